@@ -1,0 +1,1 @@
+"""The MrSteve agent (mode selector and loop) and its baselines."""

@@ -1,0 +1,1 @@
+"""Benchmarks run by ``mrsteve bench``: timings live here, never in tests."""

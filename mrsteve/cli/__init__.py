@@ -1,0 +1,30 @@
+"""The ``mrsteve`` command line: one entry point, one subcommand per job.
+
+Each subcommand lives in its own module and imports its heavy dependencies inside the command, so
+``mrsteve --help`` stays instant.
+"""
+
+from __future__ import annotations
+
+import typer
+
+from mrsteve.cli import bench_memory, bench_world, worlds
+
+app = typer.Typer(
+    name="mrsteve",
+    help="MrSteve: What-Where-When episodic memory agents for Minecraft-like worlds.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+bench_app = typer.Typer(help="Measure speed: memory reads and writes, world steps.", no_args_is_help=True)
+app.add_typer(bench_app, name="bench")
+
+bench_app.command("memory")(bench_memory.command)
+bench_app.command("world")(bench_world.command)
+app.command("worlds")(worlds.command)
+
+
+def main() -> None:
+    """Entry point of the ``mrsteve`` script."""
+    app()

@@ -1,0 +1,1 @@
+"""Control: visitation map and goal selectors, navigators, instruction policies."""

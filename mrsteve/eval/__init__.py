@@ -1,0 +1,1 @@
+"""Running episodes, results files, tables and plots."""

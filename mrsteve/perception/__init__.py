@@ -1,0 +1,1 @@
+"""Perception: the Encoder interface and the embedded world's semantic encoder (MineCLIP stand-in)."""

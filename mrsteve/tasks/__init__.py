@@ -1,0 +1,1 @@
+"""The paper's tasks and their metrics."""

@@ -1,0 +1,224 @@
+"""Blocks, items, mobs and semantic classes of the embedded world, loaded from ``data/content.toml``.
+
+The data file is the single source of truth (rules as data, as in Crafter); this module turns it
+into frozen dataclasses, checks it once at load time, and exposes dense lookup tables (numpy arrays
+indexed by block id) for the numba kernels of the physics and the renderer.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from types import MappingProxyType
+from typing import Mapping
+
+import numpy as np
+
+SHAPES = ("none", "cube", "cross", "liquid")
+"""Block shapes: ``none`` (air), ``cube``, ``cross`` (thin plants) and ``liquid`` (water)."""
+
+
+@dataclass(frozen=True)
+class Block:
+    """A block type. ``hardness`` is seconds to break by hand; ``None`` drop means nothing drops."""
+
+    id: int
+    name: str
+    solid: bool
+    shape: str
+    color: tuple[int, int, int]
+    side_color: tuple[int, int, int] | None = None
+    top_color: tuple[int, int, int] | None = None
+    hardness: float = 0.0
+    drop: str | None = None
+    drop_chance: float = 1.0
+    unbreakable: bool = False
+
+
+@dataclass(frozen=True)
+class Item:
+    """An inventory item; its index in :attr:`Content.items` is its slot in inventory vectors."""
+
+    id: int
+    name: str
+
+
+@dataclass(frozen=True)
+class Mob:
+    """A mob kind: an axis-aligned box ``width`` x ``height`` with its feet at its position."""
+
+    id: int
+    name: str
+    width: float
+    height: float
+    health: float
+    speed: float
+    flee_steps: int
+    color: tuple[int, int, int]
+    drops: tuple[tuple[str, int, int], ...]
+    use_with: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    daylight_burn_steps: int | None = None
+
+
+@dataclass(frozen=True)
+class Content:
+    """Everything in ``content.toml``, with name lookups and dense tables for compiled kernels."""
+
+    blocks: tuple[Block, ...]
+    items: tuple[Item, ...]
+    mobs: tuple[Mob, ...]
+    semantic_classes: tuple[str, ...]
+
+    def block(self, name: str) -> Block:
+        """The block called ``name``; unknown names raise ``KeyError`` listing the known ones."""
+        return _lookup(self.blocks, name, "block")
+
+    def item(self, name: str) -> Item:
+        """The item called ``name``; unknown names raise ``KeyError`` listing the known ones."""
+        return _lookup(self.items, name, "item")
+
+    def mob(self, name: str) -> Mob:
+        """The mob kind called ``name``; unknown names raise ``KeyError`` listing the known ones."""
+        return _lookup(self.mobs, name, "mob")
+
+    def semantic_id(self, name: str) -> int:
+        """The semantic class id of ``name`` (``sky``, a block name, a mob name, ``burning_zombie``)."""
+        try:
+            return self.semantic_classes.index(name)
+        except ValueError:
+            raise KeyError(
+                f"unknown semantic class {name!r}; known: {', '.join(self.semantic_classes)}"
+            ) from None
+
+    @property
+    def item_names(self) -> tuple[str, ...]:
+        return tuple(item.name for item in self.items)
+
+    @property
+    def block_solid(self) -> np.ndarray:
+        """``bool[n_blocks]``: whether a block id collides."""
+        return np.array([b.solid for b in self.blocks], dtype=np.bool_)
+
+    @property
+    def block_shape(self) -> np.ndarray:
+        """``uint8[n_blocks]``: index of each block's shape in :data:`SHAPES`."""
+        return np.array([SHAPES.index(b.shape) for b in self.blocks], dtype=np.uint8)
+
+    @property
+    def block_colors(self) -> np.ndarray:
+        """``uint8[n_blocks, 3, 3]``: top, side and bottom colour of each block id."""
+        table = np.zeros((len(self.blocks), 3, 3), dtype=np.uint8)
+        for b in self.blocks:
+            table[b.id, 0] = b.top_color or b.color
+            table[b.id, 1] = b.side_color or b.color
+            table[b.id, 2] = b.side_color if b.name == "grass_block" else b.color
+        return table
+
+    @property
+    def block_semantic(self) -> np.ndarray:
+        """``uint8[n_blocks]``: semantic class of each block id (air maps to sky)."""
+        return np.array(
+            [self.semantic_id("sky" if b.name == "air" else b.name) for b in self.blocks],
+            dtype=np.uint8,
+        )
+
+
+def _lookup(entries, name, kind):
+    for entry in entries:
+        if entry.name == name:
+            return entry
+    known = ", ".join(e.name for e in entries)
+    raise KeyError(f"unknown {kind} {name!r}; known: {known}")
+
+
+def _rgb(value, where) -> tuple[int, int, int]:
+    if (
+        not isinstance(value, list)
+        or len(value) != 3
+        or not all(isinstance(c, int) and 0 <= c <= 255 for c in value)
+    ):
+        raise ValueError(f"{where}: colour must be three integers in 0..255, got {value!r}")
+    return (value[0], value[1], value[2])
+
+
+def parse_content(raw: Mapping) -> Content:
+    """Build and validate :class:`Content` from the parsed TOML mapping."""
+    items = tuple(Item(id=i, name=entry["name"]) for i, entry in enumerate(raw["item"]))
+    item_names = {item.name for item in items}
+    if len(item_names) != len(items):
+        raise ValueError("content: duplicate item names")
+
+    blocks = []
+    for i, entry in enumerate(raw["block"]):
+        where = f"content: block {entry.get('name', i)!r}"
+        if entry["id"] != i:
+            raise ValueError(f"{where}: ids must be 0, 1, 2, ... in file order, got {entry['id']}")
+        if entry["shape"] not in SHAPES:
+            raise ValueError(f"{where}: shape must be one of {SHAPES}, got {entry['shape']!r}")
+        drop = entry.get("drop")
+        if drop is not None and drop not in item_names:
+            raise ValueError(f"{where}: drop {drop!r} is not an item")
+        blocks.append(
+            Block(
+                id=i,
+                name=entry["name"],
+                solid=bool(entry["solid"]),
+                shape=entry["shape"],
+                color=_rgb(entry["color"], where),
+                side_color=_rgb(entry["side_color"], where) if "side_color" in entry else None,
+                top_color=_rgb(entry["top_color"], where) if "top_color" in entry else None,
+                hardness=float(entry.get("hardness", 0.0)),
+                drop=drop,
+                drop_chance=float(entry.get("drop_chance", 1.0)),
+                unbreakable=bool(entry.get("unbreakable", False)),
+            )
+        )
+    if blocks[0].name != "air":
+        raise ValueError("content: block 0 must be air")
+    if len(blocks) > 255:
+        raise ValueError("content: at most 255 block types fit the uint8 voxel grid")
+
+    mobs = []
+    for i, entry in enumerate(raw["mob"]):
+        where = f"content: mob {entry['name']!r}"
+        drops = tuple((d[0], int(d[1]), int(d[2])) for d in entry["drops"])
+        for name, low, high in drops:
+            if name not in item_names or not 0 <= low <= high:
+                raise ValueError(f"{where}: bad drop {[name, low, high]!r}")
+        use_with = dict(entry.get("use_with", {}))
+        for tool, result in use_with.items():
+            if tool not in item_names or result not in item_names:
+                raise ValueError(f"{where}: use_with {tool!r} -> {result!r} names an unknown item")
+        mobs.append(
+            Mob(
+                id=i,
+                name=entry["name"],
+                width=float(entry["width"]),
+                height=float(entry["height"]),
+                health=float(entry["health"]),
+                speed=float(entry["speed"]),
+                flee_steps=int(entry["flee_steps"]),
+                color=_rgb(entry["color"], where),
+                drops=drops,
+                use_with=MappingProxyType(use_with),
+                daylight_burn_steps=entry.get("daylight_burn_steps"),
+            )
+        )
+
+    classes = tuple(raw["semantic"]["classes"])
+    expected = {"sky", "burning_zombie"} | {b.name for b in blocks[1:]} | {m.name for m in mobs}
+    if set(classes) != expected or len(classes) != len(expected):
+        missing = sorted(expected - set(classes))
+        extra = sorted(set(classes) - expected)
+        raise ValueError(f"content: semantic classes must name sky, every block and mob and "
+                         f"burning_zombie once (missing {missing}, unexpected {extra})")
+    return Content(tuple(blocks), items, tuple(mobs), classes)
+
+
+@cache
+def load_content() -> Content:
+    """The embedded world's content, parsed once per process."""
+    text = resources.files("mrsteve.world").joinpath("data/content.toml").read_text("utf-8")
+    return parse_content(tomllib.loads(text))
