@@ -1,0 +1,70 @@
+"""What a world recipe produces: the voxel grid plus everything placed on it.
+
+A :class:`WorldLayout` is plain data (no behaviour): world recipes in ``recipes.py`` build it from a
+seeded generator, and :class:`mrsteve.world.world.World` turns it into a running world.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Literal, Mapping
+
+import numpy as np
+
+EventKind = Literal["spawn_mob", "explode"]
+
+
+@dataclass(frozen=True)
+class MobSpawn:
+    """A mob placed at ``(x, z)`` on the ground; it wanders within ``roam`` blocks of that spot
+    (``None``: anywhere it can walk). ``burning`` sets a zombie alight from the start."""
+
+    kind: str
+    x: float
+    z: float
+    roam: float | None = 8.0
+    burning: bool = False
+
+
+@dataclass(frozen=True)
+class ScheduledEvent:
+    """Something that happens at environment step ``step``.
+
+    ``spawn_mob``: ``count`` mobs of kind ``mob`` appear around ``(x, z)``.
+    ``explode``: every block of kind ``block`` (every breakable block when ``None``) within
+    ``radius`` of ``(x, z)`` vanishes, like the paper's sugar cane that blows up.
+    """
+
+    step: int
+    kind: EventKind
+    x: float
+    z: float
+    mob: str | None = None
+    count: int = 1
+    radius: float = 3.0
+    block: str | None = None
+
+
+@dataclass(frozen=True)
+class WorldLayout:
+    """A generated world: ``blocks[x, y, z]`` (uint8 block ids, y up) and what stands on it.
+
+    ``spawn`` is the player's feet position ``(x, y, z)`` and ``spawn_yaw`` its heading.
+    ``landmarks`` names places that tasks and tests refer to (``"water"``, ``"house_1"``, ...) as
+    ``(x, z)`` centres. ``size`` is the walkable ``(x, z)`` extent inside the walls.
+    """
+
+    name: str
+    blocks: np.ndarray
+    spawn: tuple[float, float, float]
+    spawn_yaw: float = 0.0
+    mobs: tuple[MobSpawn, ...] = ()
+    events: tuple[ScheduledEvent, ...] = ()
+    landmarks: Mapping[str, tuple[float, float]] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
+
+    @property
+    def size(self) -> tuple[int, int]:
+        return int(self.blocks.shape[0]), int(self.blocks.shape[2])
