@@ -1,0 +1,91 @@
+"""Summaries of per-episode records: metrics with standard errors, JSON files, text tables.
+
+The summary file format is shared by every ``mrsteve eval`` experiment::
+
+    {"task": ..., "agent": ..., "episodes": N, "config": {...},
+     "metrics": {name: {"mean": float, "stderr": float, "n": int}}}
+
+with the per-episode records as JSON lines beside it (``<name>.episodes.jsonl``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from mrsteve.fileio import write_json
+
+Metric = dict[str, float]
+
+
+def mean_stderr(values: Sequence[float]) -> Metric:
+    """Mean and standard error of the mean (sample std / sqrt(n); 0 for a single value)."""
+    finite = [float(v) for v in values if v is not None and math.isfinite(float(v))]
+    n = len(finite)
+    if n == 0:
+        return {"mean": float("nan"), "stderr": float("nan"), "n": 0}
+    mean = sum(finite) / n
+    if n == 1:
+        return {"mean": mean, "stderr": 0.0, "n": 1}
+    var = sum((v - mean) ** 2 for v in finite) / (n - 1)
+    return {"mean": mean, "stderr": math.sqrt(var / n), "n": n}
+
+
+def summarize(records: Iterable[Mapping[str, Any]], metric_names: Sequence[str]) -> dict[str, Metric]:
+    """Mean and standard error of each named metric over the records that report it."""
+    records = list(records)
+    return {
+        name: mean_stderr([r[name] for r in records if r.get(name) is not None])
+        for name in metric_names
+    }
+
+
+def records_path_for(summary_path: Path) -> Path:
+    """Where the per-episode records of a summary file live: ``x.json`` -> ``x.episodes.jsonl``."""
+    summary_path = Path(summary_path)
+    return summary_path.with_name(summary_path.stem + ".episodes.jsonl")
+
+
+def write_summary(
+    path: Path,
+    *,
+    task: str,
+    agent: str,
+    episodes: int,
+    config: Mapping[str, Any],
+    metrics: Mapping[str, Metric],
+) -> None:
+    """Write the summary JSON (atomically)."""
+    write_json(
+        Path(path),
+        {
+            "task": task,
+            "agent": agent,
+            "episodes": episodes,
+            "config": dict(config),
+            "metrics": {name: dict(value) for name, value in metrics.items()},
+        },
+    )
+
+
+def format_metric(metric: Metric | None, digits: int = 2) -> str:
+    """``mean ± stderr`` or ``-`` when missing."""
+    if metric is None or metric.get("n", 1) == 0 or math.isnan(metric["mean"]):
+        return "-"
+    return f"{metric['mean']:.{digits}f} ± {metric['stderr']:.{digits}f}"
+
+
+def format_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """A plain-text table with aligned columns (first column left, the rest right aligned)."""
+    cells = [[str(h) for h in headers]] + [[str(c) for c in row] for row in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+
+    def line(row: Sequence[str]) -> str:
+        return "  ".join(
+            cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths))
+        )
+
+    rule = "  ".join("-" * w for w in widths)
+    return "\n".join([line(cells[0]), rule, *(line(row) for row in cells[1:])])
