@@ -6,9 +6,17 @@ Each subcommand lives in its own module and imports its heavy dependencies insid
 
 from __future__ import annotations
 
+import os
+
+# One BLAS thread: memory reads are matrix-vector products that multithreaded OpenBLAS makes
+# ~100x slower on small machines; benchmarks are per core. Set before numpy is first imported.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
 import typer
 
 from mrsteve.cli import bench_memory, bench_world, worlds
+from mrsteve.cli.eval import eval_app
 
 app = typer.Typer(
     name="mrsteve",
@@ -19,6 +27,7 @@ app = typer.Typer(
 )
 bench_app = typer.Typer(help="Measure speed: memory reads and writes, world steps.", no_args_is_help=True)
 app.add_typer(bench_app, name="bench")
+app.add_typer(eval_app, name="eval")
 
 bench_app.command("memory")(bench_memory.command)
 bench_app.command("world")(bench_world.command)

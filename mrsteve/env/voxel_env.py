@@ -1,0 +1,288 @@
+"""The Gymnasium environment over the embedded voxel world (``mrsteve/Voxel-v0``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from mrsteve.env.commands import parse_commands
+from mrsteve.world.content import load_content
+from mrsteve.world.interaction import WorldEvent
+from mrsteve.world.layout import WorldLayout
+from mrsteve.world.recipes import WORLD_RECIPES, build_layout
+from mrsteve.world.render import Renderer
+from mrsteve.world.world import Controls, World, WorldConfig
+
+DEFAULT_OBS_SIZE = (40, 64)
+"""Default ``(height, width)`` of the image observations: 16:10 like MineDojo's 160 x 256."""
+
+BUTTONS = ("forward", "back", "left", "right", "jump", "sneak", "sprint", "attack", "use")
+"""The 0/1 keys of the action, as in MineRL."""
+
+MAX_CAMERA_DEGREES = 180.0
+"""Largest camera change per step, in degrees, on each axis (MineRL's bound)."""
+
+MAX_INVENTORY_COUNT = np.iinfo(np.int32).max
+
+NOOP = Controls()
+
+_BUTTON_SLOTS = {name: slot for slot, name in enumerate(BUTTONS)}
+_ACTION_KEYS = (*BUTTONS, "camera", "equip")
+
+
+class VoxelEnv(gym.Env):
+    """First-person Minecraft-like world of blocks, mobs and items, simulated in-process.
+
+    ## Description
+    The embedded world of ``mrsteve`` (see :mod:`mrsteve.world`): a voxel grid of the paper's maps
+    or procedural terrain, Minecraft's units and physics at 20 steps per second, mobs (cows and
+    sheep wander and flee, zombies burn in daylight, spiders appear at scheduled times), breaking
+    blocks and using items along the crosshair, and inventory-based success as in MineDojo. One
+    step is one game tick. ``world`` names a recipe (``mrsteve worlds`` lists them) or is a
+    function ``rng -> WorldLayout`` for a world of your own.
+
+    ## Observation Space
+    A ``Dict``:
+    - ``rgb``: ``uint8[H, W, 3]`` first-person frame (70 degree vertical field of view).
+    - ``depth``: ``float32[H, W]`` distance along each pixel's ray in blocks, ``inf`` for sky.
+    - ``semantic``: ``uint8[H, W]`` class of each pixel (``content.semantic_classes``: sky, each
+      block, each mob, ``burning_zombie``).
+    - ``pose``: ``float64[5]`` ``(x, y, z, yaw, pitch)``: the feet position in absolute world
+      coordinates (blocks, y up) and the camera angles in degrees (yaw in [-180, 180), 0 faces +z,
+      90 faces -x; pitch in [-90, 90], positive looks down). The paper's agent uses the pose
+      relative to the episode's start: subtract ``env.unwrapped.start_pose`` (also
+      ``info["start_pose"]`` after ``reset``).
+    - ``inventory``: ``int64[n_items]`` count of each item, in content order
+      (``env.unwrapped.item_names``).
+
+    ## Action Space
+    A ``Dict`` in MineRL's form; missing keys mean "not pressed" / "no change":
+    - ``forward``, ``back``, ``left``, ``right``, ``jump``, ``sneak``, ``sprint``, ``attack``,
+      ``use``: ``Discrete(2)``. Attack held on a block breaks it after its hardness time; on a mob
+      it hits (with a cooldown). Use applies the held item (bucket on water or a cow, shears on a
+      sheep).
+    - ``camera``: ``Box(-180, 180, (2,))``: change of pitch and yaw in degrees (positive pitch looks
+      down, positive yaw turns right); values outside the box are rejected.
+    - ``equip``: ``Discrete(1 + n_items)``: 0 keeps the held item, ``k`` holds item ``k - 1`` (an
+      item not in the inventory leaves the hand empty until one arrives).
+
+    ## Rewards
+    Always 0: tasks (:mod:`mrsteve.tasks`) judge success from the inventory, as MineDojo does.
+    ``info["events"]`` lists what happened in the step (:class:`~mrsteve.world.interaction.WorldEvent`:
+    items collected or consumed, blocks broken, mobs killed, died, spawned, explosions) and
+    ``info["inventory_changes"]`` the net change per item.
+
+    ## Starting State
+    The world's spawn point and heading, then the set-up commands of ``reset(options=...)``
+    (:mod:`mrsteve.env.commands`: give / clear / equip items, teleport, spawn mobs, schedule
+    events), then ``noop_steps`` no-op steps (the paper uses 200; this environment defaults to 0).
+    ``env.unwrapped.apply_commands(options)`` runs the same commands mid-episode.
+
+    ## Termination
+    Never terminates (peaceful: the player cannot die). Truncated after ``max_steps`` steps when
+    given (``None``: never).
+
+    ## Registered Configurations
+    - ``mrsteve/Voxel-v0``: ``gymnasium.make("mrsteve/Voxel-v0", world=NAME, obs_size=(H, W),
+      max_steps=None, noop_steps=0)`` for every ``NAME`` of ``mrsteve.world.recipes.WORLD_RECIPES``.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"], "render_fps": 20}
+
+    def __init__(
+        self,
+        world: str | Callable[[np.random.Generator], WorldLayout] = "plains",
+        obs_size: tuple[int, int] = DEFAULT_OBS_SIZE,
+        max_steps: int | None = None,
+        noop_steps: int = 0,
+        fov_deg: float = 70.0,
+        render_mode: str | None = None,
+        config: WorldConfig | None = None,
+    ):
+        if isinstance(world, str):
+            if world not in WORLD_RECIPES:
+                raise ValueError(f"unknown world {world!r}; known: {', '.join(WORLD_RECIPES)}")
+        elif not callable(world):
+            raise TypeError(
+                f"world must be a recipe name ({', '.join(WORLD_RECIPES)}) or a "
+                f"function rng -> WorldLayout, got {world!r}"
+            )
+        if (
+            not isinstance(obs_size, (tuple, list))
+            or len(obs_size) != 2
+            or not all(_is_count(n, minimum=1) for n in obs_size)
+        ):
+            raise ValueError(
+                f"obs_size must be (height, width) with two positive integers, got {obs_size!r}"
+            )
+        if max_steps is not None and not _is_count(max_steps, minimum=1):
+            raise ValueError(f"max_steps must be a positive integer or None, got {max_steps!r}")
+        if not _is_count(noop_steps, minimum=0):
+            raise ValueError(f"noop_steps must be a non-negative integer, got {noop_steps!r}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(
+                f"render_mode must be None or one of "
+                f"{self.metadata['render_modes']}, got {render_mode!r}"
+            )
+        self.world_name = world if isinstance(world, str) else getattr(world, "__name__", "custom")
+        self._make_layout = (
+            (lambda rng: build_layout(world, rng)) if isinstance(world, str) else world
+        )
+        self.obs_size = (int(obs_size[0]), int(obs_size[1]))
+        self.max_steps = max_steps
+        self.noop_steps = int(noop_steps)
+        self.render_mode = render_mode
+        self.config = config if config is not None else WorldConfig()
+        self.content = load_content()
+        self.item_names = self.content.item_names
+        self._renderer = Renderer(*self.obs_size, fov_deg=fov_deg, content=self.content)
+
+        height, width = self.obs_size
+        n_items = len(self.content.items)
+        self.observation_space = spaces.Dict({
+            "rgb": spaces.Box(0, 255, (height, width, 3), np.uint8),
+            "depth": spaces.Box(0.0, np.inf, (height, width), np.float32),
+            "semantic": spaces.Box(0, len(self.content.semantic_classes) - 1, (height, width), np.uint8),
+            "pose": spaces.Box(
+                np.array([-np.inf, -np.inf, -np.inf, -180.0, -90.0]),
+                np.array([np.inf, np.inf, np.inf, 180.0, 90.0]), dtype=np.float64,
+            ),
+            "inventory": spaces.Box(0, MAX_INVENTORY_COUNT, (n_items,), np.int64),
+        })  # fmt: skip
+        self.action_space = spaces.Dict({
+            **{name: spaces.Discrete(2) for name in BUTTONS},
+            "camera": spaces.Box(-MAX_CAMERA_DEGREES, MAX_CAMERA_DEGREES, (2,), np.float32),
+            "equip": spaces.Discrete(1 + n_items),
+        })  # fmt: skip
+        self.world: World | None = None
+        """The running world (rebuilt by every ``reset``): scripted policies and tests read it."""
+        self.start_pose = np.zeros(5)
+        """Pose at the start of the episode (after set-up and no-op steps)."""
+        self._steps = 0
+        self._n_equip = 1 + n_items
+        self._rgb: np.ndarray | None = None
+
+    def reset(self, *, seed: int | None = None, options: Mapping[str, Any] | None = None):
+        super().reset(seed=seed)
+        commands = parse_commands(options)
+        self.world = World(
+            self._make_layout(self.np_random), self.np_random, self.config, self.content
+        )
+        commands.apply(self.world)
+        for _ in range(self.noop_steps):
+            self.world.step(NOOP)
+        self._steps = 0
+        self.start_pose = np.array(self.world.pose)
+        observation = self._observe()
+        info = {"events": (), "inventory_changes": {}, "start_pose": self.start_pose.copy()}
+        return observation, info
+
+    def apply_commands(self, options: Mapping[str, Any]) -> None:
+        """Run set-up commands (the ``reset`` options, :mod:`mrsteve.env.commands`) on the running
+        world, e.g. to give the item of a new task mid-episode as the paper does."""
+        if self.world is None:
+            raise RuntimeError("call reset() before apply_commands()")
+        parse_commands(options).apply(self.world)
+
+    def step(self, action: Mapping[str, Any]):
+        if self.world is None:
+            raise RuntimeError("call reset() before step()")
+        events = self.world.step(self._controls(action))
+        self._steps += 1
+        observation = self._observe()
+        truncated = self.max_steps is not None and self._steps >= self.max_steps
+        info = {"events": events, "inventory_changes": inventory_changes(events) if events else {}}
+        return observation, 0.0, False, truncated, info
+
+    def render(self) -> np.ndarray | None:
+        """The last RGB frame (``render_mode="rgb_array"``); ``None`` without a render mode."""
+        if self.render_mode is None or self._rgb is None:
+            return None
+        return self._rgb.copy()
+
+    def _observe(self) -> dict[str, np.ndarray]:
+        world = self.world
+        frame = self._renderer.render(
+            world.blocks,
+            world.eye,
+            world.yaw,
+            world.pitch,
+            world.mob_boxes(),
+            time=world.t,
+            heights=world.heights,
+        )
+        self._rgb = frame.rgb.copy()
+        return {
+            "rgb": self._rgb,
+            "depth": frame.depth.copy(),
+            "semantic": frame.semantic.copy(),
+            "pose": np.array(world.pose),
+            "inventory": world.inventory.counts.copy(),
+        }
+
+    def _controls(self, action: Mapping[str, Any]) -> Controls:
+        """Check an action and turn it into the world's :class:`~mrsteve.world.world.Controls`."""
+        if not isinstance(action, Mapping):
+            raise TypeError(
+                f"action must be a dict with keys from {', '.join(_ACTION_KEYS)}, "
+                f"got {type(action).__name__}"
+            )
+        pressed = [False] * len(BUTTONS)
+        pitch = yaw = 0.0
+        equip = -1
+        for key, value in action.items():
+            slot = _BUTTON_SLOTS.get(key)
+            if slot is not None:
+                if value != 0 and value != 1:
+                    raise ValueError(f"action {key!r} must be 0 or 1, got {value!r}")
+                pressed[slot] = value == 1
+            elif key == "camera":
+                pitch, yaw = _camera(value)
+            elif key == "equip":
+                if value != 0:
+                    if not (isinstance(value, (int, np.integer)) and 0 < value < self._n_equip):
+                        raise ValueError(
+                            f"action 'equip' must be an integer in 0..{self._n_equip - 1} "
+                            f"(0 keeps the held item, k holds {', '.join(self.item_names)}"
+                            f"[k - 1]), got {value!r}"
+                        )
+                    equip = int(value) - 1
+            else:
+                raise KeyError(f"unknown action key {key!r}; accepted: {', '.join(_ACTION_KEYS)}")
+        return Controls(*pressed, pitch, yaw, equip)
+
+
+def _is_count(value, minimum: int) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= minimum
+
+
+def _camera(value) -> tuple[float, float]:
+    try:
+        pitch, yaw = float(value[0]), float(value[1])
+        size = len(value)
+    except (TypeError, IndexError, ValueError):
+        size = -1
+    if size != 2 or not (
+        -MAX_CAMERA_DEGREES <= pitch <= MAX_CAMERA_DEGREES
+        and -MAX_CAMERA_DEGREES <= yaw <= MAX_CAMERA_DEGREES
+    ):
+        raise ValueError(
+            f"action 'camera' must be (pitch, yaw) degrees, each in "
+            f"[-{MAX_CAMERA_DEGREES:g}, {MAX_CAMERA_DEGREES:g}], got {value!r}"
+        )
+    return pitch, yaw
+
+
+def inventory_changes(events: tuple[WorldEvent, ...]) -> dict[str, int]:
+    """Net inventory change per item from a step's events (collected minus consumed)."""
+    changes: dict[str, int] = {}
+    for event in events:
+        if event.kind == "collected":
+            changes[event.name] = changes.get(event.name, 0) + event.count
+        elif event.kind == "consumed":
+            changes[event.name] = changes.get(event.name, 0) - event.count
+    return {item: n for item, n in changes.items() if n}
