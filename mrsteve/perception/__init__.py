@@ -1,1 +1,27 @@
-"""Perception: the Encoder interface and the embedded world's semantic encoder (MineCLIP stand-in)."""
+"""Perception: the Encoder interface and the embedded world's semantic encoder (MineCLIP stand-in).
+
+``SemanticEncoder`` embeds clips of semantic frames and text prompts into one space; its thresholds
+ship in ``data/thresholds.toml`` (see :mod:`mrsteve.perception.calibrate`). ``task_prompts(item)``
+gives the explore / execute / place prompts of the paper's tasks.
+"""
+
+from mrsteve.perception.encoder import Encoder, Observation
+from mrsteve.perception.lexicon import Lexicon, PromptMeaning, load_lexicon
+from mrsteve.perception.prompts import TaskPrompts, TaskPromptTable, load_task_prompts, task_prompts
+from mrsteve.perception.semantic import SemanticEncoder, SemanticEncoderConfig
+from mrsteve.perception.thresholds import EncoderThresholds
+
+__all__ = [
+    "Encoder",
+    "EncoderThresholds",
+    "Lexicon",
+    "Observation",
+    "PromptMeaning",
+    "SemanticEncoder",
+    "SemanticEncoderConfig",
+    "TaskPromptTable",
+    "TaskPrompts",
+    "load_lexicon",
+    "load_task_prompts",
+    "task_prompts",
+]

@@ -1,0 +1,277 @@
+"""High-level goal selectors of hierarchical episodic exploration (the paper's pi_H-Cnt).
+
+Section "Hierarchical Episodic Exploration" and appendix "Solver Module Details": the visitation
+map is divided into ``G x G``-block patches and the goal is the centre of a least-visited patch,
+the nearest first. The release: the nearest patch with no painted cell (ties at random), else the
+least-painted one; a goal is reached within 3 blocks and abandoned after 2000 steps.
+Appendix "Task-Conditioned Hierarchical Episodic Exploration": among the least-visited patches,
+prefer those near Place Event Memory events that match a place prompt ("near pasture").
+
+Patches tile the walkable ``bounds`` when they are given (so no goal lies behind a map's walls),
+else the visitation map, anchored so that the start is the centre of a patch. Positions are in the
+frame the visitation map is painted in; event poses must be in that frame too (memory poses are
+relative to the start, so paint the map with start-relative positions as well).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import numba as nb
+import numpy as np
+
+from mrsteve.control.visitation import VisitationMap, paint_sectors
+
+Bounds = tuple[float, float, float, float]
+"""``(x_min, z_min, x_max, z_max)`` of the walkable area."""
+
+_TIE = 1e-6
+"""Scores (distances, counts, relevance) closer than this are ties."""
+
+
+@dataclass(frozen=True)
+class ExplorationConfig:
+    """Configuration of the count-based goal selectors (the paper's and release's values)."""
+
+    patch_size: float = 15.0
+    """Side ``G`` of a goal patch in blocks: 15 on 100 x 100 maps, 30 on 200 x 200 maps."""
+    reach_distance: float = 3.0
+    """A goal within this many blocks (on the ground plane) is reached."""
+    goal_timeout: int = 2000
+    """Steps after which an unreached goal is abandoned (and its patch not chosen again)."""
+
+    def __post_init__(self) -> None:
+        if not self.patch_size > 0 or not self.reach_distance >= 0 or self.goal_timeout < 1:
+            raise ValueError(f"patch_size must be > 0, reach_distance >= 0 and goal_timeout >= 1, "
+                             f"got {self.patch_size}, {self.reach_distance}, {self.goal_timeout}")
+
+
+class GoalSelector(Protocol):
+    """Chooses exploration goals ``(x, z)`` from the visitation map."""
+
+    @property
+    def goal(self) -> tuple[float, float] | None:
+        """The current goal, ``None`` before the first :meth:`update`."""
+        ...
+
+    def select(self, x: float, z: float) -> tuple[float, float]:
+        """A new goal for an agent at ``(x, z)``."""
+        ...
+
+    def update(self, pose: Sequence[float], t: int) -> tuple[float, float]:
+        """The goal to pursue at step ``t`` from ``pose`` ``(x, y, z, yaw, pitch)``: the current
+        one, or a new one when it was reached or has timed out."""
+        ...
+
+    def reset(self) -> None:
+        """Forget the goal and the abandoned patches (a new episode)."""
+        ...
+
+
+class EventSource(Protocol):
+    """What task-conditioned exploration reads from a memory: its event clusters."""
+
+    def event_centres(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(embeddings float32[n, dim], poses float[n, 5])``: each event cluster's centre
+        embedding and the pose ``(x, y, z, yaw, pitch)`` of its centre frame."""
+        ...
+
+
+@dataclass(frozen=True)
+class PatchStats:
+    """The goal patches at one moment, as ``[px, pz]`` arrays."""
+
+    index_x: np.ndarray
+    """Patch indices along x (stable as the map grows)."""
+    index_z: np.ndarray
+    centre_x: np.ndarray
+    """Patch centres along x (``float[px]``)."""
+    centre_z: np.ndarray
+    painted_cells: np.ndarray
+    """Cells painted at least once (``int[px, pz]``)."""
+    mean_paint: np.ndarray
+    """Mean paint count per cell on the map (``float[px, pz]``; 0 for patches off the map)."""
+    cell_patch: tuple[np.ndarray, np.ndarray]
+    """Position in ``index_x`` (``index_z``) of the patch of each map cell row (column); -1: none."""
+
+    def sums(self, layer: np.ndarray) -> np.ndarray:
+        """Per-patch sums of a layer aligned with the visitation map."""
+        return _patch_sums(layer, *self.cell_patch, len(self.index_x), len(self.index_z))
+
+
+def patch_stats(visitation: VisitationMap, patch_size: float, bounds: Bounds | None = None
+                ) -> PatchStats:
+    """Patches over ``bounds`` (or the map's extent, centred on its start) and their paint."""
+    x_min, z_min, x_max, z_max = visitation.extent
+    axes = []
+    for axis, lo, hi in ((0, x_min, x_max), (1, z_min, z_max)):
+        origin, size = visitation.origin[axis], patch_size
+        if bounds is not None:
+            b_lo, b_hi = bounds[axis], bounds[axis + 2]
+            count = max(1, math.ceil((b_hi - b_lo) / patch_size - _TIE))
+            size = (b_hi - b_lo) / count
+            index = np.arange(count)
+            low_edges = b_lo + index * size
+        else:
+            start = visitation.centre[axis]
+            index = np.arange(math.ceil((lo - start) / size), math.floor((hi - start) / size) + 1)
+            index = index[start + index * size < hi]
+            low_edges = start + (index - 0.5) * size
+        edges = np.concatenate([low_edges, [low_edges[-1] + size]])
+        cell_centres = origin + np.arange(visitation.counts.shape[axis]) + 0.5
+        patch = np.searchsorted(edges, cell_centres, side="right") - 1
+        patch[(cell_centres < edges[0]) | (cell_centres >= edges[-1])] = -1
+        axes.append((index, low_edges + size / 2, patch))
+    (ix, cx, px), (iz, cz, pz) = axes
+    counts = visitation.counts
+    cells = np.outer(np.bincount(px[px >= 0], minlength=len(ix)),
+                     np.bincount(pz[pz >= 0], minlength=len(iz)))
+    painted = _patch_sums((counts > 0).view(np.uint8), px, pz, len(ix), len(iz))
+    mean = np.divide(_patch_sums(counts, px, pz, len(ix), len(iz)), cells,
+                     out=np.zeros(cells.shape), where=cells > 0)
+    return PatchStats(ix, iz, cx, cz, painted.astype(np.int64), mean, (px, pz))
+
+
+@nb.njit(cache=True)
+def _patch_sums(layer, patch_x, patch_z, n_x, n_z):
+    """``float64[n_x, n_z]`` sums of ``layer[i, j]`` over cells of each patch."""
+    sums = np.zeros((n_x, n_z))
+    for i in range(layer.shape[0]):
+        px = patch_x[i]
+        if px < 0:
+            continue
+        for j in range(layer.shape[1]):
+            pz = patch_z[j]
+            if pz >= 0:
+                sums[px, pz] += layer[i, j]
+    return sums
+
+
+class CountBasedGoalSelector:
+    """The paper's count-based goal selector pi_H-Cnt over a :class:`VisitationMap`.
+
+    The goal is the centre of the nearest patch with no painted cell, else of the least-painted
+    patch (nearest among equals); remaining ties are broken with ``rng``. The caller paints the
+    map every step; :meth:`update` keeps a goal until it is reached or times out.
+    """
+
+    def __init__(self, visitation: VisitationMap, rng: np.random.Generator,
+                 config: ExplorationConfig | None = None, bounds: Bounds | None = None) -> None:
+        if bounds is not None and not (bounds[0] < bounds[2] and bounds[1] < bounds[3]):
+            raise ValueError(f"bounds must be (x_min, z_min, x_max, z_max) with min < max, "
+                             f"got {bounds}")
+        self.visitation = visitation
+        self.rng = rng
+        self.config = config or ExplorationConfig()
+        self.bounds = bounds
+        self.reset()
+
+    @property
+    def goal(self) -> tuple[float, float] | None:
+        return self._goal
+
+    def reset(self) -> None:
+        self._goal: tuple[float, float] | None = None
+        self._goal_patch: tuple[int, int] | None = None
+        self._goal_since = 0
+        self._abandoned: set[tuple[int, int]] = set()
+
+    def select(self, x: float, z: float) -> tuple[float, float]:
+        stats = patch_stats(self.visitation, self.config.patch_size, self.bounds)
+        candidates = np.ones(stats.painted_cells.shape, dtype=bool)
+        for px, pz in self._abandoned:
+            candidates[(stats.index_x == px)[:, None] & (stats.index_z == pz)[None, :]] = False
+        if not candidates.any():
+            candidates[:] = True
+        unpainted = candidates & (stats.painted_cells == 0)
+        if unpainted.any():
+            candidates = unpainted
+        else:
+            least = stats.mean_paint[candidates].min()
+            candidates &= stats.mean_paint <= least + _TIE
+        candidates = self._prefer(stats, candidates)
+        distance = np.hypot(stats.centre_x[:, None] - x, stats.centre_z[None, :] - z)
+        distance = np.where(candidates, distance, np.inf)
+        nearest = np.flatnonzero(distance <= distance.min() + _TIE)
+        kx, kz = np.unravel_index(self.rng.choice(nearest), distance.shape)
+        self._goal_patch = (int(stats.index_x[kx]), int(stats.index_z[kz]))
+        return float(stats.centre_x[kx]), float(stats.centre_z[kz])
+
+    def update(self, pose: Sequence[float], t: int) -> tuple[float, float]:
+        x, z = float(pose[0]), float(pose[2])
+        if self._goal is not None:
+            if math.hypot(self._goal[0] - x, self._goal[1] - z) <= self.config.reach_distance:
+                self._goal = None
+            elif t - self._goal_since >= self.config.goal_timeout:
+                self._abandoned.add(self._goal_patch)
+                self._goal = None
+        if self._goal is None:
+            self._goal = self.select(x, z)
+            self._goal_since = t
+        return self._goal
+
+    def _prefer(self, stats: PatchStats, candidates: np.ndarray) -> np.ndarray:
+        """Narrow the least-visited candidates before distance decides (hook for subclasses)."""
+        return candidates
+
+
+class TaskConditionedGoalSelector(CountBasedGoalSelector):
+    """Count-based selection that prefers task-relevant patches (appendix "Task-Conditioned
+    Hierarchical Episodic Exploration").
+
+    With a task set (a place prompt's embedding and threshold), event clusters whose centre scores
+    at least the threshold are relevant; their centre frames' field-of-view sectors are painted
+    on a task-relevance layer aligned with the visitation map, summed per patch and smoothed with a
+    3 x 3 box blur over patches (something near X is likely X). Among the least-visited patches the
+    most relevant win, then the nearest. Without a task it is the count-based selector.
+    """
+
+    def __init__(self, visitation: VisitationMap, events: EventSource, rng: np.random.Generator,
+                 config: ExplorationConfig | None = None, bounds: Bounds | None = None) -> None:
+        super().__init__(visitation, rng, config, bounds)
+        self.events = events
+        self._query: np.ndarray | None = None
+        self._threshold = 0.0
+
+    def set_task(self, query: np.ndarray, threshold: float) -> None:
+        """Explore towards places matching ``query`` (e.g. ``encoder.encode_text("near pasture")``
+        with ``encoder.task_threshold("near pasture")``)."""
+        self._query = np.asarray(query, dtype=np.float32)
+        self._threshold = float(threshold)
+
+    def clear_task(self) -> None:
+        """Explore without a task (count-based)."""
+        self._query = None
+
+    def relevance(self, stats: PatchStats) -> np.ndarray:
+        """Blurred task relevance of each patch (``float[px, pz]``; zeros without a task)."""
+        relevance = np.zeros(stats.painted_cells.shape)
+        if self._query is None:
+            return relevance
+        embeddings, poses = self.events.event_centres()
+        if len(embeddings) == 0:
+            return relevance
+        if embeddings.shape[1] != self._query.shape[0]:
+            raise ValueError(f"event embeddings have dim {embeddings.shape[1]}, the task query "
+                             f"{self._query.shape[0]}")
+        relevant = np.asarray(poses, dtype=np.float64)[embeddings @ self._query >= self._threshold]
+        layer = self.visitation.blank_layer()
+        ox, oz = self.visitation.origin
+        config = self.visitation.config
+        paint_sectors(layer, relevant[:, 0] - ox, relevant[:, 2] - oz, relevant[:, 3],
+                      config.fov_degrees / 2, config.view_distance, 1.0)
+        return box_blur(stats.sums(layer))
+
+    def _prefer(self, stats: PatchStats, candidates: np.ndarray) -> np.ndarray:
+        relevance = np.where(candidates, self.relevance(stats), -np.inf)
+        return candidates & (relevance >= relevance.max() - _TIE)
+
+
+def box_blur(grid: np.ndarray) -> np.ndarray:
+    """3 x 3 box blur (mean over each cell's neighbourhood, zeros beyond the edges)."""
+    padded = np.pad(grid.astype(np.float64), 1)
+    rows, cols = grid.shape
+    return sum(padded[i:i + rows, j:j + cols] for i in range(3) for j in range(3)) / 9.0

@@ -1,0 +1,146 @@
+"""The visitation map of hierarchical episodic exploration.
+
+Appendix "Solver Module Details" (Explore Mode): an ``L x L`` grid of 1-block cells centred on the
+agent's start, on which every step marks the agent's field of view as a sector towards its heading
+(the release: ``L = 128``, a 70 degree, 10-block sector). The map grows when the agent's view
+leaves it, keeping every count where it was, so it also serves unbounded worlds.
+
+Cells are indexed ``counts[ix, iz]``: cell ``(ix, iz)`` covers ``[ox + ix, ox + ix + 1) x
+[oz + iz, oz + iz + 1)`` on the ground plane, ``(ox, oz)`` being :attr:`VisitationMap.origin`.
+Headings follow Minecraft: yaw 0 faces +z, yaw 90 faces -x.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numba as nb
+import numpy as np
+
+
+@dataclass(frozen=True)
+class VisitationConfig:
+    """Configuration of :class:`VisitationMap` (the release's values)."""
+
+    size: int = 128
+    """Cells per side of the initial map, 1 block per cell, centred on the start (paper: L = 120
+    on 100 x 100 maps, 240 on 200 x 200; the release: 128)."""
+    fov_degrees: float = 70.0
+    """Angular width of the painted field-of-view sector."""
+    view_distance: float = 10.0
+    """Radius of the painted sector in blocks."""
+    growth: int = 64
+    """Cells added to a side when the painted sector would leave the map."""
+
+    def __post_init__(self) -> None:
+        if self.size < 1 or self.growth < 1:
+            raise ValueError(f"size and growth must be positive cell counts, got {self.size}, "
+                             f"{self.growth}")
+        if not 0 < self.fov_degrees <= 360 or not self.view_distance >= 0:
+            raise ValueError(f"fov_degrees must be in (0, 360] and view_distance >= 0, got "
+                             f"{self.fov_degrees}, {self.view_distance}")
+
+
+class VisitationMap:
+    """Counts of how often each 1-block cell was in the agent's field of view.
+
+    ``centre`` is the start position the map (and the goal patches) are centred on.
+    """
+
+    def __init__(self, config: VisitationConfig | None = None,
+                 centre: tuple[float, float] = (0.0, 0.0)) -> None:
+        self.config = config or VisitationConfig()
+        self.centre = (float(centre[0]), float(centre[1]))
+        half = self.config.size // 2
+        self._origin = (math.floor(centre[0]) - half, math.floor(centre[1]) - half)
+        self._counts = np.zeros((self.config.size, self.config.size), dtype=np.int32)
+        self._half_fov = self.config.fov_degrees / 2
+
+    @property
+    def counts(self) -> np.ndarray:
+        """``int32[nx, nz]`` paint counts (read-only view)."""
+        view = self._counts.view()
+        view.flags.writeable = False
+        return view
+
+    @property
+    def origin(self) -> tuple[int, int]:
+        """Ground-plane position ``(x, z)`` of the low corner of cell ``(0, 0)``."""
+        return self._origin
+
+    @property
+    def extent(self) -> tuple[int, int, int, int]:
+        """``(x_min, z_min, x_max, z_max)`` covered by the map."""
+        nx, nz = self._counts.shape
+        return self._origin[0], self._origin[1], self._origin[0] + nx, self._origin[1] + nz
+
+    def cell(self, x: float, z: float) -> tuple[int, int]:
+        """Index of the cell holding ``(x, z)`` (outside the array when off the map)."""
+        return math.floor(x) - self._origin[0], math.floor(z) - self._origin[1]
+
+    def count_at(self, x: float, z: float) -> int:
+        """Paint count of the cell holding ``(x, z)``; 0 off the map."""
+        ix, iz = self.cell(x, z)
+        nx, nz = self._counts.shape
+        return int(self._counts[ix, iz]) if 0 <= ix < nx and 0 <= iz < nz else 0
+
+    def paint(self, x: float, z: float, yaw: float) -> None:
+        """Add 1 to every cell of the field-of-view sector seen from ``(x, z)`` facing ``yaw``."""
+        if not (math.isfinite(x) and math.isfinite(z) and math.isfinite(yaw)):
+            raise ValueError(f"paint needs a finite position and yaw, got {(x, z, yaw)}")
+        self._cover(x, z)
+        paint_sector(self._counts, x - self._origin[0], z - self._origin[1], yaw, self._half_fov,
+                     self.config.view_distance, 1)
+
+    def blank_layer(self, dtype: type = np.float32) -> np.ndarray:
+        """Zeros shaped like :attr:`counts`: a layer aligned with this map (same cells)."""
+        return np.zeros(self._counts.shape, dtype=dtype)
+
+    def _cover(self, x: float, z: float) -> None:
+        """Grow the map so that the sector seen from ``(x, z)`` lies on it."""
+        reach = self.config.view_distance + 1
+        nx, nz = self._counts.shape
+        lo_x = math.floor(x - reach) - self._origin[0]
+        lo_z = math.floor(z - reach) - self._origin[1]
+        hi_x = math.floor(x + reach) - self._origin[0] + 1 - nx
+        hi_z = math.floor(z + reach) - self._origin[1] + 1 - nz
+        if lo_x >= 0 and lo_z >= 0 and hi_x <= 0 and hi_z <= 0:
+            return
+        growth = self.config.growth
+        pad_x = (max(growth, -lo_x) if lo_x < 0 else 0, max(growth, hi_x) if hi_x > 0 else 0)
+        pad_z = (max(growth, -lo_z) if lo_z < 0 else 0, max(growth, hi_z) if hi_z > 0 else 0)
+        self._counts = np.pad(self._counts, (pad_x, pad_z))
+        self._origin = (self._origin[0] - pad_x[0], self._origin[1] - pad_z[0])
+
+
+@nb.njit(cache=True)
+def paint_sector(grid, x, z, yaw, half_fov, radius, value):
+    """Add ``value`` to the cells of ``grid[ix, iz]`` in a field-of-view sector.
+
+    ``(x, z)`` is the eye in grid coordinates (cell ``(i, j)`` covers ``[i, i+1) x [j, j+1)``);
+    painted are the cells whose centre lies within ``radius`` and within ``half_fov`` degrees of
+    the heading ``yaw`` (Minecraft: 0 faces +z, 90 faces -x), and the eye's own cell. Cells off
+    the grid are skipped.
+    """
+    nx, nz = grid.shape
+    heading = math.radians(yaw)
+    fx, fz = -math.sin(heading), math.cos(heading)
+    cos_half = math.cos(math.radians(half_fov))
+    eye_i, eye_j = math.floor(x), math.floor(z)
+    for i in range(max(0, math.floor(x - radius)), min(nx, math.floor(x + radius) + 1)):
+        dx = i + 0.5 - x
+        for j in range(max(0, math.floor(z - radius)), min(nz, math.floor(z + radius) + 1)):
+            dz = j + 0.5 - z
+            distance = math.sqrt(dx * dx + dz * dz)
+            if (i == eye_i and j == eye_j) or (
+                distance <= radius and dx * fx + dz * fz >= cos_half * distance
+            ):
+                grid[i, j] += value
+
+
+@nb.njit(cache=True)
+def paint_sectors(grid, xs, zs, yaws, half_fov, radius, value):
+    """:func:`paint_sector` for each eye ``(xs[k], zs[k])`` facing ``yaws[k]``."""
+    for k in range(xs.size):
+        paint_sector(grid, xs[k], zs[k], yaws[k], half_fov, radius, value)
