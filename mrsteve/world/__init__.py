@@ -2,10 +2,13 @@
 
 from mrsteve.world.content import Block, Content, Item, Mob, load_content
 from mrsteve.world.interaction import InteractionConfig, WorldEvent
+from mrsteve.world.layout import MobSpawn, ScheduledEvent, WorldLayout
 from mrsteve.world.mobs import MobConfig
+from mrsteve.world.recipes import WORLD_RECIPES, WorldRecipe, build_layout
 from mrsteve.world.world import Controls, World, WorldConfig
 
 __all__ = [
+    "WORLD_RECIPES",
     "Block",
     "Content",
     "Controls",
@@ -13,8 +16,13 @@ __all__ = [
     "Item",
     "Mob",
     "MobConfig",
+    "MobSpawn",
+    "ScheduledEvent",
     "World",
     "WorldConfig",
     "WorldEvent",
+    "WorldLayout",
+    "WorldRecipe",
+    "build_layout",
     "load_content",
 ]

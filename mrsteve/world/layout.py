@@ -52,7 +52,8 @@ class WorldLayout:
 
     ``spawn`` is the player's feet position ``(x, y, z)`` and ``spawn_yaw`` its heading.
     ``landmarks`` names places that tasks and tests refer to (``"water"``, ``"house_1"``, ...) as
-    ``(x, z)`` centres. ``size`` is the walkable ``(x, z)`` extent inside the walls.
+    ``(x, z)`` centres. ``size`` is the grid's ``(x, z)`` extent, wall ring included (the recipes
+    put the walls in the outermost columns, so the walkable inside is ``size - 2``).
     """
 
     name: str
