@@ -1,0 +1,213 @@
+"""The MrSteve agent: Place Event Memory, the mode selector, exploration, navigation, execution.
+
+Algorithm 2 of the paper (appendix "MrSteve Algorithm") with the modes of the authors' release:
+
+- every step the current clip embedding is written to memory with the pose relative to the
+  episode start, whatever the mode (Algorithm 2, line 8);
+- the memory is read with the task's *explore* prompt when a task starts, every step while
+  exploring (so exploration stops as soon as a candidate appears), and after ``L = 600`` steps in
+  any other mode (lines 9-13: the agent state is reset and the mode selector runs again);
+- with candidates, the one nearest the agent is the target: NAVIGATE to its position (done within
+  the navigator's 3 blocks), CAM_ADJUST to its stored yaw and pitch (within 5 degrees), then
+  EXECUTE the instruction policy with the task's *execute* prompt;
+- without candidates, EXPLORE with the hierarchical explorer (pi_H-Nav + pi_L-Nav).
+
+Every part is pluggable (memory, encoder, explorer, navigator, instruction policy), so the paper's
+variants MrSteve-FM / -EM / -PM, Center Embed and PMC-MrSteve-FM are this class with other parts
+(see :mod:`mrsteve.agent.factory`).
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from mrsteve.agent.protocols import Action, Observation
+from mrsteve.control.explorers import Explorer
+from mrsteve.control.navigation import Navigator, wrap_degrees
+from mrsteve.control.skills import InstructionPolicy
+from mrsteve.memory import Memory
+from mrsteve.perception import Encoder, TaskPrompts, task_prompts
+
+
+class Mode(enum.Enum):
+    """What the agent is doing (the release's modes)."""
+
+    EXPLORE = "explore"
+    NAVIGATE = "navigate"
+    CAM_ADJUST = "cam_adjust"
+    EXECUTE = "execute"
+
+
+@dataclass(frozen=True)
+class MrSteveConfig:
+    """Parameters of the mode selector (paper, appendix "MrSteve Algorithm")."""
+
+    requery_interval: int = 600
+    """L: steps in one mode after which the memory is read again (30 s of game time)."""
+    top_k: int | None = None
+    """Clusters ranked per read; ``None`` uses the memory's own (paper: 30)."""
+    camera_tolerance: float = 5.0
+    """CAM_ADJUST is done when yaw and pitch are within this many degrees of the stored ones."""
+    camera_speed: float = 15.0
+    """Largest camera turn per step in CAM_ADJUST, degrees."""
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.requery_interval, int) and self.requery_interval >= 1):
+            raise ValueError(f"requery_interval must be an int >= 1, got {self.requery_interval!r}")
+        if self.camera_tolerance <= 0 or self.camera_speed <= 0:
+            raise ValueError("camera_tolerance and camera_speed must be positive")
+
+
+@dataclass(frozen=True)
+class Query:
+    """One read of the memory by the mode selector."""
+
+    t: int
+    prompt: str
+    candidates: int
+    best_score: float | None
+    target: tuple[float, ...] | None
+    """Chosen frame's pose ``(x, y, z, yaw, pitch)`` in world coordinates, or ``None``."""
+    target_t: int | None
+
+
+class MrSteve:
+    """Memory-augmented instruction following (paper, Section 3 and Algorithms 1-2)."""
+
+    def __init__(
+        self,
+        memory: Memory,
+        encoder: Encoder,
+        explorer: Explorer,
+        navigator: Navigator,
+        policy: InstructionPolicy,
+        config: MrSteveConfig | None = None,
+        name: str = "mrsteve",
+    ):
+        self.memory = memory
+        self.encoder = encoder
+        self.explorer = explorer
+        self.navigator = navigator
+        self.policy = policy
+        self.config = config or MrSteveConfig()
+        self.name = name
+        self.mode: Mode | None = None
+        self.task: TaskPrompts | None = None
+        self.target: tuple[float, ...] | None = None
+        self.last_query: Query | None = None
+        self._start = np.zeros(5)
+        self._mode_steps = 0
+        self._query_vector: np.ndarray | None = None
+        self._threshold = 0.0
+
+    # -- the Agent interface -----------------------------------------------------------------------
+
+    def reset(self, obs: Observation, rng: np.random.Generator) -> None:
+        """A new episode: the memory is kept only if the caller keeps it (it is not cleared here,
+        so a memory can be carried across episodes or pre-filled)."""
+        self._start = np.asarray(obs["pose"], dtype=np.float64).copy()
+        self.encoder.reset()
+        self.explorer.reset(obs, rng)
+        self.navigator.reset(rng)
+        self.policy.reset(rng)
+        self.task = None
+        self._enter(None)
+        self.target = None
+        self.last_query = None
+
+    def set_task(self, item: str, t: int) -> None:
+        """A new task (Algorithm 2's preamble): reset the mode state; the next step queries."""
+        self.task = task_prompts(item)
+        self._query_vector = self.encoder.encode_text(self.task.explore)
+        self._threshold = self.encoder.task_threshold(self.task.explore)
+        self._enter(None)
+        self.target = None
+
+    def act(self, obs: Observation, t: int) -> Action:
+        """Write the step to memory, run the mode selector, and act in the selected mode."""
+        pose = np.asarray(obs["pose"], dtype=np.float64)
+        self.memory.write(self.encoder.observe(obs), self.relative(pose), t)
+        self.explorer.observe(obs)
+        if self.task is None:
+            return self.explorer.act(obs)
+
+        if self.mode is None or self.mode is Mode.EXPLORE or (
+            self._mode_steps >= self.config.requery_interval
+        ):
+            self._select_mode(pose, t)
+        self._mode_steps += 1
+
+        if self.mode is Mode.NAVIGATE:
+            goal = (self.target[0], self.target[2])
+            if not self.navigator.reached(obs, goal):
+                return self.navigator.act(obs, goal)
+            self._enter(Mode.CAM_ADJUST)
+        if self.mode is Mode.CAM_ADJUST:
+            action = self._turn_to_target(pose)
+            if action is not None:
+                return action
+            self._enter(Mode.EXECUTE)
+        if self.mode is Mode.EXECUTE:
+            return self.policy.act(obs, self.task.execute)
+        return self.explorer.act(obs)
+
+    # -- helpers -----------------------------------------------------------------------------------
+
+    def relative(self, pose: np.ndarray) -> np.ndarray:
+        """A world pose relative to the episode start: position minus the start position; yaw and
+        pitch stay absolute (the paper's start heading is 0 on every map)."""
+        rel = pose.copy()
+        rel[:3] -= self._start[:3]
+        return rel
+
+    def absolute(self, pose: np.ndarray) -> np.ndarray:
+        """Inverse of :meth:`relative`."""
+        out = np.asarray(pose, dtype=np.float64).copy()
+        out[:3] += self._start[:3]
+        return out
+
+    def _enter(self, mode: Mode | None) -> None:
+        self.mode = mode
+        self._mode_steps = 0
+
+    def _select_mode(self, pose: np.ndarray, t: int) -> None:
+        """The mode selector (Algorithm 2, lines 15-25): read the memory with the explore prompt;
+        with candidates, target the one nearest the agent; else explore."""
+        rel = self.relative(pose)
+        found = self.memory.read(
+            self._query_vector, self._threshold, top_k=self.config.top_k, near=(rel[0], rel[2])
+        )
+        if len(found):
+            target = tuple(float(v) for v in self.absolute(found.pose[0]))
+            self.last_query = Query(
+                t, self.task.explore, len(found), float(found.score.max()), target, int(found.t[0])
+            )
+            if self.mode is not Mode.NAVIGATE or target != self.target:
+                self._enter(Mode.NAVIGATE)
+            self.target = target
+        else:
+            self.last_query = Query(t, self.task.explore, 0, None, None, None)
+            if self.mode is not Mode.EXPLORE:
+                self._enter(Mode.EXPLORE)
+            self.target = None
+
+    def _turn_to_target(self, pose: np.ndarray) -> Action | None:
+        """CAM_ADJUST: a camera action toward the target's stored yaw and pitch, or ``None`` once
+        both are within the tolerance."""
+        cfg = self.config
+        d_yaw = wrap_degrees(self.target[3] - pose[3])
+        d_pitch = self.target[4] - pose[4]
+        if abs(d_yaw) <= cfg.camera_tolerance and abs(d_pitch) <= cfg.camera_tolerance:
+            return None
+        turn = np.clip([d_pitch, d_yaw], -cfg.camera_speed, cfg.camera_speed)
+        return {"camera": turn.astype(np.float32)}
+
+    def distance_to_target(self, pose: np.ndarray) -> float:
+        """Ground distance from ``pose`` to the target (``inf`` without one)."""
+        if self.target is None:
+            return math.inf
+        return math.hypot(self.target[0] - pose[0], self.target[2] - pose[2])
