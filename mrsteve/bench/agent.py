@@ -1,0 +1,103 @@
+"""``mrsteve bench agent``: steps per second of the whole agent, and where the time goes.
+
+The agent runs its tasks on one core (world, renderer, encoder, memory, control), cycling through
+the task's items until ``steps`` steps have passed. Each part is wrapped in a timing proxy, so the
+breakdown needs no instrumentation inside the agent or the loop.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from typing import Any
+
+import gymnasium as gym
+
+import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
+from mrsteve.agent.factory import make_agent
+from mrsteve.tasks.episode import run_tasks
+from mrsteve.tasks.sequential import task_by_key
+from mrsteve.world.recipes import WORLD_RECIPES
+
+PAPER_STEPS_PER_SECOND = 11.0
+"""The paper's agent on one RTX 4090: a 20K-step episode in about 30 minutes."""
+
+
+class Timed:
+    """Delegates to ``target``, adding the wall time of calls to ``methods`` to ``totals[label]``."""
+
+    def __init__(self, target: Any, methods: dict[str, str], totals: dict[str, float]):
+        self._target = target
+        self._methods = methods
+        self._totals = totals
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._target, name)
+        label = self._methods.get(name)
+        if label is None or not callable(value):
+            return value
+
+        def timed(*args, **kwargs):
+            start = time.perf_counter()
+            try:
+                return value(*args, **kwargs)
+            finally:
+                self._totals[label] += time.perf_counter() - start
+
+        return timed
+
+    def __len__(self) -> int:
+        return len(self._target)
+
+
+def bench_agent(
+    agent_name: str = "mrsteve",
+    task_key: str = "aba-sparse/water-log-water",
+    steps: int = 3000,
+    seed: int = 0,
+    obs_size: tuple[int, int] | None = None,
+) -> dict[str, Any]:
+    """Run ``agent_name`` for ``steps`` steps on the task's world; steps/s and a breakdown."""
+    task = task_by_key(task_key)
+    kwargs: dict[str, Any] = {"world": task.world}
+    if obs_size is not None:
+        kwargs["obs_size"] = tuple(obs_size)
+    env = gym.make("mrsteve/Voxel-v0", **kwargs)
+    agent = make_agent(agent_name, world_size=WORLD_RECIPES[task.world].size)
+    totals: dict[str, float] = defaultdict(float)
+    parts = {
+        "memory": {"write": "memory write", "read": "memory read"},
+        "encoder": {"observe": "encoder"},
+        "explorer": {"act": "explorer", "observe": "explorer"},
+        "navigator": {"act": "navigator"},
+        "policy": {"act": "instruction policy"},
+    }
+    for attribute, methods in parts.items():
+        if hasattr(agent, attribute):
+            setattr(agent, attribute, Timed(getattr(agent, attribute), methods, totals))
+    timed_env = Timed(env, {"step": "world and renderer"}, totals)
+
+    def cycle(index: int, rng) -> str:
+        return task.items[index % len(task.items)]
+
+    start = time.perf_counter()
+    result = run_tasks(timed_env, agent, cycle, seed=seed, max_steps=steps)
+    elapsed = time.perf_counter() - start
+    env.close()
+    breakdown = {label: 1e6 * total / result.steps for label, total in sorted(totals.items())}
+    breakdown["agent loop (rest)"] = 1e6 * elapsed / result.steps - sum(breakdown.values())
+    stats = agent.memory.stats() if hasattr(agent, "memory") else None
+    return {
+        "agent": agent_name,
+        "task": task_key,
+        "world": task.world,
+        "obs_size": list(env.unwrapped.obs_size),
+        "steps": result.steps,
+        "seconds": elapsed,
+        "steps_per_second": result.steps / elapsed,
+        "tasks_completed": result.successes,
+        "microseconds_per_step": breakdown,
+        "memory_frames": None if stats is None else stats.frames,
+        "memory_clusters": None if stats is None else stats.clusters,
+        "paper_steps_per_second": PAPER_STEPS_PER_SECOND,
+    }

@@ -1,0 +1,39 @@
+"""``mrsteve bench agent``: steps per second of the whole agent on one core."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from mrsteve.cli.output import fail, write_json
+
+
+def command(
+    agent: Annotated[str, typer.Option(help="Agent to run (see `mrsteve eval aba-sparse --help`).")] = "mrsteve",
+    task: Annotated[str, typer.Option(help="Task whose world and items the agent cycles through.")] = "aba-sparse/water-log-water",
+    steps: Annotated[int, typer.Option(min=100, help="Steps to run.")] = 3000,
+    seed: Annotated[int, typer.Option(help="Episode seed.")] = 0,
+    obs_size: Annotated[tuple[int, int], typer.Option(help="Observation height and width.")] = (0, 0),
+    json_path: Annotated[Path | None, typer.Option("--json", help="Write the results as JSON here.")] = None,
+) -> None:
+    """Steps per second of the whole agent (world, renderer, encoder, memory, control) on one
+    core, and the time per step of each part."""
+    from mrsteve.bench.agent import bench_agent
+    from mrsteve.eval.results import format_table
+
+    try:
+        result = bench_agent(agent, task, steps, seed, None if obs_size == (0, 0) else obs_size)
+    except ValueError as error:
+        raise fail(str(error)) from None
+    rows = [[part, f"{us:.0f}"] for part, us in result["microseconds_per_step"].items()]
+    typer.echo(format_table(["part", "µs / step"], rows))
+    typer.echo(
+        f"\n{result['agent']} on {result['world']} at {result['obs_size'][0]}x{result['obs_size'][1]}: "
+        f"{result['steps_per_second']:.0f} steps/s over {result['steps']} steps "
+        f"({result['tasks_completed']} tasks done); the paper: about "
+        f"{result['paper_steps_per_second']:.0f} steps/s on a GPU"
+    )
+    if json_path is not None:
+        write_json(json_path, result)

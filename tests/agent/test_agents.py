@@ -1,0 +1,88 @@
+"""Every named agent of the paper, and MrSteve's memory-driven return on a real map."""
+
+import math
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import mrsteve.env  # noqa: F401  (registers the environment)
+from mrsteve.agent.baselines import Steve1
+from mrsteve.agent.factory import AGENTS, make_agent
+from mrsteve.agent.mrsteve import Mode, MrSteve
+from mrsteve.memory import EventMemory, FIFOMemory, PlaceEventMemory, PlaceMemory
+from mrsteve.tasks.episode import EpisodeCallback, run_tasks
+from mrsteve.world.recipes import WORLD_RECIPES
+
+MEMORY_OF = {
+    "mrsteve": PlaceEventMemory,
+    "center-embed": PlaceEventMemory,
+    "pm": PlaceMemory,
+    "em": EventMemory,
+    "fm": FIFOMemory,
+    "pmc-fm": FIFOMemory,
+}
+
+
+@pytest.mark.parametrize("name", sorted(AGENTS))
+def test_every_named_agent_is_built_with_its_memory(name):
+    agent = make_agent(name, world_size=(100, 100), capacity=2000)
+    assert agent.name == name
+    if name == "steve1":
+        assert isinstance(agent, Steve1) and not hasattr(agent, "memory"), "STEVE-1 has no memory"
+    else:
+        assert isinstance(agent, MrSteve)
+        assert type(agent.memory) is MEMORY_OF[name]
+        assert agent.memory.capacity == 2000
+    if name == "center-embed":
+        assert agent.memory.config.center_only
+
+
+def test_unknown_agent_lists_the_known_ones():
+    with pytest.raises(ValueError, match="known: mrsteve"):
+        make_agent("mr-steve", world_size=(100, 100))
+
+
+class ModeTrace(EpisodeCallback):
+    """Records the mode, the query target and the position at every step."""
+
+    def __init__(self):
+        self.modes, self.targets, self.xz = [], [], []
+
+    def on_step(self, t, obs, action, agent):
+        self.modes.append(agent.mode)
+        self.targets.append(agent.target)
+        self.xz.append((float(obs["pose"][0]), float(obs["pose"][2])))
+
+
+def test_after_A_and_B_mrsteve_walks_back_to_where_it_found_A():
+    world = "map1"
+    env = gym.make("mrsteve/Voxel-v0", world=world)
+    agent = make_agent("mrsteve", world_size=WORLD_RECIPES[world].size)
+    trace = ModeTrace()
+    result = run_tasks(env, agent, ["water_bucket", "log", "water_bucket"], seed=0,
+                       max_steps=12000, callbacks=[trace])
+    a, _, a2 = result.tasks
+    assert [task.success for task in result.tasks] == [True, True, True]
+    assert a2.duration < 0.4 * a.duration, "memory makes the second A fast"
+
+    # The second A starts by navigating (memory has the water) to where the water was seen from,
+    # and ends where the first A ended: at the pond.
+    assert trace.modes[a2.start] is Mode.NAVIGATE
+    water = env.unwrapped.world.layout.landmarks["water"]
+    target = trace.targets[a2.start]
+    assert math.hypot(target[0] - water[0], target[2] - water[1]) < 16
+    assert math.dist(trace.xz[a.end - 1], trace.xz[a2.end - 1]) < 8
+    # ... and it walks there about straight.
+    path = np.asarray(trace.xz[a2.start:a2.end])
+    walked = np.sum(np.linalg.norm(np.diff(path, axis=0), axis=1))
+    straight = np.linalg.norm(path[-1] - path[0])
+    assert walked < 1.6 * straight + 10
+
+
+def test_steve1_without_memory_does_not_know_where_A_was():
+    env = gym.make("mrsteve/Voxel-v0", world="map1")
+    agent = make_agent("steve1", world_size=(100, 100))
+    result = run_tasks(env, agent, ["water_bucket"], seed=0, max_steps=1500)
+    (task,) = result.tasks
+    assert not task.success, "the pond is hidden: wandering does not find it in 1,500 steps"

@@ -1,0 +1,92 @@
+"""The episode loop: success read from the inventory, tools handed over, limits, callbacks."""
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import mrsteve.env  # noqa: F401  (registers the environment)
+from mrsteve.tasks.episode import EpisodeCallback, load_task_rules, run_tasks
+
+
+class DigDown:
+    """Looks straight down and holds attack: breaks the grass block under its feet -> dirt."""
+
+    name = "dig-down"
+
+    def reset(self, obs, rng):
+        self.items = []
+
+    def set_task(self, item, t):
+        self.items.append((item, t))
+
+    def act(self, obs, t):
+        return {"attack": 1, "camera": np.array([90.0 - obs["pose"][4], 0.0], np.float32)}
+
+
+class Recorder(EpisodeCallback):
+    def __init__(self):
+        self.started, self.ended, self.steps = [], [], 0
+        self.inventory_at_start = []
+
+    def on_reset(self, env, agent, obs):
+        self.env = env
+
+    def on_task_start(self, task):
+        self.started.append(task.item)
+        self.inventory_at_start.append(self.env.unwrapped.world.inventory.as_dict())
+
+    def on_step(self, t, obs, action, agent):
+        self.steps += 1
+
+    def on_task_end(self, task):
+        self.ended.append((task.item, task.success))
+
+
+@pytest.fixture
+def env():
+    return gym.make("mrsteve/Voxel-v0", world="flat")
+
+
+def test_success_is_read_from_the_inventory_and_the_next_task_gets_its_tool(env):
+    recorder = Recorder()
+    agent = DigDown()
+    result = run_tasks(env, agent, ["dirt", "water_bucket"], seed=0, max_steps=200,
+                       callbacks=[recorder])
+    dirt, water = result.tasks
+    assert dirt.success and dirt.duration < 60, "a grass block breaks into dirt in well under 3 s"
+    assert not water.success and water.end == 200, "no water on the flat world"
+    assert recorder.started == ["dirt", "water_bucket"]
+    assert recorder.inventory_at_start[1].get("bucket") == 1, "a water task starts with a bucket"
+    assert env.unwrapped.world.inventory.held_item == "bucket"
+    assert agent.items == [("dirt", 0), ("water_bucket", dirt.end)]
+    assert recorder.steps == result.steps == 200
+
+
+def test_a_task_limit_gives_up_and_moves_on(env):
+    # 10 steps are too few to break the grass block (0.9 s = 18 steps) for the water task.
+    result = run_tasks(env, DigDown(), ["water_bucket", "dirt"], seed=0, max_steps=300,
+                       task_limit=10)
+    assert [(t.item, t.success) for t in result.tasks] == [("water_bucket", False), ("dirt", True)]
+    assert result.tasks[0].duration == 10
+
+
+def test_endless_random_tasks_come_from_the_seeded_generator(env):
+    def pick(index, rng):
+        return ["dirt", "water_bucket"][int(rng.integers(2))]
+
+    first = run_tasks(env, DigDown(), pick, seed=3, max_steps=150, task_limit=50)
+    second = run_tasks(env, DigDown(), pick, seed=3, max_steps=150, task_limit=50)
+    assert [t.item for t in first.tasks] == [t.item for t in second.tasks]
+    assert len(first.tasks) >= 3
+
+
+def test_bad_task_lists_are_rejected(env):
+    with pytest.raises(ValueError, match="items"):
+        run_tasks(env, DigDown(), ["diamond"], seed=0, max_steps=10)
+    with pytest.raises(ValueError, match="max_steps"):
+        run_tasks(env, DigDown(), ["dirt"], seed=0, max_steps=0)
+
+
+def test_tools_name_real_items():
+    rules = load_task_rules()
+    assert rules.tool_for("water_bucket") == "bucket" and rules.tool_for("log") is None

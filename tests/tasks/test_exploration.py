@@ -1,0 +1,49 @@
+"""The exploration experiment: explorers on Map 1 and the metrics an episode reports."""
+
+from __future__ import annotations
+
+import pytest
+
+from mrsteve.eval.runner import make_specs
+from mrsteve.tasks.exploration import (
+    EXPLORERS,
+    METRICS,
+    PAPER_RESULTS,
+    ExplorationTaskConfig,
+    exploration_config,
+    exploration_episode,
+    patch_bounds,
+    walkable_bounds,
+)
+
+
+def test_goal_patches_are_anchored_on_the_start_and_centred_inside_the_walls():
+    x_min, z_min, x_max, z_max = patch_bounds((1.0, 1.0, 99.0, 99.0), (50.5, 50.5), 15.0)
+    assert (x_min, x_max) == (-2.0, 103.0) and (z_min, z_max) == (-2.0, 103.0)
+    centres = [x_min + 7.5 + 15 * k for k in range(7)]
+    assert centres[0] == 5.5 and centres[-1] == 95.5 and 50.5 in centres
+
+
+@pytest.mark.parametrize("agent", EXPLORERS)
+def test_every_explorer_runs_an_episode_and_reports_the_metrics(agent):
+    (spec,) = make_specs(["exploration"], [agent], 1, 3, steps=120, obs_size=(24, 40))
+    assert exploration_config(spec) == ExplorationTaskConfig(agent=agent, steps=120,
+                                                             obs_size=(24, 40))
+    record = exploration_episode(spec)
+    assert set(METRICS) <= set(record)
+    assert 0 < record["map_coverage"] <= 100 and record["revisit_count"] == 0.0
+    assert len(record["trajectory"]) == 120 // 5 + 1
+    assert record["trajectory"][0] == [50.5, 50.5]
+    assert bool(record["goals"]) == (agent != "go-explore")
+    assert agent in PAPER_RESULTS
+
+
+def test_walkable_bounds_are_inside_the_wall_ring():
+    import numpy as np
+
+    assert walkable_bounds(np.zeros((100, 64, 100), np.uint8)) == (1.0, 1.0, 99.0, 99.0)
+
+
+def test_unknown_agent_names_the_valid_ones():
+    with pytest.raises(ValueError, match="valid: count-based, count-based-straight, plan4mc"):
+        ExplorationTaskConfig(agent="random")
