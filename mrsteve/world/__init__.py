@@ -5,6 +5,8 @@ from mrsteve.world.interaction import InteractionConfig, WorldEvent
 from mrsteve.world.layout import MobSpawn, ScheduledEvent, WorldLayout
 from mrsteve.world.mobs import MobConfig
 from mrsteve.world.recipes import WORLD_RECIPES, WorldRecipe, build_layout
+from mrsteve.world.render import RenderedFrame, Renderer
+from mrsteve.world.topdown import save_top_down, top_down_image
 from mrsteve.world.world import Controls, World, WorldConfig
 
 __all__ = [
@@ -17,6 +19,8 @@ __all__ = [
     "Mob",
     "MobConfig",
     "MobSpawn",
+    "RenderedFrame",
+    "Renderer",
     "ScheduledEvent",
     "World",
     "WorldConfig",
@@ -25,4 +29,6 @@ __all__ = [
     "WorldRecipe",
     "build_layout",
     "load_content",
+    "save_top_down",
+    "top_down_image",
 ]
