@@ -1,0 +1,37 @@
+"""``mrsteve demo``: one MrSteve episode with a live view, a plot and a video."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from mrsteve.cli.output import fail
+
+
+def command(
+    task: Annotated[str, typer.Option(help="ABA-Sparse task, e.g. water-log-water or beef-log-beef.")] = "water-log-water",
+    agent: Annotated[str, typer.Option(help="Agent: mrsteve, center-embed, pm, em, fm, pmc-fm, steve1.")] = "mrsteve",
+    seed: Annotated[int, typer.Option(help="Episode seed (world, mobs and agent).")] = 0,
+    out: Annotated[Path | None, typer.Option(help="Output folder (default: runs/demo-TASK-AGENT-seedN).")] = None,
+    video: Annotated[bool, typer.Option(help="Write a GIF of the agent's view.")] = True,
+) -> None:
+    """Run one episode of an ABA-Sparse task and show what the agent did: the sub-task results,
+    a top-down plot of its path coloured by mode with the remembered targets, and a GIF of its view."""
+    from mrsteve.eval.demo import run_demo
+    from mrsteve.eval.results import format_table
+
+    try:
+        demo = run_demo(f"aba-sparse/{task}", agent, seed, out, video)
+    except ValueError as error:
+        raise fail(str(error)) from None
+    labels = ("A", "B", "A'")
+    rows = [
+        [f"{labels[i] if i < 3 else i}: {t.item}", "yes" if t.success else "no", t.duration]
+        for i, t in enumerate(demo.result.tasks)
+    ]
+    typer.echo(format_table(["sub-task", "success", "steps"], rows))
+    typer.echo(f"\n{demo.result.steps} steps. Wrote to {demo.out}/:")
+    for name, path in demo.files.items():
+        typer.echo(f"  {name:8s} {path.name}")

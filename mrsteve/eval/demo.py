@@ -1,0 +1,200 @@
+"""``mrsteve demo``: one MrSteve episode, watched and recorded.
+
+Runs an ABA-Sparse task with live progress (mode, task, step), then writes to an output folder a
+top-down plot of the trajectory coloured by the agent's mode with the remembered targets marked,
+a GIF of the agent's first-person view with a caption, and the results as JSON.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from tqdm import tqdm
+
+import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
+from mrsteve.agent.factory import make_agent
+from mrsteve.fileio import atomic_path, write_json
+from mrsteve.tasks.episode import EpisodeCallback, EpisodeResult, TaskOutcome, run_tasks
+from mrsteve.tasks.sequential import NOOP_STEPS, task_by_key
+from mrsteve.world.recipes import WORLD_RECIPES
+from mrsteve.world.render import Renderer
+from mrsteve.world.topdown import top_down_image
+
+MODE_COLORS = {
+    "explore": "#4c9be8",
+    "navigate": "#f5b041",
+    "cam_adjust": "#af7ac5",
+    "execute": "#e74c3c",
+    None: "#bbbbbb",
+}
+"""Colour of each mode in the trajectory plot."""
+
+
+class ProgressBar(EpisodeCallback):
+    """A live progress bar: step, current task, mode and tasks done."""
+
+    def __init__(self, total: int, every: int = 20):
+        self.bar = tqdm(total=total, unit="step", dynamic_ncols=True, mininterval=0.5)
+        self.every = every
+        self.task = "-"
+        self.done = 0
+
+    def on_task_start(self, task: TaskOutcome) -> None:
+        self.task = task.item
+
+    def on_task_end(self, task: TaskOutcome) -> None:
+        self.done += task.success
+
+    def on_step(self, t, obs, action, agent) -> None:
+        if t % self.every == 0:
+            mode = getattr(agent, "mode", None)
+            self.bar.set_postfix(task=self.task, mode=mode.value if mode else "-", done=self.done)
+            self.bar.update(self.every)
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+@dataclass
+class EpisodeRecording(EpisodeCallback):
+    """Trajectory, mode and target of every step, and every ``frame_every``-th view rendered at
+    ``frame_size`` (a second camera on the same world, so the agent's own frames stay small)."""
+
+    frame_size: tuple[int, int] = (120, 192)
+    frame_every: int = 4
+    max_frames: int = 900
+    xz: list[tuple[float, float]] = field(default_factory=list)
+    modes: list[str | None] = field(default_factory=list)
+    targets: list[tuple[float, float]] = field(default_factory=list)
+    frames: list[np.ndarray] = field(default_factory=list)
+    captions: list[str] = field(default_factory=list)
+
+    def on_reset(self, env, agent, obs) -> None:
+        self.world = env.unwrapped.world
+        self.renderer = Renderer(*self.frame_size)
+        self.task = "-"
+
+    def on_task_start(self, task: TaskOutcome) -> None:
+        self.task = task.item
+
+    def on_step(self, t, obs, action, agent) -> None:
+        mode = getattr(agent, "mode", None)
+        self.xz.append((float(obs["pose"][0]), float(obs["pose"][2])))
+        self.modes.append(mode.value if mode else None)
+        target = getattr(agent, "target", None)
+        if target is not None and (not self.targets or self.targets[-1] != (target[0], target[2])):
+            self.targets.append((target[0], target[2]))
+        if t % self.frame_every == 0 and len(self.frames) < self.max_frames:
+            world = self.world
+            frame = self.renderer.render(world.blocks, world.eye, world.yaw, world.pitch,
+                                         world.mob_boxes(), time=world.t, heights=world.heights)
+            self.frames.append(frame.rgb.copy())
+            self.captions.append(f"t={t}  task: {self.task}  mode: {self.modes[-1] or '-'}")
+
+
+def save_mode_plot(path: Path, blocks: np.ndarray, recording: EpisodeRecording, title: str) -> Path:
+    """The trajectory over the top-down map, each segment in the colour of the mode it was walked
+    in; remembered targets as stars, the start as a white circle."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.collections import LineCollection
+    from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
+
+    xz = np.asarray(recording.xz)
+    size_x, size_z = blocks.shape[0], blocks.shape[2]
+    figure = Figure(figsize=(6.5, 6.5 * size_z / size_x + 0.6))
+    FigureCanvasAgg(figure)
+    axes = figure.add_subplot()
+    axes.imshow(top_down_image(blocks), extent=(0, size_x, size_z, 0), interpolation="nearest")
+    if len(xz) > 1:
+        segments = np.stack([xz[:-1], xz[1:]], axis=1)
+        colors = [MODE_COLORS[mode] for mode in recording.modes[1:]]
+        axes.add_collection(LineCollection(segments, colors=colors, linewidths=1.8))
+    if recording.targets:
+        targets = np.asarray(recording.targets)
+        axes.scatter(targets[:, 0], targets[:, 1], marker="*", s=160, c="yellow",
+                     edgecolors="black", zorder=4, label="remembered target")
+    axes.scatter(*xz[0], marker="o", s=60, c="white", edgecolors="black", zorder=4)
+    handles = [Line2D([], [], color=c, lw=2, label=m) for m, c in MODE_COLORS.items() if m]
+    handles.append(Line2D([], [], marker="*", color="yellow", markeredgecolor="black", lw=0,
+                          markersize=12, label="remembered target"))
+    axes.legend(handles=handles, loc="lower left", fontsize=7, framealpha=0.8)
+    axes.set_xlim(0, size_x)
+    axes.set_ylim(size_z, 0)
+    axes.set_xlabel("x")
+    axes.set_ylabel("z")
+    axes.set_title(title, fontsize=9)
+    figure.tight_layout()
+    with atomic_path(path) as temporary:
+        figure.savefig(temporary, dpi=120, format="png")
+    return path
+
+
+def save_video(path: Path, frames: list[np.ndarray], captions: list[str], fps: int = 20) -> Path:
+    """A GIF of ``frames`` with a caption strip under each."""
+    from PIL import Image, ImageDraw
+
+    images = []
+    for frame, caption in zip(frames, captions):
+        height, width = frame.shape[:2]
+        canvas = Image.new("RGB", (width, height + 14), (20, 20, 20))
+        canvas.paste(Image.fromarray(frame), (0, 0))
+        ImageDraw.Draw(canvas).text((3, height + 2), caption, fill=(235, 235, 235))
+        images.append(canvas.quantize(colors=128, method=Image.Quantize.MEDIANCUT))
+    with atomic_path(path) as temporary:
+        images[0].save(temporary, format="GIF", save_all=True, append_images=images[1:],
+                       duration=int(1000 / fps), loop=0, optimize=False)
+    return path
+
+
+@dataclass(frozen=True)
+class DemoResult:
+    out: Path
+    result: EpisodeResult
+    files: dict[str, Path]
+
+
+def run_demo(
+    task_key: str = "aba-sparse/water-log-water",
+    agent_name: str = "mrsteve",
+    seed: int = 0,
+    out: Path | None = None,
+    video: bool = True,
+    progress: bool = True,
+) -> DemoResult:
+    """Run one episode of ``task_key`` and write the plot, the video and the results to ``out``."""
+    task = task_by_key(task_key)
+    out = Path(out) if out is not None else Path("runs") / f"demo-{task.name}-{agent_name}-seed{seed}"
+    out.mkdir(parents=True, exist_ok=True)
+    env = gym.make("mrsteve/Voxel-v0", world=task.world, noop_steps=NOOP_STEPS)
+    agent = make_agent(agent_name, world_size=WORLD_RECIPES[task.world].size)
+    recording = EpisodeRecording(frame_every=4 if video else 10**9)
+    callbacks: list[Any] = [recording]
+    bar = ProgressBar(task.max_steps) if progress else None
+    if bar is not None:
+        callbacks.append(bar)
+    try:
+        result = run_tasks(env, agent, task.items, seed=seed, max_steps=task.max_steps,
+                           callbacks=callbacks)
+    finally:
+        if bar is not None:
+            bar.close()
+    blocks = env.unwrapped.world.blocks
+    files = {
+        "plot": save_mode_plot(out / "trajectory.png", blocks, recording,
+                               f"{agent_name} on {task.name} ({task.world}, seed {seed})"),
+    }
+    if video and recording.frames:
+        files["video"] = save_video(out / "agent_view.gif", recording.frames, recording.captions)
+    files["results"] = out / "results.json"
+    write_json(files["results"], {
+        "task": task_key, "agent": agent_name, "seed": seed, "world": task.world,
+        "steps": result.steps, "tasks": [asdict(t) | {"duration": t.duration} for t in result.tasks],
+        "memory": asdict(agent.memory.stats()) if hasattr(agent, "memory") else None,
+    })  # fmt: skip
+    env.close()
+    return DemoResult(out, result, files)
