@@ -1,0 +1,410 @@
+"""The paper's query-time experiment (Appendix "Computational Complexity of Query Operation"): every
+memory variant built from the same synthetic trajectory, then timed on reads for top-k in
+{1, 2, 4, 10, 30} with queries drawn from the stored embeddings.
+
+The trajectory stands in for the paper's 100K-step MineDojo episode (see
+:func:`synthetic_trajectory`); its structure is tuned so that the memories form clusters of the
+sizes the paper reports (Place about 2,300 places of 43 frames, Place Event about 3,000 events of
+30, Event about 580 events of 172), which is what read times depend on.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import platform
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from functools import partial
+from typing import Any
+
+import numpy as np
+from tqdm import tqdm
+
+from mrsteve.memory import EventMemory, FIFOMemory, PlaceEventMemory, PlaceMemory
+
+MEMORIES: dict[str, Callable[[], Any]] = {
+    "fifo": FIFOMemory,
+    "place": PlaceMemory,
+    "event": EventMemory,
+    "place-event": PlaceEventMemory,
+    "place-event-centre": partial(PlaceEventMemory, center_only=True),
+}
+"""Memories benchmarked, by command-line name; all unlimited, paper defaults."""
+LABELS = {
+    "fifo": "FIFO",
+    "place": "Place",
+    "event": "Event",
+    "place-event": "Place Event",
+    "place-event-centre": "Place Event (centre only)",
+}
+TOP_KS = (1, 2, 4, 10, 30)
+TASK_THRESHOLD = 0.2274
+"""The paper's default task threshold h = 22.74 (MineCLIP units), as a cosine."""
+
+PAPER_MS_PER_QUERY: dict[str, dict[int | None, tuple[float, float]]] = {
+    "place-event": {
+        1: (6.24, 0.01),
+        2: (6.47, 0.02),
+        4: (6.89, 0.02),
+        10: (7.92, 0.03),
+        30: (11.24, 0.07),
+    },
+    "event": {
+        1: (11.28, 0.35),
+        2: (18.95, 0.56),
+        4: (42.41, 1.20),
+        10: (53.82, 1.11),
+        30: (117.16, 2.02),
+    },
+    "place": {
+        1: (3.86, 0.05),
+        2: (4.21, 0.08),
+        4: (4.72, 0.08),
+        10: (5.98, 0.09),
+        30: (9.85, 0.12),
+    },
+    "fifo": {None: (438.46, 0.10)},
+}
+"""Paper, Table "Querying Time": mean ms per query and standard error, 100K frames, GPU server."""
+PAPER_CLUSTERS = {"place-event": (3000, 30), "place": (2300, 43), "event": (582, 172)}
+"""Paper, same appendix: about this many clusters of about this many frames."""
+
+TARGETS = {
+    "place_event_top30_median_ms": {100_000: 0.5, 1_000_000: 3.0},
+    "fifo_over_place_event_top30": 30.0,
+    "place_event_write_us_per_frame": 30.0,
+    "bytes_per_frame_at_512_dims": 2200.0,
+}
+"""The bars of issue 2 (one core); the read bar is stated at 100K and at 1M frames."""
+
+
+@dataclass(frozen=True)
+class TrajectoryConfig:
+    """The synthetic episode: where the agent goes and what it sees."""
+
+    area: float = 200.0
+    """Side of the square the agent wanders, its start at the centre (blocks)."""
+    walk_speed: float = 0.2
+    """Blocks per step while walking (Minecraft walks 4.3 blocks/s at 20 steps/s)."""
+    hop: tuple[float, float] = (10.0, 60.0)
+    """Distance range to the next waypoint (blocks)."""
+    dwell_probability: float = 0.5
+    """Chance of stopping to work and look around after each walk."""
+    dwell_steps: tuple[int, int] = (60, 400)
+    """Length range of a stop (steps)."""
+    turn_rate: float = 1.0
+    """Head turning speed while stopped (degrees per step, direction flips now and then)."""
+    look_distance: float = 5.0
+    """The view shows the scenery this far ahead (blocks)."""
+    scene_spacing: float = 10.0
+    """Lattice spacing of the scenery: random unit vectors blended bilinearly (blocks)."""
+    biomes: int = 8
+    """Random regions with a shared look (so that far apart places can look alike)."""
+    biome_weight: float = 0.6
+    happenings: int = 300
+    """Transient events (mobs, fire, ...), each near where the agent is when it starts."""
+    happening_steps: tuple[int, int] = (300, 3000)
+    happening_radius: float = 12.0
+    noise: float = 1.2
+    """Per-frame noise, relative to the unit scenery vector, before clip averaging."""
+    clip: int = 16
+    """Each embedding is the mean of the last ``clip`` views, like MineCLIP's 16-frame clips."""
+
+
+@dataclass(frozen=True, eq=False)
+class Trajectory:
+    embeddings: np.ndarray
+    """L2-normalised float32, shape ``(frames, dim)``."""
+    poses: np.ndarray
+    """``(x, y, z, yaw, pitch)`` relative to the start, float64, shape ``(frames, 5)``."""
+
+
+def synthetic_trajectory(
+    frames: int, dim: int, rng: np.random.Generator, config: TrajectoryConfig = TrajectoryConfig()
+) -> Trajectory:
+    """An agent wandering ``config.area`` around its start: walks to random waypoints, half of
+    them followed by a stop where it turns its head; what it sees is the scenery ahead blended
+    with its biome, the happenings near it and noise, averaged over a 16-frame clip."""
+    poses = _wander(frames, rng, config)
+    return Trajectory(_views(poses, dim, rng, config), poses)
+
+
+def _wander(frames: int, rng: np.random.Generator, config: TrajectoryConfig) -> np.ndarray:
+    poses = np.zeros((frames, 5))
+    x = z = yaw = 0.0
+    half = config.area / 2
+    step = 0
+    while step < frames:
+        if rng.random() < config.dwell_probability:
+            count = min(int(rng.integers(*config.dwell_steps)), frames - step)
+            turning = rng.choice((-1.0, 1.0)) * config.turn_rate * rng.uniform(0.5, 1.5)
+            direction = np.where(np.cumsum(rng.random(count) < 0.01) % 2 == 0, 1.0, -1.0)
+            yaws = yaw + np.cumsum(turning * direction + rng.normal(0.0, 1.0, count))
+            block = poses[step : step + count]
+            block[:, 0] = x + rng.normal(0.0, 0.2, count)
+            block[:, 2] = z + rng.normal(0.0, 0.2, count)
+            block[:, 3] = yaws
+            block[:, 4] = rng.normal(0.0, 10.0, count)
+            yaw = float(yaws[-1])
+        else:
+            angle, distance = rng.uniform(0.0, 2 * math.pi), rng.uniform(*config.hop)
+            target_x = float(np.clip(x + distance * math.cos(angle), -half, half))
+            target_z = float(np.clip(z + distance * math.sin(angle), -half, half))
+            length = max(1, int(math.hypot(target_x - x, target_z - z) / config.walk_speed))
+            count = min(length, frames - step)
+            fraction = np.arange(1, count + 1) / length
+            yaw = math.degrees(math.atan2(-(target_x - x), target_z - z))  # yaw 0 faces +z
+            block = poses[step : step + count]
+            block[:, 0] = x + (target_x - x) * fraction
+            block[:, 2] = z + (target_z - z) * fraction
+            block[:, 3] = yaw + rng.normal(0.0, 5.0, count)
+            block[:, 4] = rng.normal(0.0, 5.0, count)
+        x, z = float(block[-1, 0]), float(block[-1, 2])
+        step += count
+    poses[:, 3] = (poses[:, 3] + 180.0) % 360.0 - 180.0
+    return poses
+
+
+def _unit(vectors: np.ndarray) -> np.ndarray:
+    return vectors / np.linalg.norm(vectors, axis=-1, keepdims=True)
+
+
+def _views(
+    poses: np.ndarray, dim: int, rng: np.random.Generator, config: TrajectoryConfig
+) -> np.ndarray:
+    frames = poses.shape[0]
+    reach = config.area / 2 + config.look_distance
+    side = int(2 * reach / config.scene_spacing) + 3
+    lattice = _unit(rng.normal(size=(side, side, dim)))
+    biome_centres = rng.uniform(-config.area / 2, config.area / 2, (config.biomes, 2))
+    biome_looks = _unit(rng.normal(size=(config.biomes, dim)))
+    starts = rng.integers(0, frames, config.happenings)
+    ends = starts + rng.integers(*config.happening_steps, config.happenings)
+    spots = poses[starts][:, [0, 2]] + rng.uniform(-8.0, 8.0, (config.happenings, 2))
+    looks = _unit(rng.normal(size=(config.happenings, dim)))
+
+    yaw = np.radians(poses[:, 3])
+    grid_x = (poses[:, 0] - config.look_distance * np.sin(yaw) + reach) / config.scene_spacing + 1
+    grid_z = (poses[:, 2] + config.look_distance * np.cos(yaw) + reach) / config.scene_spacing + 1
+    cell_x = np.clip(np.floor(grid_x).astype(int), 0, side - 2)
+    cell_z = np.clip(np.floor(grid_z).astype(int), 0, side - 2)
+    weight_x, weight_z = grid_x - cell_x, grid_z - cell_z
+
+    embeddings = np.empty((frames, dim), np.float32)
+    chunk = 8192
+    for begin in range(0, frames, chunk):
+        end = min(frames, begin + chunk)
+        rows = np.arange(max(0, begin - config.clip + 1), end)  # with the clip's history
+        cx, cz, wx, wz = cell_x[rows], cell_z[rows], weight_x[rows, None], weight_z[rows, None]
+        scenery = (
+            lattice[cx, cz] * (1 - wx) * (1 - wz)
+            + lattice[cx + 1, cz] * wx * (1 - wz)
+            + lattice[cx, cz + 1] * (1 - wx) * wz
+            + lattice[cx + 1, cz + 1] * wx * wz
+        )
+        ground = poses[rows][:, [0, 2]]
+        biome = ((ground[:, None, :] - biome_centres[None]) ** 2).sum(axis=2).argmin(axis=1)
+        near = ((ground[:, None, :] - spots[None]) ** 2).sum(axis=2) < config.happening_radius**2
+        active = near & (rows[:, None] >= starts[None]) & (rows[:, None] < ends[None])
+        views = _unit(scenery) + config.biome_weight * biome_looks[biome] + active @ looks
+        views += config.noise / math.sqrt(dim) * rng.normal(size=views.shape)
+        summed = np.concatenate([np.zeros((1, dim)), np.cumsum(views, axis=0)])
+        last = np.arange(begin, end) - rows[0] + 1
+        clips = summed[last] - summed[np.maximum(last - config.clip, 0)]
+        embeddings[begin:end] = _unit(clips)
+    return embeddings
+
+
+@dataclass(frozen=True)
+class MemoryBenchConfig:
+    """What ``mrsteve bench memory`` runs."""
+
+    frames: int = 100_000
+    """Trajectory length; every memory stores every frame (unlimited capacity)."""
+    queries: int = 1000
+    """Reads per memory and top-k, with embeddings drawn from the stored frames."""
+    dim: int = 512
+    """Embedding size (MineCLIP: 512)."""
+    seed: int = 0
+    memories: tuple[str, ...] = tuple(MEMORIES)
+    top_ks: tuple[int, ...] = TOP_KS
+
+
+def run_memory_benchmark(config: MemoryBenchConfig, progress: bool = True) -> dict[str, Any]:
+    """Build every memory from one trajectory, time writes and reads; a JSON-able report."""
+    rng = np.random.default_rng(config.seed)
+    started = time.perf_counter()
+    trajectory = synthetic_trajectory(config.frames, config.dim, rng)
+    generation_s = time.perf_counter() - started
+    queries = trajectory.embeddings[rng.integers(0, config.frames, config.queries)]
+    rows = []
+    for name in config.memories:
+        memory = MEMORIES[name]()
+        write_s = _write_all(memory, trajectory, LABELS[name], progress)
+        stats = memory.stats()
+        for top_k in (None,) if name == "fifo" else config.top_ks:
+            timings, scored, found = _read_all(
+                memory, queries, top_k, f"{LABELS[name]} top-{top_k or 'all'}", progress
+            )
+            paper = PAPER_MS_PER_QUERY.get(name, {}).get(top_k)
+            rows.append(
+                {
+                    "memory": name,
+                    "label": LABELS[name],
+                    "top_k": top_k,
+                    "ms_median": float(np.median(timings)),
+                    "ms_p10": float(np.percentile(timings, 10)),
+                    "ms_p90": float(np.percentile(timings, 90)),
+                    "ms_mean": float(np.mean(timings)),
+                    "ms_standard_error": float(np.std(timings, ddof=1) / math.sqrt(len(timings)))
+                    if len(timings) > 1
+                    else 0.0,
+                    "frames_scored": float(np.mean(scored)),
+                    "frames_returned": float(np.mean(found)),
+                    "clusters": stats.clusters,
+                    "frames_per_cluster": stats.frames_per_cluster_mean,
+                    "places": stats.places,
+                    "events": stats.events,
+                    "write_us_per_frame": write_s / config.frames * 1e6,
+                    "bytes_per_frame": stats.bytes / max(stats.frames, 1),
+                    "paper_ms_mean": None if paper is None else paper[0],
+                    "paper_ms_standard_error": None if paper is None else paper[1],
+                    "paper_clusters": PAPER_CLUSTERS.get(name, (None, None))[0],
+                    "paper_frames_per_cluster": PAPER_CLUSTERS.get(name, (None, None))[1],
+                }
+            )
+        del memory
+    return {
+        "benchmark": "memory",
+        "config": asdict(config),
+        "trajectory": asdict(TrajectoryConfig()),
+        "threshold": TASK_THRESHOLD,
+        "machine": {
+            "processor": platform.processor() or platform.machine(),
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "numpy": np.__version__,
+            "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS", "default"),
+            "load_average_1_5_15_min": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
+        },
+        "trajectory_seconds": generation_s,
+        "rows": rows,
+        "targets": _targets(rows, config),
+    }
+
+
+def _write_all(memory: Any, trajectory: Trajectory, label: str, progress: bool) -> float:
+    """Seconds spent in ``write`` (the progress bar is updated outside the timed spans)."""
+    embeddings, poses = trajectory.embeddings, trajectory.poses
+    total = 0.0
+    batch = 1000
+    with tqdm(
+        total=len(embeddings),
+        desc=f"write {label}",
+        unit="frame",
+        disable=not progress,
+        leave=False,
+    ) as bar:
+        for begin in range(0, len(embeddings), batch):
+            end = min(begin + batch, len(embeddings))
+            started = time.perf_counter()
+            for step in range(begin, end):
+                memory.write(embeddings[step], poses[step], step)
+            total += time.perf_counter() - started
+            bar.update(end - begin)
+    return total
+
+
+def _read_all(memory: Any, queries: np.ndarray, top_k: int | None, label: str, progress: bool):
+    timings, scored, found = [], [], []
+    for query in tqdm(
+        queries, desc=f"read {label}", unit="query", disable=not progress, leave=False
+    ):
+        started = time.perf_counter()
+        result = memory.read(query, TASK_THRESHOLD, top_k=top_k)
+        timings.append((time.perf_counter() - started) * 1e3)
+        scored.append(result.frames_scored)
+        found.append(len(result))
+    return np.asarray(timings), np.asarray(scored), np.asarray(found)
+
+
+def _targets(rows: list[dict[str, Any]], config: MemoryBenchConfig) -> dict[str, dict[str, Any]]:
+    def row(name: str, top_k: int | None) -> dict[str, Any] | None:
+        return next((r for r in rows if r["memory"] == name and r["top_k"] == top_k), None)
+
+    pem, fifo = row("place-event", 30), row("fifo", None)
+    targets: dict[str, dict[str, Any]] = {}
+    read_bar = TARGETS["place_event_top30_median_ms"].get(config.frames)
+    if pem is not None and read_bar is not None:
+        targets["place_event_top30_median_ms"] = _target(pem["ms_median"], read_bar, at_most=True)
+    if pem is not None and fifo is not None:
+        ratio = fifo["ms_median"] / pem["ms_median"]
+        targets["fifo_over_place_event_top30"] = _target(
+            ratio, TARGETS["fifo_over_place_event_top30"], at_most=False
+        )
+    if pem is not None:
+        targets["place_event_write_us_per_frame"] = _target(
+            pem["write_us_per_frame"], TARGETS["place_event_write_us_per_frame"], at_most=True
+        )
+        if config.dim == 512:
+            targets["bytes_per_frame_at_512_dims"] = _target(
+                pem["bytes_per_frame"], TARGETS["bytes_per_frame_at_512_dims"], at_most=True
+            )
+    return targets
+
+
+def _target(value: float, bar: float, *, at_most: bool) -> dict[str, Any]:
+    return {
+        "value": value,
+        "bar": bar,
+        "rule": "<=" if at_most else ">=",
+        "met": value <= bar if at_most else value >= bar,
+    }
+
+
+def format_report(report: dict[str, Any]) -> str:
+    """The report as a text table, the paper's numbers beside ours."""
+    config = report["config"]
+    machine = report["machine"]
+    title = (
+        f"Memory query benchmark: {config['frames']:,} frames, {config['queries']:,} queries, "
+        f"{config['dim']} dims, threshold {report['threshold']}, BLAS threads "
+        f"{machine['blas_threads']}, seed {config['seed']}, load average (1, 5, 15 min) "
+        f"{machine['load_average_1_5_15_min']} at the end"
+    )
+    header = (
+        f"{'memory':<26}{'top-k':>6}{'median':>9}{'p10-p90':>16}{'mean +- se':>17}{'paper':>17}"
+        f"{'scored':>9}{'clusters':>10}{'frames/cl':>10}{'paper cl':>12}{'write us':>10}"
+        f"{'B/frame':>9}"
+    )
+    lines = [
+        title,
+        "ms per query: median [p10-p90], mean +- s.e.; paper: mean +- s.e., GPU server, 100K",
+        "",
+        header,
+    ]
+    for r in report["rows"]:
+        spread = f"{r['ms_p10']:.3f}-{r['ms_p90']:.3f}"
+        mean = f"{r['ms_mean']:.3f} +- {r['ms_standard_error']:.3f}"
+        paper = ""
+        if r["paper_ms_mean"] is not None:
+            paper = f"{r['paper_ms_mean']:.2f} +- {r['paper_ms_standard_error']:.2f}"
+        paper_clusters = ""
+        if r["paper_clusters"] is not None:
+            paper_clusters = f"{r['paper_clusters']:,} x {r['paper_frames_per_cluster']}"
+        lines.append(
+            f"{r['label']:<26}{r['top_k'] or 'all':>6}{r['ms_median']:>9.3f}{spread:>16}{mean:>17}"
+            f"{paper:>17}{r['frames_scored']:>9.0f}{r['clusters']:>10,}"
+            f"{r['frames_per_cluster']:>10.1f}{paper_clusters:>12}"
+            f"{r['write_us_per_frame']:>10.1f}{r['bytes_per_frame']:>9.0f}"
+        )
+    if report["targets"]:
+        lines += ["", "targets (issue 2, one core):"]
+        for name, target in report["targets"].items():
+            verdict = "met" if target["met"] else "MISSED"
+            lines.append(
+                f"  {name}: {target['value']:.3f} (bar {target['rule']} {target['bar']}) {verdict}"
+            )
+    return "\n".join(lines)

@@ -1,0 +1,55 @@
+"""What-Where-When episodic memories (paper, Section 3.1): FIFO, Place, Event and Place Event
+Memory (with its "Center Embed" variant), DP-Means, and a versioned file format.
+
+Modules, lowest first: ``base`` (the ``Memory`` protocol, read results, input checks), ``frames``
+(contiguous frame storage), ``clusters`` (per-cluster slot queues, centres, size buckets),
+``kernels`` (the numba read kernel), ``dpmeans``, ``clustered`` (what the variants share), the
+variants ``fifo``, ``place``, ``event``, ``place_event``, and ``persistence``.
+
+numpy and one numba kernel only: this layer imports neither gymnasium nor torch.
+
+Usage::
+
+    memory = PlaceEventMemory(capacity=20_000)
+    memory.write(embedding, (x, y, z, yaw, pitch), t)   # every step
+    found = memory.read(query, 0.2274, near=(x, z))     # frames nearest first
+"""
+
+from mrsteve.memory.base import (
+    ClusterView,
+    Memory,
+    MemoryRead,
+    MemoryStats,
+    ReadFilter,
+    RecalledFrame,
+)
+from mrsteve.memory.clustered import ClusterConfig, MemoryConfig
+from mrsteve.memory.dpmeans import DPMeans, DPMeansResult
+from mrsteve.memory.event import EventConfig, EventMemory
+from mrsteve.memory.fifo import FIFOMemory
+from mrsteve.memory.persistence import FORMAT_VERSION, load
+from mrsteve.memory.place import PlaceConfig, PlaceMemory, place_key
+from mrsteve.memory.place_event import PlaceEventConfig, PlaceEventMemory
+
+__all__ = [
+    "FORMAT_VERSION",
+    "ClusterConfig",
+    "ClusterView",
+    "DPMeans",
+    "DPMeansResult",
+    "EventConfig",
+    "EventMemory",
+    "FIFOMemory",
+    "Memory",
+    "MemoryConfig",
+    "MemoryRead",
+    "MemoryStats",
+    "PlaceConfig",
+    "PlaceEventConfig",
+    "PlaceEventMemory",
+    "PlaceMemory",
+    "ReadFilter",
+    "RecalledFrame",
+    "load",
+    "place_key",
+]

@@ -1,0 +1,308 @@
+"""The memory interface shared by every variant: the ``Memory`` protocol, what a read returns, the
+read filters (what-where-when), and the validation of everything a caller passes in.
+
+A frame is ``(embedding, pose, t)``: an L2-normalised float32 embedding, a pose
+``(x, y, z, yaw, pitch)`` relative to the episode start (y up, yaw and pitch in degrees as in
+Minecraft) and the environment step ``t``. Scores are cosine similarities (embedding dot products).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple, Protocol, runtime_checkable
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+POSE_FIELDS = ("x", "y", "z", "yaw", "pitch")
+
+
+class RecalledFrame(NamedTuple):
+    """One frame returned by a read."""
+
+    t: int
+    pose: tuple[float, ...]
+    """``(x, y, z, yaw, pitch)``."""
+    score: float
+
+
+@dataclass(frozen=True, eq=False)
+class MemoryRead:
+    """The frames a read returned, as parallel arrays in result order (nearest to ``near`` first
+    when it was given, else highest score first). Index or iterate it to get
+    :class:`RecalledFrame` tuples.
+    """
+
+    t: np.ndarray
+    """Environment steps, int64, shape ``(n,)``."""
+    pose: np.ndarray
+    """Poses ``(x, y, z, yaw, pitch)``, float32, shape ``(n, 5)``."""
+    score: np.ndarray
+    """Cosine similarity to the query, float32, shape ``(n,)``."""
+    frames_scored: int
+    """Dot products the read computed: cluster centres ranked plus frames scored."""
+
+    @classmethod
+    def empty(cls) -> MemoryRead:
+        return cls(np.empty(0, np.int64), np.empty((0, 5), np.float32), np.empty(0, np.float32), 0)
+
+    def __len__(self) -> int:
+        return int(self.t.shape[0])
+
+    def __getitem__(self, index: int) -> RecalledFrame:
+        pose = tuple(float(v) for v in self.pose[index])
+        return RecalledFrame(int(self.t[index]), pose, float(self.score[index]))
+
+    def __iter__(self) -> Iterator[RecalledFrame]:
+        return (self[i] for i in range(len(self)))
+
+
+@dataclass(frozen=True)
+class MemoryStats:
+    """Size and shape of a memory. A *cluster* is what a read ranks by its centre: a place in
+    :class:`PlaceMemory`, an event (the provisional one of a place included) in Event and Place
+    Event Memory; FIFO Memory is one cluster that every read scans whole."""
+
+    frames: int
+    places: int
+    events: int
+    clusters: int
+    frames_per_cluster_min: int
+    frames_per_cluster_mean: float
+    frames_per_cluster_max: int
+    bytes: int
+    """Bytes allocated: every numpy buffer, spare rows included, plus an estimate of the Python
+    index containers by their lengths (:func:`mrsteve.memory.frames.container_nbytes`)."""
+
+
+@dataclass(frozen=True, eq=False)
+class ClusterView:
+    """A copy of one cluster's frames, oldest first, for inspection and tests."""
+
+    t: np.ndarray
+    pose: np.ndarray
+    embedding: np.ndarray
+    centre_index: int | None
+    """Row of the centre frame in the arrays above; ``None`` for FIFO (no centre)."""
+
+
+@runtime_checkable
+class Memory(Protocol):
+    """An episodic memory of ``(embedding, pose, t)`` frames (the paper's Section 3.1)."""
+
+    @property
+    def capacity(self) -> int | None:
+        """Most frames held at once; ``None`` is unlimited."""
+        ...
+
+    @property
+    def dim(self) -> int | None:
+        """Embedding size, fixed by ``dim=`` or by the first write."""
+        ...
+
+    def write(self, embedding: ArrayLike, pose: Sequence[float], t: int) -> None:
+        """Store one frame, then evict while over capacity."""
+        ...
+
+    def read(
+        self,
+        query: ArrayLike,
+        threshold: float,
+        *,
+        top_k: int | None = None,
+        near: Sequence[float] | None = None,
+        since: int | None = None,
+        until: int | None = None,
+        within: Sequence[float] | None = None,
+    ) -> MemoryRead:
+        """The searched frames whose score is at least ``threshold``."""
+        ...
+
+    def __len__(self) -> int: ...
+
+    def stats(self) -> MemoryStats: ...
+
+    def clusters(self) -> list[ClusterView]: ...
+
+    def save(self, path: str | os.PathLike[str]) -> None: ...
+
+
+@dataclass(frozen=True)
+class ReadFilter:
+    """The what-where-when bounds of a read. A frame passes when ``since <= t <= until`` and its
+    ground position lies within ``radius`` of ``(x, z)``. A cluster is searched (ranked for
+    top-k) when its time span ``[oldest t, newest t]`` meets ``[since, until]`` and the bounding
+    box of its frames' ground positions meets the disc."""
+
+    since: int | None = None
+    until: int | None = None
+    within: tuple[float, ...] | None = None
+    """``(x, z, radius)``."""
+
+    @property
+    def active(self) -> bool:
+        return self.since is not None or self.until is not None or self.within is not None
+
+    def frames(self, t: np.ndarray, pose: np.ndarray) -> np.ndarray:
+        """Boolean mask of the frames that pass."""
+        keep = np.ones(t.shape[0], bool)
+        if self.since is not None:
+            keep &= t >= self.since
+        if self.until is not None:
+            keep &= t <= self.until
+        if self.within is not None:
+            x, z, radius = self.within
+            dx = pose[:, 0].astype(np.float64) - x
+            dz = pose[:, 2].astype(np.float64) - z
+            keep &= dx * dx + dz * dz <= radius * radius
+        return keep
+
+    def clusters(self, t_first: np.ndarray, t_last: np.ndarray, box: np.ndarray) -> np.ndarray:
+        """Boolean mask of the clusters to search; ``box`` rows are ``(x_min, x_max, z_min,
+        z_max)``. A cluster holding a passing frame always passes."""
+        keep = np.ones(t_first.shape[0], bool)
+        if self.since is not None:
+            keep &= t_last >= self.since
+        if self.until is not None:
+            keep &= t_first <= self.until
+        if self.within is not None:
+            x, z, radius = self.within
+            box = box.astype(np.float64)
+            dx = np.maximum(np.maximum(box[:, 0] - x, x - box[:, 1]), 0.0)
+            dz = np.maximum(np.maximum(box[:, 2] - z, z - box[:, 3]), 0.0)
+            keep &= dx * dx + dz * dz <= radius * radius
+        return keep
+
+
+# --- validation of caller input -------------------------------------------------------------------
+
+
+def require(condition: bool, message: str, value: Any) -> None:
+    """Raise ``ValueError(f"{message}, got {value!r}")`` unless ``condition``."""
+    if not condition:
+        raise ValueError(f"{message}, got {value!r}")
+
+
+def is_int(value: Any) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
+def is_real(value: Any) -> bool:
+    """A finite number (not a bool)."""
+    return (
+        isinstance(value, (int, float, np.integer, np.floating))
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+    )
+
+
+def check_capacity(capacity: Any) -> int | None:
+    if capacity is None:
+        return None
+    if isinstance(capacity, bool) or not isinstance(capacity, (int, np.integer)) or capacity < 1:
+        raise ValueError(f"capacity must be a positive int or None (unlimited), got {capacity!r}")
+    return int(capacity)
+
+
+def check_dim(dim: Any) -> int | None:
+    if dim is None:
+        return None
+    if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or dim < 1:
+        raise ValueError(
+            f"dim must be a positive int or None (set by the first write), got {dim!r}"
+        )
+    return int(dim)
+
+
+def check_embedding(embedding: ArrayLike, dim: int | None, name: str = "embedding") -> np.ndarray:
+    """A 1-D float vector of size ``dim`` (any size while ``dim`` is None), finite as float32."""
+    array = np.asarray(embedding)
+    if array.dtype.kind != "f":
+        raise ValueError(f"{name} must hold floats (float32 or float64), got dtype {array.dtype}")
+    if array.ndim != 1 or (dim is not None and array.shape[0] != dim) or array.shape[0] == 0:
+        expected = f"({dim},)" if dim is not None else "(dim,) with dim >= 1"
+        raise ValueError(f"{name} must have shape {expected}, got {array.shape}")
+    if array.dtype == np.float32:
+        vector = array
+    else:
+        with np.errstate(over="ignore"):  # too large for float32: becomes inf, rejected below
+            vector = array.astype(np.float32)
+    # A float64 sum of finite float32 values cannot overflow, so this is exact and cheap.
+    if not math.isfinite(vector.sum(dtype=np.float64)):
+        raise ValueError(f"{name} holds NaN or infinite values (as float32)")
+    return vector
+
+
+def check_pose(pose: Any) -> tuple[float, ...]:
+    """Five finite numbers ``(x, y, z, yaw, pitch)``."""
+    try:
+        values = tuple(map(float, pose))
+    except (TypeError, ValueError):
+        raise ValueError(f"pose must be 5 numbers {POSE_FIELDS}, got {pose!r}") from None
+    if len(values) != 5:
+        raise ValueError(f"pose must be 5 numbers {POSE_FIELDS}, got {len(values)} values")
+    if not all(map(math.isfinite, values)):
+        raise ValueError(f"pose must be finite, got {values}")
+    return values
+
+
+def check_step(t: Any, last: int | None) -> int:
+    """An int step, not earlier than the last one written (a cluster's oldest frame is then its
+    earliest)."""
+    if isinstance(t, bool) or not isinstance(t, (int, np.integer)):
+        raise ValueError(f"t must be an int environment step, got {t!r}")  # noqa: TRY004 (interface: ValueError)
+    if last is not None and t < last:
+        raise ValueError(f"t must not decrease: got {t} after {last}")
+    return int(t)
+
+
+def check_read_options(
+    threshold: Any,
+    top_k: Any,
+    default_top_k: int,
+    near: Any,
+    since: Any,
+    until: Any,
+    within: Any,
+) -> tuple[float, int, tuple[float, ...] | None, ReadFilter]:
+    """Validate a read's options; returns ``(threshold, top_k, near, filter)``."""
+    try:
+        threshold = float(threshold)
+    except (TypeError, ValueError):
+        raise ValueError(f"threshold must be a number, got {threshold!r}") from None
+    if math.isnan(threshold):
+        raise ValueError("threshold must not be NaN")
+    if top_k is None:
+        top_k = default_top_k
+    if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or top_k < 1:
+        raise ValueError(
+            f"top_k must be a positive int or None (the memory's default), got {top_k!r}"
+        )
+    near_xz = None if near is None else _finite_numbers(near, 2, "near", "(x, z)")
+    for name, bound in (("since", since), ("until", until)):
+        if bound is not None and (
+            isinstance(bound, bool) or not isinstance(bound, (int, np.integer))
+        ):
+            raise ValueError(f"{name} must be an int step or None, got {bound!r}")
+    disc = None
+    if within is not None:
+        disc = _finite_numbers(within, 3, "within", "(x, z, radius)")
+        if disc[2] < 0:
+            raise ValueError(f"within radius must be >= 0, got {disc[2]}")
+    window = ReadFilter(
+        None if since is None else int(since), None if until is None else int(until), disc
+    )
+    return threshold, int(top_k), near_xz, window
+
+
+def _finite_numbers(values: Any, count: int, name: str, shape: str) -> tuple[float, ...]:
+    try:
+        numbers = tuple(float(v) for v in values)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be {count} numbers {shape}, got {values!r}") from None
+    if len(numbers) != count or not all(math.isfinite(v) for v in numbers):
+        raise ValueError(f"{name} must be {count} finite numbers {shape}, got {values!r}")
+    return numbers

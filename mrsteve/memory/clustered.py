@@ -1,0 +1,318 @@
+"""What every memory variant shares: frames in a :class:`FrameStore`, clusters in a
+:class:`ClusterTable`, the write-then-evict loop, the hierarchical read, statistics and saving.
+
+A variant decides where a new frame goes (:meth:`ClusteredMemory._place`) and what happens to a
+cluster when eviction takes its oldest frame (:meth:`ClusteredMemory._after_eviction`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from mrsteve.memory.base import (
+    ClusterView,
+    MemoryRead,
+    MemoryStats,
+    ReadFilter,
+    check_capacity,
+    check_dim,
+    check_embedding,
+    check_pose,
+    check_read_options,
+    check_step,
+    is_int,
+    require,
+)
+from mrsteve.memory.clusters import ClusterTable
+from mrsteve.memory.frames import FrameStore
+from mrsteve.memory.kernels import score_rows
+
+
+@dataclass(frozen=True)
+class MemoryConfig:
+    """Hyperparameters of a memory (FIFO Memory has none)."""
+
+    def __post_init__(self) -> None:
+        """Validate; subclasses extend this and call ``super().__post_init__()``."""
+
+
+@dataclass(frozen=True)
+class ClusterConfig(MemoryConfig):
+    """Hyperparameters of the memories that rank clusters before scoring frames."""
+
+    top_k: int = 30
+    """Clusters whose frames a read scores, by centre score (paper, Table "Specifications": 30)."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        require(is_int(self.top_k) and self.top_k >= 1, "top_k must be an int >= 1", self.top_k)
+
+
+def make_config(config_type: type[MemoryConfig], hyperparameters: dict[str, Any]) -> MemoryConfig:
+    names = [field.name for field in dataclasses.fields(config_type)]
+    unknown = sorted(set(hyperparameters) - set(names))
+    if unknown:
+        raise ValueError(f"unknown hyperparameter(s) {unknown}; accepted: {names}")
+    return config_type(**hyperparameters)
+
+
+class ClusteredMemory(ABC):
+    """Base of the memory variants (see :class:`mrsteve.memory.base.Memory` for the interface)."""
+
+    Config: ClassVar[type[MemoryConfig]] = MemoryConfig
+    scores_centres_only: bool = False
+    """A read returns the centre frames of the top-k clusters instead of all their frames."""
+
+    def __init__(
+        self, capacity: int | None = None, *, dim: int | None = None, **hyperparameters: Any
+    ):
+        self._capacity = check_capacity(capacity)
+        self.config = make_config(self.Config, hyperparameters)
+        self._dim: int | None = None
+        self._frames: FrameStore | None = None
+        self._clusters: ClusterTable | None = None
+        self._size = 0
+        self._last_t: int | None = None
+        dim = check_dim(dim)
+        if dim is not None:
+            self._allocate(dim)
+
+    def _allocate(self, dim: int) -> None:
+        self._dim = dim
+        self._frames = FrameStore(dim, self._frames_rows())
+        self._clusters = ClusterTable(self._frames)
+        self._on_allocate()
+
+    def _frames_rows(self) -> int | None:
+        """Rows the frame store may grow to: a write comes before its eviction."""
+        return None if self._capacity is None else self._capacity + 1
+
+    def _on_allocate(self) -> None:
+        """Set up variant state that needs the storage (FIFO opens its one cluster)."""
+
+    @property
+    def capacity(self) -> int | None:
+        return self._capacity
+
+    @property
+    def dim(self) -> int | None:
+        return self._dim
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(capacity={self._capacity}, frames={self._size}, {self.config})"
+        )
+
+    # --- write ---
+
+    def write(self, embedding: ArrayLike, pose: Sequence[float], t: int) -> None:
+        """Store one frame (the paper's "Memory Add"), then, while more frames than the capacity
+        are held, remove the oldest frame of the largest cluster ("Memory Remove")."""
+        step = check_step(t, self._last_t)
+        position = check_pose(pose)
+        vector = check_embedding(embedding, self._dim)
+        if self._frames is None:
+            self._allocate(vector.shape[0])
+        slot = self._frames.add(vector, position, step)
+        self._size += 1
+        self._last_t = step
+        self._place(slot, self._frames.poses[slot].tolist())  # as stored: float32
+        while self._capacity is not None and self._size > self._capacity:
+            self._evict()
+
+    @abstractmethod
+    def _place(self, slot: int, pose: list[float]) -> None:
+        """Put the frame in ``slot`` (pose as stored) into its cluster."""
+
+    def _evict(self) -> None:
+        cluster = self._clusters.largest()
+        slot = self._clusters.pop_oldest(cluster)
+        self._drop(slot)
+        self._after_eviction(cluster, slot)
+
+    def _drop(self, slots: int | np.ndarray) -> None:
+        """Forget frames that no cluster holds any more."""
+        self._frames.release(slots)
+        self._size -= 1 if isinstance(slots, int) else int(slots.shape[0])
+
+    @abstractmethod
+    def _after_eviction(self, cluster: int, slot: int) -> None:
+        """Eviction took ``slot``, the oldest frame of ``cluster``: close an emptied cluster, or
+        pick a new centre when the centre was taken."""
+
+    # --- read ---
+
+    def read(
+        self,
+        query: ArrayLike,
+        threshold: float,
+        *,
+        top_k: int | None = None,
+        near: Sequence[float] | None = None,
+        since: int | None = None,
+        until: int | None = None,
+        within: Sequence[float] | None = None,
+    ) -> MemoryRead:
+        """The searched frames whose score (cosine similarity to ``query``) is at least
+        ``threshold``, nearest first to ``near`` = ``(x, z)`` when given, else best first.
+
+        Searched frames: the frames of the ``top_k`` clusters (default: the config's) whose
+        centres score best among the clusters that pass the filters (paper, Algorithm "Read").
+        ``since``/``until`` (steps, inclusive) and ``within=(x, z, radius)`` (blocks) filter
+        both: a cluster competes for the top-k when its time span meets ``[since, until]`` and
+        the bounding box of its frames meets the disc; a frame is returned only if it passes
+        itself (see :class:`ReadFilter`).
+        """
+        vector = check_embedding(query, self._dim, name="query")
+        threshold, top_k, near_xz, window = check_read_options(
+            threshold, top_k, self._default_top_k(), near, since, until, within
+        )
+        if self._size == 0:
+            return MemoryRead.empty()
+        slots, scores, frames_scored = self._score(vector, top_k, window)
+        steps, poses = self._frames.steps, self._frames.poses  # np.take: fast small-row gathers
+        keep = scores >= threshold
+        if window.active:
+            keep &= window.frames(np.take(steps, slots), np.take(poses, slots, axis=0))
+        slots, scores = slots[keep], scores[keep]
+        if near_xz is None:
+            order = np.argsort(-scores, kind="stable")
+        else:
+            dx = np.take(poses[:, 0], slots).astype(np.float64) - near_xz[0]
+            dz = np.take(poses[:, 2], slots).astype(np.float64) - near_xz[1]
+            order = np.lexsort((-scores, dx * dx + dz * dz))
+        slots = slots[order]
+        return MemoryRead(
+            np.take(steps, slots), np.take(poses, slots, axis=0), scores[order], frames_scored
+        )
+
+    def _default_top_k(self) -> int:
+        return self.config.top_k
+
+    def _score(
+        self, query: np.ndarray, top_k: int, window: ReadFilter
+    ) -> tuple[np.ndarray, np.ndarray, int]:
+        """``(slots searched, their scores, dot products computed)``: rank the clusters by
+        centre, then score the frames of the top-k (or take their centres' scores)."""
+        clusters, centre_scores, centres_scored = self._clusters.rank(query, top_k, window)
+        if self.scores_centres_only:
+            return self._clusters.centre_slot[clusters], centre_scores, centres_scored
+        slots = self._clusters.gather(clusters)
+        scores = score_rows(self._frames.embeddings, slots, query)
+        return slots, scores, centres_scored + int(slots.shape[0])
+
+    # --- inspection ---
+
+    def clusters(self) -> list[ClusterView]:
+        """Copies of every cluster that holds frames, by cluster id."""
+        if self._clusters is None:
+            return []
+        views = []
+        for cluster in self._clusters.live().tolist():
+            slots = self._clusters.slots(cluster)
+            centre = self._centre_index(cluster, slots)
+            views.append(
+                ClusterView(
+                    self._frames.steps[slots],
+                    self._frames.poses[slots],
+                    self._frames.embeddings[slots],
+                    centre,
+                )
+            )
+        return views
+
+    def _centre_index(self, cluster: int, slots: np.ndarray) -> int | None:
+        return int(np.flatnonzero(slots == self._clusters.centre_slot[cluster])[0])
+
+    def stats(self) -> MemoryStats:
+        sizes = self._clusters.sizes() if self._clusters is not None else np.zeros(0, np.int64)
+        sizes = sizes[sizes > 0]
+        places, events = self._places_and_events()
+        storage = 0
+        if self._frames is not None:
+            storage = self._frames.nbytes + self._clusters.nbytes + self._index_nbytes()
+        return MemoryStats(
+            frames=self._size,
+            places=places,
+            events=events,
+            clusters=int(sizes.shape[0]),
+            frames_per_cluster_min=int(sizes.min()) if sizes.size else 0,
+            frames_per_cluster_mean=float(sizes.mean()) if sizes.size else 0.0,
+            frames_per_cluster_max=int(sizes.max()) if sizes.size else 0,
+            bytes=int(storage),
+        )
+
+    @abstractmethod
+    def _places_and_events(self) -> tuple[int, int]:
+        """``(places, events)`` for :meth:`stats`."""
+
+    def _index_nbytes(self) -> int:
+        """Bytes of the variant's own index structures."""
+        return 0
+
+    # --- persistence (file format in mrsteve.memory.persistence) ---
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the memory to ``path`` atomically; :func:`mrsteve.memory.load` restores it."""
+        from mrsteve.memory.persistence import save_memory
+
+        save_memory(self, path)
+
+    def _state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        """``(JSON-able scalars, arrays)`` that restore this memory exactly."""
+        scalars: dict[str, Any] = {"size": self._size, "last_t": self._last_t}
+        arrays: dict[str, np.ndarray] = {}
+        if self._frames is not None:
+            arrays.update({f"frames.{k}": v for k, v in self._frames.to_arrays().items()})
+            arrays.update({f"clusters.{k}": v for k, v in self._clusters.to_arrays().items()})
+            self._save_index(scalars, arrays)
+        return scalars, arrays
+
+    def _save_index(self, scalars: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
+        """Add the variant's own index structures to a saved state."""
+
+    @classmethod
+    def _from_state(
+        cls,
+        capacity: int | None,
+        dim: int | None,
+        config: dict[str, Any],
+        scalars: dict[str, Any],
+        arrays: dict[str, np.ndarray],
+    ) -> ClusteredMemory:
+        memory = cls(capacity, **config)
+        memory._size = int(scalars["size"])
+        memory._last_t = scalars["last_t"]
+        if dim is not None:
+            memory._dim = dim
+            memory._frames = FrameStore.from_arrays(
+                _section(arrays, "frames."), memory._frames_rows()
+            )
+            if memory._frames.dim != dim:
+                raise ValueError(f"frames have {memory._frames.dim} dims, the header says {dim}")
+            memory._clusters = ClusterTable.from_arrays(
+                _section(arrays, "clusters."), memory._frames
+            )
+            memory._load_index(scalars, arrays)
+        stored = 0 if memory._clusters is None else int(memory._clusters.sizes().sum())
+        if stored != memory._size:
+            raise ValueError(f"clusters hold {stored} frames but the header says {memory._size}")
+        return memory
+
+    def _load_index(self, scalars: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
+        """Restore what :meth:`_save_index` wrote."""
+
+
+def _section(arrays: dict[str, np.ndarray], prefix: str) -> dict[str, np.ndarray]:
+    return {k[len(prefix) :]: v for k, v in arrays.items() if k.startswith(prefix)}

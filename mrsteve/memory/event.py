@@ -1,0 +1,252 @@
+"""Event clustering (paper, Appendix "Place Event Memory Write & Read Operations" and "Event Memory
+Write & Read Operations") and Event Memory, which applies it to the whole stream of frames.
+
+Frames first go to a *provisional event* (the paper's dummy deque Q). Every ``update_freq`` (R)
+frames it is clustered: DP-Means on its embeddings, new clusters whose centres are more similar
+than ``merge_threshold`` merged (MERGE_CLUSTERS), then each folded into the most similar existing
+event of the same group if more similar than ``fold_threshold`` (c), else kept as a new event.
+The provisional event is readable like any event; its centre is its oldest frame.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from mrsteve.memory.base import is_int, is_real, require
+from mrsteve.memory.clustered import ClusterConfig, ClusteredMemory
+from mrsteve.memory.dpmeans import DPMeans
+from mrsteve.memory.frames import container_nbytes
+
+
+@dataclass(frozen=True)
+class EventConfig(ClusterConfig):
+    """How frames are clustered into events. Similarities are cosines (MineCLIP score / 100)."""
+
+    update_freq: int = 100
+    """R: frames collected in the provisional event before it is clustered (paper: 100)."""
+    n_init: int = 5
+    """K': DP-Means starting clusters (release: update_freq // 20 = 5)."""
+    delta: float = 1.0
+    """DP-Means penalty: a point farther than this squared distance from every centre opens a
+    cluster (paper: 1)."""
+    merge_threshold: float = 0.74
+    """thr2: new clusters whose centres are more similar than this merge (release: 74.0)."""
+    fold_threshold: float = 0.735
+    """c: a new cluster joins the most similar existing event if more similar than this
+    (paper: MineCLIP threshold 73.5)."""
+    max_iter: int = 100
+    """Most DP-Means iterations per clustering."""
+    seed: int = 0
+    """Seed of the k-means++ starts."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        for name in ("update_freq", "n_init", "max_iter"):
+            value = getattr(self, name)
+            require(is_int(value) and value >= 1, f"{name} must be an int >= 1", value)
+        require(is_real(self.delta) and self.delta > 0, "delta must be > 0", self.delta)
+        for name in ("merge_threshold", "fold_threshold"):
+            value = getattr(self, name)
+            require(
+                is_real(value) and -1 <= value <= 1, f"{name} must be a cosine in [-1, 1]", value
+            )
+        require(is_int(self.seed), "seed must be an int", self.seed)
+
+
+@dataclass(eq=False)
+class EventGroup:
+    """Events that new clusters may fold into: one place (Place Event Memory) or the whole
+    memory (Event Memory)."""
+
+    key: Hashable
+    events: list[int] = field(default_factory=list)
+    """Cluster ids of the group's clustered events, oldest first."""
+    provisional: int = -1
+    """Cluster id of the provisional event, -1 when it holds no frames."""
+    timer: int = 0
+    """Frames written to the provisional event since it was last clustered (r_k)."""
+
+
+def merge_similar(centres: np.ndarray, threshold: float) -> np.ndarray:
+    """MERGE_CLUSTERS: connected components of the graph linking centres whose cosine similarity
+    exceeds ``threshold``; returns each centre's component, numbered by first member."""
+    unit = centres / np.maximum(np.linalg.norm(centres, axis=1, keepdims=True), 1e-12)
+    linked = (unit @ unit.T) > threshold
+    np.fill_diagonal(linked, True)
+    component = np.arange(centres.shape[0])
+    while True:  # propagate the smallest index through each component
+        smallest = np.where(linked, component[None, :], centres.shape[0]).min(axis=1)
+        if np.array_equal(smallest, component):
+            break
+        component = smallest
+    return np.unique(component, return_inverse=True)[1]
+
+
+class EventClusteredMemory(ClusteredMemory):
+    """Base of Event and Place Event Memory: frames grouped by :meth:`_group_key`, and within a
+    group clustered into events. Eviction takes the oldest frame of the largest event (the
+    provisional events count as events). ``centre_only`` keeps only each new event's centre
+    frame after clustering (paper, Appendix "Place Event Memory Investigation")."""
+
+    Config = EventConfig
+    config: EventConfig
+    centre_only: bool = False
+    """Keep only the centre frame of each new event (set by the Center Embed variant)."""
+
+    def __init__(
+        self, capacity: int | None = None, *, dim: int | None = None, **hyperparameters: Any
+    ):
+        super().__init__(capacity, dim=dim, **hyperparameters)
+        self._groups: dict[Hashable, EventGroup] = {}
+        self._group_of: dict[int, EventGroup] = {}
+        """Cluster id -> its group."""
+        self._dpmeans = DPMeans(
+            self.config.n_init, self.config.delta, self.config.max_iter, self.config.seed
+        )
+
+    @abstractmethod
+    def _group_key(self, pose: list[float]) -> Hashable:
+        """The group (place) a frame at ``pose`` belongs to."""
+
+    def _place(self, slot: int, pose: list[float]) -> None:
+        key = self._group_key(pose)
+        group = self._groups.get(key)
+        if group is None:
+            group = self._groups[key] = EventGroup(key)
+        clusters = self._clusters
+        if group.provisional < 0:
+            group.provisional = clusters.open()
+            self._group_of[group.provisional] = group
+            clusters.set_centre(group.provisional, slot)
+        clusters.append(group.provisional, slot)
+        group.timer += 1
+        if group.timer >= self.config.update_freq:
+            self._cluster_events(group)
+
+    def _cluster_events(self, group: EventGroup) -> None:
+        """Turn the provisional event into events (paper, Algorithm "Write", lines 7-25)."""
+        clusters = self._clusters
+        provisional = group.provisional
+        slots = clusters.take_all(provisional)
+        clusters.close(provisional)
+        del self._group_of[provisional]
+        group.provisional, group.timer = -1, 0
+        embeddings = self._frames.embeddings[slots]
+        fit = self._dpmeans.fit(embeddings)
+        merged = merge_similar(fit.centres, self.config.merge_threshold)[fit.labels]
+        # Event -> positions in ``slots`` of the frames it receives; gathered first so that an
+        # event stays oldest first when two new clusters land in it.
+        joined: dict[int, list[np.ndarray]] = {}
+        for label in range(int(merged.max()) + 1):
+            members = np.flatnonzero(merged == label)
+            # The centre: the frame nearest the mean of the (merged) DP-Means cluster.
+            offsets = embeddings[members] - embeddings[members].mean(axis=0)
+            centre = int(members[np.argmin(np.einsum("ij,ij->i", offsets, offsets))])
+            target = self._most_similar_event(group, embeddings[centre])
+            if target is None:
+                target = clusters.open()
+                self._group_of[target] = group
+                group.events.append(target)
+                clusters.set_centre(target, int(slots[centre]))
+                kept = np.array([centre]) if self.centre_only else members
+            else:
+                kept = members[:0] if self.centre_only else members
+            joined.setdefault(target, []).append(kept)
+        for target, parts in joined.items():
+            clusters.extend(target, slots[np.sort(np.concatenate(parts))])
+        if self.centre_only:
+            kept = np.concatenate([part for parts in joined.values() for part in parts])
+            self._drop(np.delete(slots, kept))
+
+    def _most_similar_event(self, group: EventGroup, centre: np.ndarray) -> int | None:
+        """The group's event most similar to ``centre`` if above ``fold_threshold``."""
+        if not group.events:
+            return None
+        similarities = self._clusters.centres[group.events] @ centre
+        best = int(np.argmax(similarities))
+        return group.events[best] if similarities[best] > self.config.fold_threshold else None
+
+    def _after_eviction(self, cluster: int, slot: int) -> None:
+        clusters = self._clusters
+        group = self._group_of[cluster]
+        if clusters.size(cluster) == 0:
+            if cluster == group.provisional:
+                group.provisional, group.timer = -1, 0
+            else:
+                group.events.remove(cluster)
+            del self._group_of[cluster]
+            clusters.close(cluster)
+            if group.provisional < 0 and not group.events:
+                del self._groups[group.key]
+        elif cluster == group.provisional:
+            clusters.set_centre(cluster, int(clusters.slots(cluster)[0]))
+        elif slot == clusters.centre_slot[cluster]:  # the remaining frame nearest the old centre
+            slots = clusters.slots(cluster)
+            similarities = self._frames.embeddings[slots] @ clusters.centres[cluster]
+            clusters.set_centre(cluster, int(slots[np.argmax(similarities)]))
+
+    def _places_and_events(self) -> tuple[int, int]:
+        return 0, len(self._group_of)
+
+    def _index_nbytes(self) -> int:
+        events = [group.events for group in self._groups.values()]
+        return container_nbytes(self._groups, self._group_of, *events)
+
+    # --- persistence ---
+
+    def _save_index(self, scalars: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
+        groups = list(self._groups.values())
+        arrays["groups.keys"] = np.asarray([self._encode_key(g.key) for g in groups], np.int64)
+        arrays["groups.provisional"] = np.asarray([g.provisional for g in groups], np.int64)
+        arrays["groups.timer"] = np.asarray([g.timer for g in groups], np.int64)
+        arrays["groups.event_counts"] = np.asarray([len(g.events) for g in groups], np.int64)
+        arrays["groups.events"] = np.asarray([e for g in groups for e in g.events], np.int64)
+        scalars["dpmeans_rng"] = self._dpmeans.rng.bit_generator.state
+
+    def _load_index(self, scalars: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
+        events = arrays["groups.events"].tolist()
+        offset = 0
+        for key, provisional, timer, count in zip(
+            arrays["groups.keys"].tolist(),
+            arrays["groups.provisional"].tolist(),
+            arrays["groups.timer"].tolist(),
+            arrays["groups.event_counts"].tolist(),
+            strict=True,
+        ):
+            group = EventGroup(
+                self._decode_key(key), events[offset : offset + count], provisional, timer
+            )
+            offset += count
+            self._groups[group.key] = group
+            for cluster in group.events + ([provisional] if provisional >= 0 else []):
+                self._group_of[cluster] = group
+        self._dpmeans.rng.bit_generator.state = scalars["dpmeans_rng"]
+
+    @abstractmethod
+    def _encode_key(self, key: Any) -> list[int]:
+        """A group key as ints, for saving."""
+
+    @abstractmethod
+    def _decode_key(self, key: list[int]) -> Hashable:
+        """The inverse of :meth:`_encode_key`."""
+
+
+class EventMemory(EventClusteredMemory):
+    """Event Memory (paper, Appendix "Event Memory Write & Read Operations"): one provisional event
+    for the whole stream, clustered every R frames into events regardless of place. Eviction takes
+    the oldest frame of the largest event; a read ranks events by centre score, then scores the
+    frames of the top-k."""
+
+    def _group_key(self, pose: list[float]) -> Hashable:
+        return ()
+
+    def _encode_key(self, key: Any) -> list[int]:
+        return []
+
+    def _decode_key(self, key: list[int]) -> Hashable:
+        return ()

@@ -1,0 +1,42 @@
+"""FIFO Memory (paper, Section 3.1): the oldest frame goes first, and a read scores every frame."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mrsteve.memory.base import ReadFilter
+from mrsteve.memory.clustered import ClusteredMemory
+
+_ALL = 0
+"""FIFO Memory keeps every frame in one cluster, oldest first; it has no centre."""
+
+
+class FIFOMemory(ClusteredMemory):
+    """Frames in arrival order. Eviction drops the oldest frame; a read scores every stored frame
+    with one matrix product (``top_k`` is accepted and ignored)."""
+
+    def _on_allocate(self) -> None:
+        self._clusters.open()
+
+    def _place(self, slot: int, pose: list[float]) -> None:
+        self._clusters.append(_ALL, slot)
+
+    def _after_eviction(self, cluster: int, slot: int) -> None:
+        """Nothing to repair: the one cluster never empties (capacity >= 1)."""
+
+    def _default_top_k(self) -> int:
+        return 1
+
+    def _score(
+        self, query: np.ndarray, top_k: int, window: ReadFilter
+    ) -> tuple[np.ndarray, np.ndarray, int]:
+        frames = self._frames
+        scores = frames.embeddings[: frames.used] @ query
+        slots = self._clusters.slots(_ALL)
+        return slots, scores[slots], int(slots.shape[0])
+
+    def _centre_index(self, cluster: int, slots: np.ndarray) -> int | None:
+        return None
+
+    def _places_and_events(self) -> tuple[int, int]:
+        return 0, 0

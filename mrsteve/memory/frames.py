@@ -1,0 +1,117 @@
+"""Contiguous frame storage: one row (a *slot*) per frame in a float32 embedding matrix, a float32
+pose matrix and an int64 step vector. Evicted slots go on a free list and are reused first.
+Clusters refer to slots as int32 (up to 2**31 frames)."""
+
+from __future__ import annotations
+
+from collections.abc import Sized
+
+import numpy as np
+
+GROWTH_ROWS = 1024
+"""Rows added when an unlimited store is full: fixed chunks keep spare memory under 1 % at 100K
+frames. Growth resizes in place (realloc; glibc remaps large blocks instead of copying them), so
+its cost is faulting in the new pages, which the writes would pay anyway."""
+LIST_ENTRY_BYTES = 8
+DICT_ENTRY_BYTES = 100
+
+
+def container_nbytes(*containers: Sized) -> int:
+    """Estimated bytes of Python index containers, from their lengths alone (so a loaded memory
+    reports what the saved one did): a pointer per list entry, 100 bytes per dict entry (hash
+    slot, key and value objects)."""
+    return sum(
+        (DICT_ENTRY_BYTES if isinstance(c, dict) else LIST_ENTRY_BYTES) * len(c) for c in containers
+    )
+
+
+class FrameStore:
+    """Frames of one memory. ``max_rows`` bounds the allocation (a capacity-limited memory needs
+    ``capacity + 1`` rows: it writes before it evicts); ``None`` grows without bound."""
+
+    def __init__(self, dim: int, max_rows: int | None) -> None:
+        self.dim = dim
+        self.max_rows = max_rows
+        self.embeddings = np.zeros((0, dim), np.float32)
+        self.poses = np.zeros((0, 5), np.float32)
+        self.steps = np.zeros(0, np.int64)
+        self.used = 0
+        """Slots handed out so far (the high-water mark); rows past it are spare."""
+        self.free: list[int] = []
+
+    def add(self, embedding: np.ndarray, pose: tuple[float, ...], t: int) -> int:
+        """Store a frame; returns its slot."""
+        if self.free:
+            slot = self.free.pop()
+        else:
+            if self.used == self.embeddings.shape[0]:
+                self._grow()
+            slot = self.used
+            self.used += 1
+        self.embeddings[slot] = embedding
+        self.poses[slot] = pose
+        self.steps[slot] = t
+        return slot
+
+    def release(self, slots: int | np.ndarray) -> None:
+        """Give slots back for reuse (their rows are overwritten by later frames)."""
+        if isinstance(slots, np.ndarray):
+            self.free.extend(slots.tolist())
+        else:
+            self.free.append(slots)
+
+    def _grow(self) -> None:
+        rows = self.embeddings.shape[0] + GROWTH_ROWS
+        if self.max_rows is not None:
+            rows = min(rows, self.max_rows)
+        try:  # in place; no local names may refer to the arrays, or numpy refuses
+            self.embeddings.resize((rows, self.dim), refcheck=True)
+            self.poses.resize((rows, 5), refcheck=True)
+            self.steps.resize(rows, refcheck=True)
+        except ValueError:  # something else holds a view (a debugger, say): copy instead
+            self.embeddings = _grown(self.embeddings, rows)
+            self.poses = _grown(self.poses, rows)
+            self.steps = _grown(self.steps, rows)
+
+    @property
+    def nbytes(self) -> int:
+        return (
+            self.embeddings.nbytes
+            + self.poses.nbytes
+            + self.steps.nbytes
+            + container_nbytes(self.free)
+        )
+
+    # --- persistence ---
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        return {
+            "embeddings": self.embeddings[: self.used],
+            "poses": self.poses[: self.used],
+            "steps": self.steps[: self.used],
+            "free": np.asarray(self.free, np.int64),
+        }
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, np.ndarray], max_rows: int | None) -> FrameStore:
+        embeddings = arrays["embeddings"]
+        store = cls(int(embeddings.shape[1]), max_rows)
+        used = int(embeddings.shape[0])
+        if max_rows is not None and used > max_rows:
+            raise ValueError(f"{used} frames stored, more than the {max_rows} rows allowed")
+        while store.embeddings.shape[0] < used:  # the rows the store had grown to
+            store._grow()
+        store.used = used
+        store.embeddings[:used] = embeddings
+        store.poses[:used] = arrays["poses"]
+        store.steps[:used] = arrays["steps"]
+        store.free = arrays["free"].astype(np.int64).tolist()
+        if store.free and not 0 <= min(store.free) <= max(store.free) < used:
+            raise ValueError("free slots outside the frames stored")
+        return store
+
+
+def _grown(array: np.ndarray, rows: int) -> np.ndarray:
+    grown = np.zeros((rows,) + array.shape[1:], array.dtype)
+    grown[: min(rows, array.shape[0])] = array[:rows]
+    return grown

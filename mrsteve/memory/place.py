@@ -1,0 +1,125 @@
+"""Place Memory (paper, Section 3.1 and Appendix "Place Memory Write & Read Operations"): frames
+clustered by where the agent stood and which way it looked."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from mrsteve.memory.base import is_real, require
+from mrsteve.memory.clustered import ClusterConfig, ClusteredMemory
+from mrsteve.memory.frames import container_nbytes
+
+PlaceKey = tuple[int, int, int]
+"""``(cell x, cell z, yaw bin)`` of a place."""
+
+
+@dataclass(frozen=True)
+class PlaceConfig(ClusterConfig):
+    """How ground positions and headings map to places."""
+
+    cell_size: float = 6.0
+    """C: side of a square place cell on the ground plane, in blocks (paper: 6)."""
+    yaw_bin: float = 60.0
+    """W: width of a heading bin in degrees, in (0, 180] (paper: 60)."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        cell, width = self.cell_size, self.yaw_bin
+        require(is_real(cell) and cell > 0, "cell_size must be > 0 blocks", cell)
+        require(is_real(width) and 0 < width <= 180, "yaw_bin must be in (0, 180] degrees", width)
+
+
+def place_key(pose: list[float], config: PlaceConfig) -> PlaceKey:
+    """The place of a pose relative to the episode start: ``floor((p + C/2) / C)`` on x and z and
+    ``floor(((yaw + W/2) mod 360) / W)``, so the first place is centred on the start, yaw 0."""
+    x, _, z, yaw, _ = pose
+    cell, width = config.cell_size, config.yaw_bin
+    return (
+        math.floor((x + cell / 2) / cell),
+        math.floor((z + cell / 2) / cell),
+        math.floor(((yaw + width / 2) % 360.0) / width),
+    )
+
+
+def distance_to_place_centre(x: Any, z: Any, yaw: Any, key: PlaceKey, config: PlaceConfig) -> Any:
+    """Squared distance from poses to the centre of place ``key``, each axis in units of the
+    place's extent (C blocks, W degrees). Works on floats and on numpy arrays alike."""
+    cell, width = config.cell_size, config.yaw_bin
+    dx = (x - key[0] * cell) / cell
+    dz = (z - key[1] * cell) / cell
+    dyaw = ((yaw - key[2] * width + 180.0) % 360.0 - 180.0) / width
+    return dx * dx + dz * dz + dyaw * dyaw
+
+
+class PlaceMemory(ClusteredMemory):
+    """One cluster per place, each a FIFO queue. A place's centre is its frame nearest the place
+    centre (:func:`distance_to_place_centre`; ties keep the older frame). Eviction drops the
+    oldest frame of the largest place; a read ranks places by centre score, then scores the
+    frames of the top-k."""
+
+    Config = PlaceConfig
+    config: PlaceConfig
+
+    def __init__(
+        self, capacity: int | None = None, *, dim: int | None = None, **hyperparameters: Any
+    ):
+        super().__init__(capacity, dim=dim, **hyperparameters)
+        self._places: dict[PlaceKey, int] = {}
+        """Place -> cluster id."""
+        self._key_of: dict[int, PlaceKey] = {}
+        self._centre_distance: dict[int, float] = {}
+
+    def _place(self, slot: int, pose: list[float]) -> None:
+        key = place_key(pose, self.config)
+        cluster = self._places.get(key)
+        if cluster is None:
+            cluster = self._places[key] = self._clusters.open()
+            self._key_of[cluster] = key
+            self._centre_distance[cluster] = math.inf
+        self._clusters.append(cluster, slot)
+        distance = distance_to_place_centre(pose[0], pose[2], pose[3], key, self.config)
+        if distance < self._centre_distance[cluster]:
+            self._centre_distance[cluster] = distance
+            self._clusters.set_centre(cluster, slot)
+
+    def _after_eviction(self, cluster: int, slot: int) -> None:
+        if self._clusters.size(cluster) == 0:
+            del self._places[self._key_of.pop(cluster)]
+            del self._centre_distance[cluster]
+            self._clusters.close(cluster)
+        elif slot == self._clusters.centre_slot[cluster]:
+            slots = self._clusters.slots(cluster)
+            poses = self._frames.poses[slots].astype(np.float64)
+            distances = distance_to_place_centre(
+                poses[:, 0], poses[:, 2], poses[:, 3], self._key_of[cluster], self.config
+            )
+            best = int(np.argmin(distances))
+            self._centre_distance[cluster] = float(distances[best])
+            self._clusters.set_centre(cluster, int(slots[best]))
+
+    def _places_and_events(self) -> tuple[int, int]:
+        return len(self._places), 0
+
+    def _index_nbytes(self) -> int:
+        return container_nbytes(self._places, self._key_of, self._centre_distance)
+
+    def _save_index(self, scalars: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
+        clusters = list(self._places.values())
+        arrays["places.keys"] = np.asarray(list(self._places), np.int64).reshape(-1, 3)
+        arrays["places.clusters"] = np.asarray(clusters, np.int64)
+        arrays["places.centre_distance"] = np.asarray(
+            [self._centre_distance[c] for c in clusters], np.float64
+        )
+
+    def _load_index(self, scalars: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
+        keys = arrays["places.keys"].tolist()
+        clusters = arrays["places.clusters"].tolist()
+        distances = arrays["places.centre_distance"].tolist()
+        for key, cluster, distance in zip(keys, clusters, distances, strict=True):
+            self._places[tuple(key)] = cluster
+            self._key_of[cluster] = tuple(key)
+            self._centre_distance[cluster] = distance

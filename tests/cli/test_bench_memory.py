@@ -1,0 +1,76 @@
+"""`mrsteve bench memory` end to end, on a tiny trajectory."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from mrsteve.cli import app
+
+runner = CliRunner()
+
+
+def test_a_tiny_run_prints_the_table_and_writes_json(tmp_path):
+    path = tmp_path / "bench.json"
+    arguments = [
+        "bench",
+        "memory",
+        "--frames",
+        "400",
+        "--queries",
+        "5",
+        "--dim",
+        "16",
+        "--no-progress",
+    ]
+    result = runner.invoke(app, [*arguments, "--json", str(path)])
+    assert result.exit_code == 0, result.output
+    assert "Place Event (centre only)" in result.output and "paper" in result.output
+    report = json.loads(path.read_text())
+    assert report["config"]["frames"] == 400 and report["config"]["dim"] == 16
+    rows = report["rows"]
+    assert [(row["memory"], row["top_k"]) for row in rows[:2]] == [("fifo", None), ("place", 1)]
+    assert len(rows) == 1 + 4 * 5  # FIFO once, the others at top-k 1, 2, 4, 10, 30
+    for row in rows:
+        assert row["ms_p10"] <= row["ms_median"] <= row["ms_p90"]
+        assert row["frames_scored"] > 0 and row["bytes_per_frame"] >= 16 * 4
+    fifo = rows[0]
+    assert fifo["frames_scored"] == 400 and fifo["paper_ms_mean"] == 438.46
+    place_event_30 = next(r for r in rows if r["memory"] == "place-event" and r["top_k"] == 30)
+    assert place_event_30["paper_ms_mean"] == 11.24 and place_event_30["paper_clusters"] == 3000
+    assert set(report["targets"]) == {
+        "fifo_over_place_event_top30",
+        "place_event_write_us_per_frame",
+    }
+
+
+def test_a_subset_of_memories_can_be_chosen(tmp_path):
+    path = tmp_path / "bench.json"
+    arguments = [
+        "bench",
+        "memory",
+        "--frames",
+        "200",
+        "--queries",
+        "2",
+        "--dim",
+        "8",
+        "--no-progress",
+    ]
+    result = runner.invoke(
+        app, [*arguments, "--memory", "place-event", "--memory", "fifo", "--json", str(path)]
+    )
+    assert result.exit_code == 0, result.output
+    rows = json.loads(path.read_text())["rows"]
+    assert {row["memory"] for row in rows} == {"fifo", "place-event"}
+
+
+def test_bad_options_fail_with_a_message():
+    for arguments, message in (
+        (["--frames", "0"], "--frames must be >= 1"),
+        (["--memory", "lstm"], "unknown --memory"),
+    ):
+        result = runner.invoke(app, ["bench", "memory", *arguments])
+        assert result.exit_code == 2
+        assert message in result.output

@@ -1,0 +1,84 @@
+"""DP-Means: k-means++ start, a new cluster for points farther than delta, determinism."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from memory_streams import unit
+
+from mrsteve.memory import DPMeans
+
+
+def blobs(rng, count, dim=32, per_blob=25, noise=0.1):
+    centres = unit(rng.normal(size=(count, dim)))
+    labels = np.repeat(np.arange(count), per_blob)
+    points = unit(centres[labels] + noise * unit(rng.normal(size=(labels.size, dim))))
+    return points, labels
+
+
+@pytest.mark.parametrize("count", [1, 3, 8])
+def test_separated_scenes_get_their_own_clusters_beyond_the_starting_ones(count):
+    """Unit scenes are about 2 apart in squared distance: with delta = 0.3 no centre can serve
+    two, so DP-Means opens clusters beyond K' = 5 when needed. A scene may keep two starting
+    clusters (the memory's MERGE_CLUSTERS step joins those)."""
+    points, truth = blobs(np.random.default_rng(count), count)
+    result = DPMeans(n_init=5, delta=0.3, seed=0).fit(points)
+    for label in np.unique(result.labels):
+        assert np.unique(truth[result.labels == label]).size == 1
+    assert np.unique(result.labels).size >= count
+
+
+def test_every_point_ends_within_delta_of_its_centre_mean():
+    points, _ = blobs(np.random.default_rng(5), 6, noise=0.4)
+    result = DPMeans(n_init=2, delta=1.0, seed=3).fit(points)
+    distances = ((points - result.centres[result.labels]) ** 2).sum(axis=1)
+    assert distances.max() <= 1.0
+    for label in range(result.centres.shape[0]):
+        np.testing.assert_allclose(
+            result.centres[label], points[result.labels == label].mean(axis=0), atol=1e-6
+        )
+
+
+def test_a_small_delta_splits_and_a_large_delta_joins():
+    points, _ = blobs(np.random.default_rng(6), 4)
+    assert np.unique(DPMeans(n_init=1, delta=10.0).fit(points).labels).size == 1
+    assert np.unique(DPMeans(n_init=1, delta=0.05).fit(points).labels).size > 4
+
+
+def test_labels_are_numbered_by_first_point():
+    points, _ = blobs(np.random.default_rng(7), 5)
+    labels = DPMeans(seed=1).fit(points[::-1]).labels
+    first_seen = [labels.tolist().index(label) for label in range(labels.max() + 1)]
+    assert first_seen == sorted(first_seen)
+
+
+def test_same_seed_same_result_and_fits_advance_the_generator():
+    points, _ = blobs(np.random.default_rng(8), 3, noise=0.5)
+    a, b = DPMeans(seed=42), DPMeans(seed=42)
+    first_a, first_b = a.fit(points), b.fit(points)
+    np.testing.assert_array_equal(first_a.labels, first_b.labels)
+    np.testing.assert_array_equal(first_a.centres, first_b.centres)
+    generator = np.random.default_rng(42)
+    np.testing.assert_array_equal(DPMeans(seed=generator).fit(points).labels, first_a.labels)
+
+
+def test_fewer_points_than_starting_clusters_and_duplicates():
+    assert DPMeans(n_init=5).fit(np.ones((1, 4))).labels.tolist() == [0]
+    duplicates = np.tile(unit(np.arange(1.0, 5.0)), (7, 1))
+    result = DPMeans(n_init=5).fit(duplicates)
+    assert result.labels.tolist() == [0] * 7
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [({"n_init": 0}, "n_init"), ({"delta": 0.0}, "delta"), ({"max_iter": 0}, "max_iter")],
+)
+def test_bad_arguments_raise(arguments, message):
+    with pytest.raises(ValueError, match=message):
+        DPMeans(**arguments)
+
+
+@pytest.mark.parametrize("points", [np.zeros((0, 3)), np.zeros(3), np.full((2, 3), np.nan)])
+def test_bad_points_raise(points):
+    with pytest.raises(ValueError, match="points"):
+        DPMeans().fit(points)

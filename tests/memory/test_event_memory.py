@@ -1,0 +1,118 @@
+"""Event clustering (DP-Means, MERGE_CLUSTERS, folding) in Event and Place Event Memory."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from memory_streams import SceneWorld, stay, write_all
+
+from mrsteve.memory import EventMemory, PlaceEventMemory
+from mrsteve.memory.event import merge_similar
+
+
+def test_merge_similar_joins_connected_components():
+    centres = np.array([[1.0, 0.0], [0.9, 0.1], [0.0, 1.0], [0.7, 0.72], [-1.0, 0.0]])
+    # 0-1 similar, 3 bridges 1 and 2 above 0.74? cos(1, 3) = 0.77, cos(3, 2) = 0.72: not linked.
+    assert merge_similar(centres, 0.74).tolist() == [0, 0, 1, 0, 2]
+    assert merge_similar(centres, 0.7).tolist() == [0, 0, 0, 0, 1]
+
+
+def events(memory):
+    return [view.t.tolist() for view in memory.clusters()]
+
+
+def test_distinct_scenes_become_events_and_a_returning_scene_folds_in():
+    world = SceneWorld()
+    x, y = world.scene(), world.scene()
+    memory = EventMemory()
+    next_t = write_all(memory, world.view(x, 100), stay(0, 0, 100))
+    assert events(memory) == [list(range(100))]
+    next_t = write_all(memory, world.view(y, 100), stay(50, 0, 100), start=next_t)
+    next_t = write_all(memory, world.view(x, 100), stay(-50, 0, 100), start=next_t)
+    assert events(memory) == [list(range(100)) + list(range(200, 300)), list(range(100, 200))]
+    assert memory.stats().events == 2
+
+
+def test_one_clustering_splits_a_mixed_window_into_its_scenes():
+    world = SceneWorld()
+    x, y, z = world.scene(), world.scene(), world.scene()
+    memory = EventMemory()
+    write_all(memory, np.concatenate([world.view(s, 34) for s in (x, y, z)])[:100], stay(0, 0, 100))
+    assert sorted(len(t) for t in events(memory)) == [32, 34, 34]
+
+
+def test_the_provisional_event_is_readable_with_its_oldest_frame_as_centre():
+    world = SceneWorld()
+    scene = world.scene()
+    memory = EventMemory()
+    write_all(memory, world.view(scene, 40), stay(0, 0, 40))
+    (view,) = memory.clusters()
+    assert view.centre_index == 0 and len(view.t) == 40
+    assert len(memory.read(scene, 0.8)) == 40
+
+
+def test_place_event_memory_keeps_look_alike_scenes_of_two_places_apart():
+    world = SceneWorld()
+    scene = world.scene()
+    memory = PlaceEventMemory()
+    next_t = write_all(memory, world.view(scene, 100), stay(0, 0, 100))
+    write_all(memory, world.view(scene, 100), stay(30, 0, 100), start=next_t)
+    assert events(memory) == [list(range(100)), list(range(100, 200))]
+    assert (memory.stats().places, memory.stats().events) == (2, 2)
+    everything = EventMemory()
+    write_all(everything, world.view(scene, 200), stay(0, 0, 200))
+    assert everything.stats().events == 1
+
+
+def test_eviction_takes_the_oldest_frame_of_the_largest_event_over_all_places():
+    world = SceneWorld()
+    x, y = world.scene(), world.scene()
+    memory = PlaceEventMemory(capacity=250)
+    next_t = write_all(memory, world.view(x, 100), stay(0, 0, 100))  # place A, event X
+    next_t = write_all(memory, world.view(y, 120), stay(30, 0, 120), start=next_t)  # B: 100 + 20
+    next_t = write_all(memory, world.view(x, 31), stay(0, 0, 31), start=next_t)  # A: provisional
+    assert len(memory) == 250
+    write_all(memory, world.view(y, 5), stay(30, 0, 5), start=next_t)
+    sizes = sorted(len(t) for t in events(memory))
+    assert len(memory) == 250 and sizes == [25, 31, 97, 97]
+    stored = {t for ts in events(memory) for t in ts}
+    assert {0, 1, 2, 100, 101, 102}.isdisjoint(stored)
+
+
+def test_centre_only_keeps_one_frame_per_event_and_reads_the_oldest_provisional_frame():
+    world = SceneWorld()
+    x, y = world.scene(), world.scene()
+    memory = PlaceEventMemory(center_only=True)
+    next_t = write_all(memory, world.view(x, 100), stay(0, 0, 100))
+    assert len(memory) == 1 and memory.stats().events == 1
+    next_t = write_all(memory, world.view(x, 100), stay(0, 0, 100), start=next_t)
+    assert len(memory) == 1  # folded into the existing event: the new frames are dropped
+    write_all(memory, world.view(y, 30), stay(0, 0, 30), start=next_t)
+    assert len(memory) == 31
+    result = memory.read(y, 0.5)
+    assert result.t.tolist() == [200] and result.frames_scored == 2
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("update_freq", 0),
+        ("n_init", 0),
+        ("n_init", 2.5),
+        ("delta", -1.0),
+        ("delta", float("nan")),
+        ("merge_threshold", 1.5),
+        ("fold_threshold", "high"),
+        ("seed", None),
+    ],
+)
+def test_bad_event_hyperparameters_raise(field, value):
+    with pytest.raises(ValueError, match=field):
+        EventMemory(**{field: value})
+    with pytest.raises(ValueError, match=field):
+        PlaceEventMemory(**{field: value})
+
+
+def test_center_only_must_be_a_bool():
+    with pytest.raises(ValueError, match="center_only"):
+        PlaceEventMemory(center_only="yes")

@@ -1,0 +1,170 @@
+"""Property tests over random streams: capacity, len, reads against a brute-force reference, and
+save/load round trips, for all five memories."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from memory_streams import MEMORIES, random_frames, write_all
+
+from mrsteve.memory import load
+
+DIM = 8
+EPS = 1e-5
+"""Scores computed by a matrix product and by a single dot product may differ in the last bits."""
+
+names = st.sampled_from(list(MEMORIES))
+streams = st.fixed_dictionaries(
+    {
+        "seed": st.integers(0, 2**16),
+        "count": st.integers(1, 160),
+        "capacity": st.one_of(st.none(), st.integers(1, 60)),
+        "spread": st.sampled_from([2.0, 10.0, 40.0]),
+        "update_freq": st.integers(1, 12),
+    }
+)
+
+
+def build(name: str, stream: dict, count: int | None = None):
+    hyperparameters = {"update_freq": stream["update_freq"]} if "event" in name else {}
+    memory = MEMORIES[name](stream["capacity"], **hyperparameters)
+    rng = np.random.default_rng(stream["seed"])
+    frames = random_frames(rng, stream["count"], DIM, spread=stream["spread"])
+    return memory, frames
+
+
+@settings(max_examples=60, deadline=None)
+@given(name=names, stream=streams)
+def test_capacity_is_never_exceeded_and_len_is_exact(name, stream):
+    memory, (embeddings, poses) = build(name, stream)
+    capacity = stream["capacity"]
+    for t, (embedding, pose) in enumerate(zip(embeddings, poses)):
+        memory.write(embedding, pose, t)
+        if capacity is not None:
+            assert len(memory) <= capacity
+        if name != "place_event_centre_only":  # which drops non-centre frames on clustering
+            assert len(memory) == min(t + 1, capacity or t + 1)
+    views = memory.clusters()
+    assert len(memory) == sum(len(view.t) for view in views) == memory.stats().frames
+    stored = np.concatenate([view.t for view in views])
+    assert np.unique(stored).shape == stored.shape
+    for view in views:  # what is stored is what was written
+        np.testing.assert_array_equal(view.embedding, embeddings[view.t])
+
+
+def reference_read(name, memory, query, threshold, top_k, since, until, within):
+    """Brute force over :meth:`clusters`: ``(frames that must be returned, frames that may be)``,
+    the two differing only within EPS of a score boundary."""
+    query = query.astype(np.float64)
+    searched = []
+    for view in memory.clusters():
+        t, x, z = view.t, view.pose[:, 0].astype(np.float64), view.pose[:, 2].astype(np.float64)
+        if since is not None and t.max() < since or until is not None and t.min() > until:
+            continue
+        if within is not None:
+            cx, cz, radius = within
+            dx = max(x.min() - cx, cx - x.max(), 0.0)
+            dz = max(z.min() - cz, cz - z.max(), 0.0)
+            if dx * dx + dz * dz > radius * radius:
+                continue
+        centre = view.embedding[view.centre_index or 0].astype(np.float64) @ query
+        searched.append((centre, view))
+    if name == "fifo":
+        sure = maybe = [view for _, view in searched]
+    else:
+        centres = sorted((score for score, _ in searched), reverse=True)
+        kth = centres[top_k - 1] if len(centres) > top_k else -np.inf
+        sure = [view for score, view in searched if score > kth + EPS]
+        maybe = [view for score, view in searched if score >= kth - EPS]
+
+    def passing(views, margin):
+        frames = set()
+        for view in views:
+            rows = [view.centre_index] if name == "place_event_centre_only" else range(len(view.t))
+            for row in rows:
+                t, pose = int(view.t[row]), view.pose[row].astype(np.float64)
+                if view.embedding[row].astype(np.float64) @ query < threshold + margin:
+                    continue
+                if since is not None and t < since or until is not None and t > until:
+                    continue
+                if (
+                    within is not None
+                    and np.hypot(pose[0] - within[0], pose[2] - within[1]) > within[2]
+                ):
+                    continue
+                frames.add(t)
+        return frames
+
+    return passing(sure, EPS), passing(maybe, -EPS)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    name=names,
+    stream=streams,
+    threshold=st.floats(-0.5, 0.95),
+    top_k=st.integers(1, 6),
+    since=st.one_of(st.none(), st.integers(0, 100)),
+    until=st.one_of(st.none(), st.integers(0, 160)),
+    within=st.one_of(
+        st.none(), st.tuples(st.floats(-20, 20), st.floats(-20, 20), st.floats(0, 30))
+    ),
+    near=st.one_of(st.none(), st.tuples(st.floats(-20, 20), st.floats(-20, 20))),
+    from_memory=st.booleans(),
+)
+def test_read_returns_exactly_the_searched_frames_at_or_above_threshold(
+    name, stream, threshold, top_k, since, until, within, near, from_memory
+):
+    memory, frames = build(name, stream)
+    write_all(memory, *frames)
+    rng = np.random.default_rng(stream["seed"] + 1)
+    query = (
+        frames[0][rng.integers(stream["count"])]
+        if from_memory
+        else random_frames(rng, 1, DIM)[0][0]
+    )
+    result = memory.read(
+        query, threshold, top_k=top_k, near=near, since=since, until=until, within=within
+    )
+    must, may = reference_read(name, memory, query, threshold, top_k, since, until, within)
+    returned = result.t.tolist()
+    assert len(set(returned)) == len(returned)
+    assert must <= set(returned) <= may
+    assert (result.score >= threshold).all()
+    if near is None:
+        assert (np.diff(result.score) <= 0).all()
+    else:
+        distance = np.hypot(result.pose[:, 0] - near[0], result.pose[:, 2] - near[1])
+        assert (np.diff(distance) >= -1e-9).all()
+
+
+@settings(max_examples=40, deadline=None)
+@given(name=names, stream=streams, split=st.floats(0, 1), threshold=st.floats(-0.5, 0.9))
+def test_save_then_load_then_write_matches_never_saving(name, stream, split, threshold):
+    memory, (embeddings, poses) = build(name, stream)
+    first = int(split * stream["count"])
+    write_all(memory, embeddings[:first], poses[:first])
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "memory.mrsteve"
+        memory.save(path)
+        loaded = load(path)
+    for continued in (False, True):
+        if continued:
+            write_all(memory, embeddings[first:], poses[first:], start=first)
+            write_all(loaded, embeddings[first:], poses[first:], start=first)
+        assert loaded.stats() == memory.stats()
+        for view, loaded_view in zip(memory.clusters(), loaded.clusters(), strict=True):
+            np.testing.assert_array_equal(loaded_view.t, view.t)
+            np.testing.assert_array_equal(loaded_view.embedding, view.embedding)
+            assert loaded_view.centre_index == view.centre_index
+        for query in embeddings[:3]:
+            expected, got = (
+                memory.read(query, threshold, near=(1.0, 1.0)),
+                loaded.read(query, threshold, near=(1.0, 1.0)),
+            )
+            np.testing.assert_array_equal(got.t, expected.t)
+            np.testing.assert_array_equal(got.score, expected.score)
