@@ -549,7 +549,11 @@ class Pond(Feature):
 @dataclass(frozen=True)
 class River(Feature):
     """A river along x around row ``z``: ``depth`` blocks of water one block below its banks,
-    too wide to jump, so it must be swum across."""
+    too wide to jump, so it must be swum across. A swimmer cannot climb a bank one block above
+    the water (as in Minecraft 1.11, the water-exit lift falls short), so every ``exit_spacing``
+    blocks a shore ``exit_width`` columns wide comes down to the water's level on both sides:
+    the river is crossed by finding an exit, which a navigator that only heads straight for its
+    goal does not do (the paper's heuristic navigator fails on rivers)."""
 
     kind: ClassVar[str] = "river"
     z: int
@@ -566,12 +570,19 @@ class River(Feature):
     """Top block of the banks."""
     bed: str = "sand"
     """Block under the water."""
+    exit_spacing: int = 16
+    """Blocks along the river between the starts of two exits (shores level with the water)."""
+    exit_width: int = 3
+    """Columns of each exit along the river."""
     landmark: str | None = None
     """Landmark name of the river's middle."""
 
     def __post_init__(self):
         _check_block(self.bank, "river")
         _check_block(self.bed, "river")
+        if not 0 < self.exit_width < self.exit_spacing:
+            raise ValueError(f"river: need 0 < exit_width < exit_spacing, got {self.exit_width}, "
+                             f"{self.exit_spacing}")
 
     def shape(self, site, rng):
         course = self.z + 0.5 + self.meander * value_noise(rng, (site.size[0], 1), 24.0)
@@ -583,6 +594,9 @@ class River(Feature):
         site.water[water] = GROUND_Y - 1
         site.paint(water, self.bed, self.bed)
         site.paint(~water & (d < banks), self.bank)
+        offset = int(rng.integers(self.exit_spacing))
+        exits = ~water & (d < banks) & ((site.x + offset) % self.exit_spacing < self.exit_width)
+        site.elevation[exits] = -1.0  # ground top level with the water surface
         middle = site.size[0] // 2
         self._mark(site, self.landmark, (middle + 0.5, float(course[middle, 0])))
 

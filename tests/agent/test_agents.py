@@ -64,7 +64,6 @@ def test_after_A_and_B_mrsteve_walks_back_to_where_it_found_A():
                        max_steps=12000, callbacks=[trace])
     a, _, a2 = result.tasks
     assert [task.success for task in result.tasks] == [True, True, True]
-    assert a2.duration < 0.4 * a.duration, "memory makes the second A fast"
 
     # The second A starts by navigating (memory has the water) to where the water was seen from,
     # and ends where the first A ended: at the pond.
