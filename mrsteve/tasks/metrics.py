@@ -6,8 +6,9 @@ over the cells where the agent spent more than 300 steps, of the number of times
 the cell after leaving it (entries minus one), so an agent that never returns scores 0.
 
 Navigation (appendix "VPT Navigator Ablation Study"): success within a radius of the goal and SPL,
-success weighted by (shortest path length / max(path length, shortest path length)), with the
-straight-line distance from start to goal as the shortest path length.
+success weighted by (shortest path length / max(path length, shortest path length)); the
+navigation experiment passes the shortest walkable path on the true terrain to the success disc
+(:mod:`mrsteve.tasks.navigation`).
 """
 
 from __future__ import annotations

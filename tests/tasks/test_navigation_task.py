@@ -21,6 +21,7 @@ from mrsteve.tasks.navigation import (
     navigation_episode,
     pick_goal,
 )
+from mrsteve.world.content import load_content
 
 
 def start_world(terrain: str, seed: int):
@@ -29,26 +30,53 @@ def start_world(terrain: str, seed: int):
     return env.unwrapped.world.blocks, (float(obs["pose"][0]), float(obs["pose"][2]))
 
 
-@pytest.mark.parametrize("terrain", ["flat", "mountain", "river"])
+def river_world(exit_x: int | None) -> np.ndarray:
+    """A 40 x 40 walled floor (top y = 8) with water across z = 24..28 a block below the banks,
+    and a shore level with the water at ``exit_x .. exit_x + 2`` on the far bank."""
+    content = load_content()
+    blocks = np.zeros((40, 20, 40), dtype=np.uint8)
+    blocks[:, :8, :] = content.block("dirt").id
+    blocks[:, 7, 24:29] = 0
+    blocks[:, 4:7, 24:29] = content.block("water").id
+    if exit_x is not None:
+        blocks[exit_x : exit_x + 3, 7, 29] = 0
+    wall = content.block("wall").id
+    blocks[0], blocks[-1], blocks[:, :, 0], blocks[:, :, -1] = wall, wall, wall, wall
+    return blocks
+
+
+@pytest.mark.parametrize("terrain", ["flat", "mountain"])
 def test_goals_are_walkable_reachable_and_10_to_20_blocks_away(terrain):
     blocks, start = start_world(terrain, 0)
     world = HeightMap.from_blocks(blocks)
-    dry = reachable(world, start, allow_water=False)
     config = NavigationTaskConfig(terrain=terrain)
     for seed in range(5):
-        task = pick_goal(blocks, start, np.random.default_rng(seed), config,
-                         across_water=terrain == "river")
+        task = pick_goal(blocks, start, np.random.default_rng(seed), config)
         cell = world.cell(*task.goal)
         assert 10 <= math.dist(start, task.goal) <= 20
         assert not world.water[cell] and reachable(world, start)[cell]
-        assert dry[cell] != (terrain == "river")  # across the river: no dry way there
         assert task.shortest >= math.dist(start, task.goal) - 3.0 - 1e-9
+
+
+def test_river_goals_lie_across_the_water_and_the_path_leaves_it_at_the_shore():
+    blocks, start = river_world(exit_x=30), (20.5, 14.5)
+    world = HeightMap.from_blocks(blocks)
+    dry = reachable(world, start, allow_water=False)
+    for seed in range(5):
+        task = pick_goal(blocks, start, np.random.default_rng(seed), NavigationTaskConfig(),
+                         across_water=True)
+        assert 10 <= math.dist(start, task.goal) <= 20 and task.goal[1] > 29
+        assert reachable(world, start)[world.cell(*task.goal)] and not dry[world.cell(*task.goal)]
+        assert task.shortest > math.dist(start, (31.5, 29.5)) - 1  # by way of the shore
+    with pytest.raises(ValueError, match="no goal 10-20 blocks .* across water"):
+        pick_goal(river_world(exit_x=None), start, np.random.default_rng(0),
+                  NavigationTaskConfig(), across_water=True)
 
 
 def test_shortest_path_on_flat_ground_is_the_straight_line_to_the_success_disc():
     blocks, start = start_world("flat", 0)
     task = pick_goal(blocks, start, np.random.default_rng(0), NavigationTaskConfig())
-    assert task.shortest == pytest.approx(math.dist(start, task.goal) - 3.0, abs=0.6)
+    assert task.shortest == pytest.approx(math.dist(start, task.goal) - 3.0)
 
 
 def test_unknown_terrain_or_navigator_names_the_valid_ones():

@@ -1,0 +1,297 @@
+"""Goal-conditioned navigation: the ``Navigator`` interface and the embedded world's navigators.
+
+In the paper the low-level goal achiever pi_L-Nav is VPT-Nav, a VPT policy fine-tuned with PPO to
+reach an ``(x, z)`` goal within 3 blocks (Section 3.2, appendix "Goal-Conditioned VPT Navigator
+Details"). In the embedded world :class:`DepthNavigator` stands in for it without weights. It reads
+only what VPT-Nav gets, the pose and the first-person frame (here its depth and semantic images,
+never the world's blocks), and
+
+- maps what it sees into a 2.5-D height map of the episode
+  (:class:`~mrsteve.control.mapping.HeightMap`);
+- plans on it with A* (steps up of one block climbable with a jump, drops fine, water swimmable at
+  a cost and left where the bank is level with it, unseen ground optimistic) and replans every few
+  steps as the map fills in;
+- follows the path waypoint by waypoint, turning at most 10 degrees per step as VPT's camera
+  does; sprint-jumps along straight stretches as players (and VPT) do; jumps onto one-block steps
+  and when stalled, holds jump while swimming;
+- unsticks itself: where it stalls the column ahead costs more and it replans; with no progress
+  for long it walks a short random detour (like VPT-Nav's forced jump when the agent stops).
+
+:class:`StraightNavigator` is the paper's "Heuristic" row (appendix "VPT Navigator Ablation Study"):
+turn toward the goal, walk, jump when stalled; no map, no swimming.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from mrsteve.control.mapping import HeightMap, HeightMapConfig, PathCosts
+
+Action = dict[str, Any]
+Observation = dict[str, np.ndarray]
+
+
+def noop_action() -> Action:
+    """An action that presses nothing and leaves the camera still."""
+    return {"camera": np.zeros(2, dtype=np.float32)}
+
+
+def wrap_degrees(angle: float) -> float:
+    """``angle`` wrapped into [-180, 180)."""
+    return (angle + 180.0) % 360.0 - 180.0
+
+
+def heading_to(x: float, z: float, gx: float, gz: float) -> float:
+    """Minecraft yaw (degrees) that faces from ``(x, z)`` toward ``(gx, gz)``: 0 faces +z, 90 -x."""
+    return math.degrees(math.atan2(-(gx - x), gz - z))
+
+
+@runtime_checkable
+class Navigator(Protocol):
+    """pi_L-Nav: reaches an ``(x, z)`` goal from observations (absolute world coordinates)."""
+
+    success_radius: float
+
+    def reset(self, rng: np.random.Generator) -> None:
+        """Forget everything about the previous goal or episode."""
+
+    def act(self, obs: Observation, goal_xz: tuple[float, float]) -> Action:
+        """The next action toward ``goal_xz``."""
+
+    def reached(self, obs: Observation, goal_xz: tuple[float, float]) -> bool:
+        """Whether the agent is within ``success_radius`` of ``goal_xz`` on the ground plane."""
+
+
+@dataclass(frozen=True)
+class NavigatorConfig:
+    """Parameters of the navigators (the straight one uses the steering fields only)."""
+
+    success_radius: float = 3.0
+    """Done within this many blocks of the goal on the ground plane (the paper and release: 3)."""
+    max_turn: float = 10.0
+    """Largest camera turn per step, degrees (VPT's camera moves at most 10 per step)."""
+    pitch: float = 10.0
+    """Camera pitch held while navigating (degrees, positive looks down): the ground ahead and
+    the slopes above both stay in view."""
+    walk_cone: float = 35.0
+    """Walk forward only when the heading error is below this many degrees."""
+    sprint_cone: float = 15.0
+    """Sprint when the heading error is below this many degrees."""
+    sprint_jump: float = 4.0
+    """Jump while sprinting straight at a waypoint at least this far (blocks) away, as players
+    and VPT do: 0.34 blocks per step instead of 0.28. ``inf`` turns it off."""
+    stall_speed: float = 0.05
+    """Horizontal blocks per step below which a step with forward pressed counts as stalled."""
+    stall_jump: int = 3
+    """Stalled steps in a row after which the navigator jumps."""
+    stuck_steps: int = 16
+    """Stalled steps in a row after which the column ahead is penalised and the path replanned."""
+    stuck_penalty: float = 6.0
+    """Cost added to a column the navigator got stuck in front of."""
+    replan_interval: int = 8
+    """Steps between plans (the map changes as the agent moves)."""
+    plan_margin: float = 0.75
+    """The plan ends this far inside the success disc, so arriving surely counts."""
+    waypoint_reached: float = 0.6
+    """A waypoint this close (blocks) is passed and the next one steered to."""
+    no_progress_steps: int = 160
+    """Steps without getting one block closer to the goal before a detour."""
+    detour_steps: int = 24
+    """Steps of a detour (a random heading away from the goal direction)."""
+    costs: PathCosts = field(default_factory=PathCosts)
+    """Costs the planner weighs paths by."""
+    map: HeightMapConfig = field(default_factory=HeightMapConfig)
+    """The height map built from depth frames."""
+
+    def __post_init__(self) -> None:
+        if not self.success_radius > 0 or not self.max_turn > 0:
+            raise ValueError(f"success_radius and max_turn must be positive, got {self}")
+        if not 0 < self.sprint_cone <= self.walk_cone <= 180:
+            raise ValueError(f"need 0 < sprint_cone <= walk_cone <= 180, got {self}")
+        if min(self.stall_jump, self.stuck_steps, self.replan_interval, self.no_progress_steps,
+               self.detour_steps) < 1:
+            raise ValueError(f"step counts must be >= 1, got {self}")
+
+
+class _Steering:
+    """What both navigators share: the success test, stall tracking and turning toward a heading."""
+
+    def __init__(self, config: NavigatorConfig | None = None) -> None:
+        self.config = config or NavigatorConfig()
+        self.success_radius = self.config.success_radius
+        self._rng = np.random.default_rng(0)
+        self.reset(self._rng)
+
+    def reset(self, rng: np.random.Generator) -> None:
+        self._rng = rng
+        self._last_xz: tuple[float, float] | None = None
+        self._pressed_forward = False
+        self._stalled = 0
+
+    def reached(self, obs: Observation, goal_xz: tuple[float, float]) -> bool:
+        x, _, z = obs["pose"][:3]
+        return math.hypot(goal_xz[0] - x, goal_xz[1] - z) <= self.config.success_radius
+
+    def _track_motion(self, x: float, z: float) -> None:
+        """Count consecutive steps that had forward pressed and barely moved."""
+        if self._last_xz is not None and self._pressed_forward:
+            moved = math.hypot(x - self._last_xz[0], z - self._last_xz[1])
+            self._stalled = 0 if moved >= self.config.stall_speed else self._stalled + 1
+        else:
+            self._stalled = 0
+        self._last_xz = (x, z)
+
+    def _steer(self, yaw: float, pitch: float, heading: float, jump: bool) -> Action:
+        """Turn toward ``heading``; walk when roughly facing it, sprint when facing it."""
+        cfg = self.config
+        error = wrap_degrees(heading - yaw)
+        forward = abs(error) < cfg.walk_cone
+        self._pressed_forward = forward
+        stalled_jump = forward and self._stalled >= cfg.stall_jump
+        return {
+            "forward": int(forward),
+            "sprint": int(abs(error) < cfg.sprint_cone),
+            "jump": int(jump or stalled_jump),
+            "camera": np.array(
+                [np.clip(cfg.pitch - pitch, -cfg.max_turn, cfg.max_turn),
+                 np.clip(error, -cfg.max_turn, cfg.max_turn)],
+                dtype=np.float32,
+            ),
+        }  # fmt: skip
+
+
+class StraightNavigator(_Steering):
+    """The paper's "Heuristic" navigator: turn toward the goal and walk; jump when stalled."""
+
+    def act(self, obs: Observation, goal_xz: tuple[float, float]) -> Action:
+        if self.reached(obs, goal_xz):
+            return noop_action()
+        x, _, z, yaw, pitch = (float(v) for v in obs["pose"][:5])
+        self._track_motion(x, z)
+        return self._steer(yaw, pitch, heading_to(x, z, *goal_xz), jump=False)
+
+
+class DepthNavigator(_Steering):
+    """Mapping and planning navigator from pose, depth and semantics: the stand-in for VPT-Nav
+    (module docstring). Deterministic given the generator passed to :meth:`reset`."""
+
+    def reset(self, rng: np.random.Generator) -> None:
+        super().reset(rng)
+        self.map: HeightMap | None = None
+        """The height map of the episode (built from the first observation on)."""
+        self._observed: Observation | None = None
+        self._goal: tuple[float, float] | None = None
+        self._path = np.zeros((0, 2))
+        self._next = 0
+        self._plan_age = 0
+        self._best = math.inf
+        self._since_progress = 0
+        self._detour_left = 0
+        self._detour_heading = 0.0
+
+    def observe(self, obs: Observation) -> None:
+        """Add an observation to the height map (also done by :meth:`act`; call it for steps
+        where another controller acts, so the map stays complete)."""
+        if obs is self._observed:
+            return
+        if self.map is None:
+            self.map = HeightMap((float(obs["pose"][0]), float(obs["pose"][2])), self.config.map)
+        self.map.integrate(obs)
+        self._observed = obs
+
+    def act(self, obs: Observation, goal_xz: tuple[float, float]) -> Action:
+        cfg = self.config
+        self.observe(obs)
+        x, y, z, yaw, pitch = (float(v) for v in obs["pose"][:5])
+        goal = (float(goal_xz[0]), float(goal_xz[1]))
+        if goal != self._goal:
+            self._goal = goal
+            self._best = math.inf
+            self._since_progress = 0
+            self._detour_left = 0
+            self._plan_age = cfg.replan_interval  # plan now
+        distance = math.hypot(goal[0] - x, goal[1] - z)
+        if distance <= cfg.success_radius:
+            return noop_action()
+
+        self._track_motion(x, z)
+        self._track_progress(distance)
+        if self._stalled >= cfg.stuck_steps:
+            self._penalise_ahead(x, z, yaw)
+        self._plan_age += 1
+        if self._plan_age >= cfg.replan_interval or self._next >= len(self._path):
+            self._plan(x, z)
+
+        if self._detour_left > 0:
+            self._detour_left -= 1
+            heading, ahead = self._detour_heading, 0.0
+        else:
+            wx, wz = self._waypoint(x, z)
+            heading, ahead = heading_to(x, z, wx, wz), math.hypot(wx - x, wz - z)
+        sprint_jump = ahead >= cfg.sprint_jump and abs(wrap_degrees(heading - yaw)) < cfg.max_turn
+        return self._steer(yaw, pitch, heading,
+                           jump=sprint_jump or self._should_jump(x, y, z, heading))
+
+    # -- internals -------------------------------------------------------------------------------
+
+    def _plan(self, x: float, z: float) -> None:
+        cfg = self.config
+        radius = max(cfg.success_radius - cfg.plan_margin, 0.5)
+        self._path, _ = self.map.path((x, z), self._goal, radius, cfg.costs)
+        self._next = 1 if len(self._path) > 1 else 0
+        self._plan_age = 0
+
+    def _waypoint(self, x: float, z: float) -> tuple[float, float]:
+        """The next waypoint not yet passed (the goal once the path is used up)."""
+        while self._next < len(self._path) - 1 and math.hypot(
+            self._path[self._next, 0] - x, self._path[self._next, 1] - z
+        ) < self.config.waypoint_reached:
+            self._next += 1
+        if self._next >= len(self._path):
+            return self._goal
+        return float(self._path[self._next, 0]), float(self._path[self._next, 1])
+
+    def _should_jump(self, x: float, y: float, z: float, heading: float) -> bool:
+        """Jump while swimming, and when the column just ahead stands a block higher."""
+        hm = self.map
+        i, k = hm.cell(x, z)
+        if hm.water[i, k]:
+            return True
+        feet = math.floor(y + 1e-3)
+        dx, dz = -math.sin(math.radians(heading)), math.cos(math.radians(heading))
+        for reach in (0.5, 0.9):
+            a, b = hm.cell(x + dx * reach, z + dz * reach)
+            if (a, b) != (i, k) and hm.inside(a, b) and hm.ground[a, b] > feet:
+                return True
+        return False
+
+    def _penalise_ahead(self, x: float, z: float, yaw: float) -> None:
+        """Stuck against something: make the column ahead costly and replan."""
+        dx, dz = -math.sin(math.radians(yaw)), math.cos(math.radians(yaw))
+        i, k = self.map.cell(x + 0.8 * dx, z + 0.8 * dz)
+        if (i, k) != self.map.cell(x, z) and self.map.inside(i, k):
+            self.map.penalty[i, k] += self.config.stuck_penalty
+        self._stalled = 0
+        self._plan_age = self.config.replan_interval
+
+    def _track_progress(self, distance: float) -> None:
+        """After ``no_progress_steps`` without getting a block closer, walk a random detour."""
+        cfg = self.config
+        if distance < self._best - 1.0:
+            self._best = distance
+            self._since_progress = 0
+            return
+        self._since_progress += 1
+        if self._since_progress >= cfg.no_progress_steps and self._detour_left == 0:
+            x, z = self._last_xz
+            side = 1.0 if self._rng.random() < 0.5 else -1.0
+            turn = side * float(self._rng.uniform(60.0, 150.0))
+            self._detour_heading = wrap_degrees(heading_to(x, z, *self._goal) + turn)
+            self._detour_left = cfg.detour_steps
+            self._since_progress = 0
+            self._best = distance
+            self._plan_age = cfg.replan_interval

@@ -1,0 +1,86 @@
+"""Trajectory plots like the paper's Figure 4: the top-down map of an episode's world with the path.
+
+The path is coloured by time (dark blue at the start to yellow at the end) over the map image of
+:func:`mrsteve.world.topdown.top_down_image`, with the start as a white star, exploration goals as
+white crosses and a navigation goal as its success disc.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from mrsteve.fileio import atomic_path
+from mrsteve.world.topdown import top_down_image
+
+
+def world_blocks(world: str, seed: int) -> np.ndarray:
+    """The blocks an episode of ``world`` seeded with ``seed`` starts with (the environment is
+    reset with the same seed, so this is the episode's world)."""
+    import gymnasium as gym
+
+    import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
+
+    env = gym.make("mrsteve/Voxel-v0", world=world, obs_size=(4, 4))
+    env.reset(seed=seed)
+    blocks = env.unwrapped.world.blocks.copy()
+    env.close()
+    return blocks
+
+
+def save_trajectory_plot(
+    path: str | Path,
+    blocks: np.ndarray,
+    trajectory: np.ndarray,
+    *,
+    goals: Sequence[Sequence[float]] | None = None,
+    target: Sequence[float] | None = None,
+    radius: float = 3.0,
+    title: str | None = None,
+    scale: int = 4,
+) -> Path:
+    """Save a PNG of ``trajectory`` (``[N, 2]`` of ``(x, z)``) over the map of ``blocks``.
+
+    ``goals`` (``[M, 2]``) are marked with crosses; ``target`` is drawn as a disc of ``radius``.
+    Axes are block coordinates, x to the right and z down (north up, as Minecraft's maps).
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.collections import LineCollection
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Circle
+
+    trajectory = np.asarray(trajectory, dtype=np.float64)
+    if trajectory.ndim != 2 or trajectory.shape[1] != 2 or len(trajectory) == 0:
+        raise ValueError(f"trajectory must be a non-empty [N, 2] array of (x, z), got "
+                         f"{trajectory.shape}")
+    size_x, size_z = blocks.shape[0], blocks.shape[2]
+    figure = Figure(figsize=(5.5, 5.5 * size_z / size_x + 0.5))
+    FigureCanvasAgg(figure)
+    axes = figure.add_subplot()
+    axes.imshow(top_down_image(blocks, scale=scale), extent=(0, size_x, size_z, 0),
+                interpolation="nearest")
+    if len(trajectory) > 1:
+        segments = np.stack([trajectory[:-1], trajectory[1:]], axis=1)
+        line = LineCollection(segments, cmap="plasma", linewidths=1.4)
+        line.set_array(np.linspace(0.0, 1.0, len(segments)))
+        axes.add_collection(line)
+    if goals is not None and len(goals):
+        goals = np.asarray(goals, dtype=np.float64).reshape(-1, 2)
+        axes.scatter(goals[:, 0], goals[:, 1], marker="x", s=18, c="white", linewidths=1.0)
+    if target is not None:
+        axes.add_patch(Circle((target[0], target[1]), radius, fill=False, ec="white", lw=1.5))
+    axes.scatter(*trajectory[0], marker="*", s=90, c="white", edgecolors="black", zorder=3)
+    axes.set_xlim(0, size_x)
+    axes.set_ylim(size_z, 0)
+    axes.set_xlabel("x")
+    axes.set_ylabel("z")
+    if title:
+        axes.set_title(title, fontsize=9)
+    figure.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_path(path) as temporary:
+        figure.savefig(temporary, dpi=120, format="png")
+    return path
