@@ -182,7 +182,9 @@ def exploration(
                   f"{record['map_coverage']:.1f} %, revisits {record['revisit_count']:.2f}",
         )  # fmt: skip
 
-    summaries = run_sweep(groups, task.exploration_episode, task.METRICS, options,
+    from mrsteve.eval.experiments import exploration_episode
+
+    summaries = run_sweep(groups, exploration_episode, task.METRICS, options,
                           task_options={"steps": steps}, plot=plot)
     from mrsteve.eval.results import format_metric, format_table
 
@@ -253,7 +255,9 @@ def navigation(
                   f"{'success' if record['success_rate'] else 'failure'}, SPL {record['spl']:.2f}",
         )  # fmt: skip
 
-    summaries = run_sweep(groups, task.navigation_episode, task.METRICS, options,
+    from mrsteve.eval.experiments import navigation_episode
+
+    summaries = run_sweep(groups, navigation_episode, task.METRICS, options,
                           task_options={"max_steps": max_steps}, plot=plot)
     from mrsteve.eval.results import format_metric, format_table
 

@@ -47,9 +47,8 @@ from mrsteve.control.navigation import (
 )
 from mrsteve.control.visitation import VisitationConfig
 from mrsteve.env.voxel_env import DEFAULT_OBS_SIZE
-from mrsteve.eval.runner import EpisodeSpec, Record
 from mrsteve.tasks.metrics import exploration_score
-from mrsteve.tasks.navigation import check_choice, compact_trajectory
+from mrsteve.tasks.navigation import check_choice
 
 METRICS = ("map_coverage", "revisit_count")
 """What an exploration episode reports (percent, and revisits per lingered cell)."""
@@ -173,26 +172,4 @@ def run_exploration(config: ExplorationTaskConfig, seed: int) -> dict:
         "trajectory": trajectory,
         "goals": np.asarray(goals, dtype=np.float64).reshape(-1, 2),
         "blocks": blocks,
-    }
-
-
-def exploration_config(spec: EpisodeSpec) -> ExplorationTaskConfig:
-    """The configuration of a spec: ``spec.agent`` the explorer, ``spec.options`` any other
-    :class:`ExplorationTaskConfig` field."""
-    options = dict(spec.options)
-    fields = {key: options[key] for key in asdict(ExplorationTaskConfig()) if key in options}
-    if "obs_size" in fields:
-        fields["obs_size"] = tuple(fields["obs_size"])
-    return ExplorationTaskConfig(agent=spec.agent, **fields)
-
-
-def exploration_episode(spec: EpisodeSpec) -> Record:
-    """Episode function for :func:`~mrsteve.eval.runner.run_episodes`: the metrics, the goals and
-    the trajectory (every ``trajectory_every``-th position, rounded to 0.01 block)."""
-    config = exploration_config(spec)
-    result = run_exploration(config, spec.seed)
-    return {
-        **result["metrics"],
-        "trajectory": compact_trajectory(result["trajectory"], config.trajectory_every),
-        "goals": np.round(result["goals"], 2).tolist(),
     }

@@ -23,7 +23,7 @@ about five times what walking 20 blocks takes.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import gymnasium as gym
 import numpy as np
@@ -37,7 +37,6 @@ from mrsteve.control.navigation import (
     StraightNavigator,
 )
 from mrsteve.env.voxel_env import DEFAULT_OBS_SIZE
-from mrsteve.eval.runner import EpisodeSpec, Record
 from mrsteve.tasks.metrics import path_length, spl
 
 TERRAINS = {"flat": "flat", "plains": "plains_nav", "mountain": "mountain", "river": "river"}
@@ -203,26 +202,4 @@ def run_navigation(config: NavigationTaskConfig, seed: int) -> dict:
         "trajectory": trajectory,
         "goal": task.goal,
         "blocks": blocks,
-    }
-
-
-def navigation_config(spec: EpisodeSpec) -> NavigationTaskConfig:
-    """The configuration of a spec: ``spec.task`` is ``navigation/<terrain>``, ``spec.agent`` the
-    navigator, ``spec.options`` any other :class:`NavigationTaskConfig` field."""
-    options = dict(spec.options)
-    fields = {key: options[key] for key in asdict(NavigationTaskConfig()) if key in options}
-    if "obs_size" in fields:
-        fields["obs_size"] = tuple(fields["obs_size"])
-    return NavigationTaskConfig(terrain=spec.task.partition("/")[2], navigator=spec.agent, **fields)
-
-
-def navigation_episode(spec: EpisodeSpec) -> Record:
-    """Episode function for :func:`~mrsteve.eval.runner.run_episodes`: the metrics, the goal and
-    the trajectory (every ``trajectory_every``-th position)."""
-    config = navigation_config(spec)
-    result = run_navigation(config, spec.seed)
-    return {
-        **result["metrics"],
-        "goal": list(result["goal"]),
-        "trajectory": compact_trajectory(result["trajectory"], config.trajectory_every),
     }

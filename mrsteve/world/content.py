@@ -8,11 +8,11 @@ indexed by block id) for the numba kernels of the physics and the renderer.
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from types import MappingProxyType
-from typing import Mapping
 
 import numpy as np
 

@@ -6,9 +6,10 @@ seeded generator, and :class:`mrsteve.world.world.World` turns it into a running
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Literal, Mapping
+from typing import Literal
 
 import numpy as np
 

@@ -55,12 +55,12 @@ def test_a_run_writes_its_summary_and_records_and_a_second_run_resumes(tmp_path,
     assert len(records) == 1 and json.loads(records[0])["seed"] == 42
     assert (tmp_path / "plots" / "exploration_count-based_000.png").stat().st_size > 0
 
-    from mrsteve.tasks import exploration
+    from mrsteve.eval import experiments
 
     def must_not_run(spec):
         raise AssertionError(f"episode {spec} was already recorded")
 
-    monkeypatch.setattr(exploration, "exploration_episode", must_not_run)
+    monkeypatch.setattr(experiments, "exploration_episode", must_not_run)
     again = invoke(*args)
     assert again.exit_code == 0, again.output
     assert records_path_for(summary_path).read_text().splitlines() == records

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import pytest
 
+from mrsteve.eval.experiments import config_from_spec, exploration_episode
 from mrsteve.eval.runner import make_specs
 from mrsteve.tasks.exploration import (
     EXPLORERS,
     METRICS,
     PAPER_RESULTS,
     ExplorationTaskConfig,
-    exploration_config,
-    exploration_episode,
     walkable_bounds,
 )
 
@@ -19,8 +18,8 @@ from mrsteve.tasks.exploration import (
 @pytest.mark.parametrize("agent", EXPLORERS)
 def test_every_explorer_runs_an_episode_and_reports_the_metrics(agent):
     (spec,) = make_specs(["exploration"], [agent], 1, 3, steps=120, obs_size=(24, 40))
-    assert exploration_config(spec) == ExplorationTaskConfig(agent=agent, steps=120,
-                                                             obs_size=(24, 40))
+    assert config_from_spec(ExplorationTaskConfig, spec, agent=agent) == ExplorationTaskConfig(
+        agent=agent, steps=120, obs_size=(24, 40))
     record = exploration_episode(spec)
     assert set(METRICS) <= set(record)
     assert 0 < record["map_coverage"] <= 100 and record["revisit_count"] == 0.0

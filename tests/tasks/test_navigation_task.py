@@ -11,14 +11,13 @@ import pytest
 
 import mrsteve.env  # noqa: F401
 from mrsteve.control.mapping import HeightMap, reachable
+from mrsteve.eval.experiments import config_from_spec, navigation_episode
 from mrsteve.eval.runner import make_specs
 from mrsteve.tasks.navigation import (
     METRICS,
     TERRAINS,
     NavigationTaskConfig,
     compact_trajectory,
-    navigation_config,
-    navigation_episode,
     pick_goal,
 )
 from mrsteve.world.content import load_content
@@ -88,8 +87,9 @@ def test_unknown_terrain_or_navigator_names_the_valid_ones():
 
 def test_an_episode_reports_the_metrics_and_its_trajectory():
     (spec,) = make_specs(["navigation/flat"], ["depth"], 1, 7, max_steps=300, obs_size=(24, 40))
-    assert navigation_config(spec) == NavigationTaskConfig(
-        terrain="flat", navigator="depth", max_steps=300, obs_size=(24, 40))
+    config = config_from_spec(NavigationTaskConfig, spec, terrain="flat", navigator="depth")
+    assert config == NavigationTaskConfig(terrain="flat", navigator="depth", max_steps=300,
+                                          obs_size=(24, 40))
     record = navigation_episode(spec)
     assert set(METRICS) <= set(record)
     assert record["success_rate"] == 100.0 and 0.5 < record["spl"] <= 1.0
