@@ -273,3 +273,122 @@ def navigation(
     ))  # fmt: skip
     typer.echo("paper: 'straight' beside the Heuristic row, 'depth' beside VPT-Nav (KL = 1e-4)")
 
+
+
+def _sequential(
+    suite: str,
+    task: str,
+    agent: str,
+    capacity: int | None,
+    options: SweepOptions,
+) -> None:
+    """Shared body of the sequential item task commands (ABA-Sparse, ABA-Random, SEQ(4))."""
+    from mrsteve.agent.factory import AGENTS
+    from mrsteve.eval.experiments import sequential_episode
+    from mrsteve.eval.results import format_metric, format_table, mean_stderr
+    from mrsteve.tasks.sequential import find_tasks
+
+    try:
+        tasks = find_tasks(suite, task)
+    except ValueError as error:
+        raise fail(str(error)) from None
+    agents = choices("agent", agent, list(AGENTS))
+    groups = [
+        Group(f"{suite}/{t.name}", name, f"{t.name}.{name}", {
+            "task": asdict(t), "agent": AGENTS[name].description, "memory_capacity": capacity,
+        })
+        for t in tasks
+        for name in agents
+    ]  # fmt: skip
+    metrics = tasks[0].metric_names
+    summaries = run_sweep(groups, sequential_episode, metrics, options,
+                          task_options={"capacity": capacity})
+    labels = [name.removeprefix("duration_") for name in metrics if name.startswith("duration_")]
+    rows = []
+    for t in tasks:
+        for name in agents:
+            summary = summaries[(f"{suite}/{t.name}", name)]
+            rows.append([t.name, name, format_metric(summary["success_rate"], 1),
+                         *(format_metric(summary[f"duration_{label}"], 0) for label in labels)])
+    if len(tasks) > 1:
+        for name in agents:  # every task weighs the same, as in the paper's averages
+            per_task = [summaries[(f"{suite}/{t.name}", name)] for t in tasks]
+            rows.append([f"all {len(tasks)}", name,
+                         format_metric(mean_stderr([s["success_rate"]["mean"] for s in per_task]), 1),
+                         *(format_metric(mean_stderr([s[f"duration_{label}"]["mean"] for s in per_task]), 0)
+                           for label in labels)])  # fmt: skip
+    typer.echo(format_table(["task", "agent", "success %", *(f"steps {label}" for label in labels)],
+                            rows))
+    typer.echo("success %: all sub-tasks done in time; steps: mean duration of the successful ones")
+    if options.plots is not None:
+        from mrsteve.eval.plots import save_success_bars
+
+        bars = {t.name: {name: summaries[(f"{suite}/{t.name}", name)]["success_rate"]
+                         for name in agents} for t in tasks}
+        path = save_success_bars(options.plots / f"{suite}-success.png", bars,
+                                 title=f"{suite}: success rate")
+        typer.echo(f"wrote {path}")
+
+
+AgentChoice = Annotated[
+    str, typer.Option(help="mrsteve, center-embed, pm, em, fm, pmc-fm, steve1 (comma-separated, "
+                      "or 'all').")
+]
+Capacity = Annotated[
+    int | None, typer.Option(min=1, help="Memory capacity in frames (default: unlimited).")
+]
+
+
+@eval_app.command("aba-sparse")
+def aba_sparse(
+    task: Annotated[str, typer.Option(help="A-B-A task, e.g. water-log-water, or 'all' (20).")] = "all",
+    agent: AgentChoice = "mrsteve",
+    capacity: Capacity = None,
+    episodes: Episodes = 10,
+    seed: Seed = 42,
+    workers: Workers = 1,
+    json_path: JsonPath = None,
+    plots: PlotsDir = None,
+    progress: Progress = True,
+) -> None:
+    """ABA-Sparse (paper Section 4.2): obtain A, then B, then A again within 12K steps.
+
+    A is sparse (water, beef, wool, milk) and B dense (log, dirt, seeds, leaves, sand); map1 for
+    water, map2 for beef, wool and milk, map3 when B is sand. The task changes only on success and
+    each task starts with the item it needs; success is read from the inventory.
+    """
+    _sequential("aba-sparse", task, agent, capacity,
+                SweepOptions(episodes, seed, workers, json_path, plots, progress))
+
+
+@eval_app.command("aba-random")
+def aba_random(
+    task: Annotated[str, typer.Option(help="water-log-water, beef-log-beef, wool-log-wool or 'all'.")] = "all",
+    agent: AgentChoice = "mrsteve",
+    capacity: Capacity = None,
+    episodes: Episodes = 10,
+    seed: Seed = 42,
+    workers: Workers = 1,
+    json_path: JsonPath = None,
+    plots: PlotsDir = None,
+    progress: Progress = True,
+) -> None:
+    """ABA-Random (paper appendix): A-log-A on procedural plains, a new map per seed, 12K steps."""
+    _sequential("aba-random", task, agent, capacity,
+                SweepOptions(episodes, seed, workers, json_path, plots, progress))
+
+
+@eval_app.command("seq4")
+def seq4(
+    agent: AgentChoice = "mrsteve",
+    capacity: Capacity = None,
+    episodes: Episodes = 10,
+    seed: Seed = 42,
+    workers: Workers = 1,
+    json_path: JsonPath = None,
+    plots: PlotsDir = None,
+    progress: Progress = True,
+) -> None:
+    """SEQ(4) (paper appendix): log, water, wool and beef in a row on procedural plains, 16K steps."""
+    _sequential("seq4", "all", agent, capacity,
+                SweepOptions(episodes, seed, workers, json_path, plots, progress))

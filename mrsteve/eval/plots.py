@@ -84,3 +84,41 @@ def save_trajectory_plot(
     with atomic_path(path) as temporary:
         figure.savefig(temporary, dpi=120, format="png")
     return path
+
+
+def save_success_bars(
+    path: str | Path,
+    success: dict[str, dict[str, dict[str, float]]],
+    *,
+    title: str = "",
+    ylabel: str = "success rate (%)",
+) -> Path:
+    """Grouped bars like the paper's Figure 5: ``success[task][agent] = {"mean", "stderr"}``, one
+    group of bars per task, one colour per agent, standard errors as whiskers."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    tasks = list(success)
+    agents = list(dict.fromkeys(agent for per_task in success.values() for agent in per_task))
+    width = 0.8 / max(len(agents), 1)
+    figure = Figure(figsize=(max(6.0, 0.55 * len(tasks) * max(len(agents), 2)), 3.6))
+    FigureCanvasAgg(figure)
+    axes = figure.add_subplot()
+    positions = np.arange(len(tasks))
+    for index, agent in enumerate(agents):
+        means = [success[task].get(agent, {}).get("mean", np.nan) for task in tasks]
+        errors = [success[task].get(agent, {}).get("stderr", 0.0) for task in tasks]
+        axes.bar(positions + (index - (len(agents) - 1) / 2) * width, means, width, yerr=errors,
+                 capsize=2, label=agent)
+    axes.set_xticks(positions, tasks, rotation=45, ha="right", fontsize=7)
+    axes.set_ylabel(ylabel)
+    axes.set_ylim(0, 105)
+    axes.legend(fontsize=7, ncols=min(len(agents), 4))
+    if title:
+        axes.set_title(title, fontsize=9)
+    figure.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_path(path) as temporary:
+        figure.savefig(temporary, dpi=120, format="png")
+    return path

@@ -77,3 +77,24 @@ def test_navigation_writes_one_summary_per_terrain(tmp_path):
         assert set(summary["metrics"]) == {"success_rate", "spl"}
         assert (tmp_path / f"nav.{terrain}.episodes.jsonl").exists()
     assert "0.849 (96 %)" in result.output  # VPT-Nav on flat, beside ours
+
+
+def test_aba_sparse_writes_its_summary_and_plots_success(tmp_path):
+    args = ["eval", "aba-sparse", "--task", "wool-seeds-wool", "--agent", "steve1",
+            "--episodes", "1", "--no-progress", "--json", str(tmp_path / "aba.json"),
+            "--plots", str(tmp_path)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    summary = json.loads((tmp_path / "aba.json").read_text())
+    assert summary["task"] == "aba-sparse/wool-seeds-wool" and summary["agent"] == "steve1"
+    assert set(summary["metrics"]) == {"success_rate", "success_A", "success_B", "success_A2",
+                                       "duration_A", "duration_B", "duration_A2"}
+    assert summary["config"]["task"]["world"] == "map2"
+    assert (tmp_path / "aba-sparse-success.png").stat().st_size > 0
+
+
+def test_aba_sparse_rejects_unknown_tasks_and_agents():
+    bad_task = CliRunner().invoke(app, ["eval", "aba-sparse", "--task", "water-wood-water"])
+    assert bad_task.exit_code == 2 and "water-log-water" in bad_task.output
+    bad_agent = CliRunner().invoke(app, ["eval", "aba-sparse", "--agent", "mrsteeve"])
+    assert bad_agent.exit_code == 2 and "center-embed" in bad_agent.output
