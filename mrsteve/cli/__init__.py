@@ -15,7 +15,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import typer
 
-from mrsteve.cli import bench_agent, bench_memory, bench_world, demo, worlds
+from mrsteve.cli import bench_agent, bench_memory, bench_world, calibrate, demo, worlds
 from mrsteve.cli.eval import eval_app
 
 app = typer.Typer(
@@ -33,6 +33,7 @@ bench_app.command("memory")(bench_memory.command)
 bench_app.command("world")(bench_world.command)
 bench_app.command("agent")(bench_agent.command)
 app.command("demo")(demo.command)
+app.command("calibrate")(calibrate.command)
 app.command("worlds")(worlds.command)
 
 

@@ -25,7 +25,8 @@ class PromptMeaning:
     classes: Mapping[str, float]
     """Semantic classes whose presence the prompt describes, with relative weights (> 0)."""
     visible_fraction: float
-    """Smallest share of the view the classes must fill for the prompt to be true."""
+    """Smallest share of the view the classes must fill near the eye (within the calibration's
+    near distance, 8 blocks) for the prompt to be true."""
 
 
 @dataclass(frozen=True)

@@ -2,19 +2,25 @@
 
 It embeds what is visible and where in the view, from the per-pixel semantic classes the renderer
 outputs, averaged over a clip of the last 16 frames like MineCLIP's 16-frame clips. Like MineCLIP it
-reads the image only (no depth): how near a thing is shows in how much of the view it fills. For
-``C`` semantic classes and an ``R x K`` grid over the view, the embedding is the L2-normalised
-concatenation of
+reads the image only (no depth): how near a thing is shows in how much of the view it fills and
+whether it can be made out at all. A pixel counts ``w = min(1, n / (clear_region_share * H * W))``,
+``n`` the size of its *region* (the 8-connected pixels of its class), so a cow 30 blocks away, a
+speck of one or two pixels, counts a few percent of what its pixels would, and a cow 6 blocks away
+counts fully. For ``C`` semantic classes and an ``R x K`` grid over the view, the embedding is the
+L2-normalised concatenation of
 
 * the *what* block, ``C`` features: ``sqrt(salience[c] * share of the clip's pixels of class c)``;
 * the *where* block, ``R * K * C`` features: ``layout_weight * sqrt(salience[c] * share of the
-  clip's pixels that are class c in grid cell k)``.
+  clip's pixels that are class c in grid cell k)``,
 
-Square roots of shares make the cosine of two clips a (salience-weighted) Bhattacharyya coefficient
-of their class distributions; the salience (``data/salience.toml``) keeps a cow filling 1 % of the
-view from being drowned out by the grass around it. A text prompt (``data/lexicon.toml``) embeds as
-its class mixture in the *what* block, so ``score = cos(clip, prompt)`` grows with the
-salience-weighted share of the view its classes fill.
+with pixels counted ``w`` each. Square roots of shares make the cosine of two clips a
+(salience-weighted) Bhattacharyya coefficient of their class distributions; the salience
+(``data/salience.toml``) keeps a cow filling 1 % of the view from being drowned out by the grass
+around it. A text prompt (``data/lexicon.toml``) embeds as its class mixture in the *what* block,
+so ``score = cos(clip, prompt)`` grows with the salience-weighted share of the view its classes
+fill: "near cow" scores high when a cow fills a good part of the view, not when a herd dots the
+horizon. The thresholds (``data/thresholds.toml``) are calibrated on the world
+(:mod:`mrsteve.perception.calibrate`).
 """
 
 from __future__ import annotations
@@ -43,10 +49,14 @@ def load_salience() -> Mapping[str, float]:
     )
 
 
+SHIPPED_THRESHOLDS = "thresholds.toml"
+"""Data file of the thresholds calibrated for the default configuration (``mrsteve calibrate``)."""
+
+
 @cache
 def load_shipped_thresholds() -> EncoderThresholds:
     """Thresholds shipped in ``data/thresholds.toml`` for the default configuration."""
-    return parse_thresholds(read_data_toml("thresholds.toml"))
+    return parse_thresholds(read_data_toml(SHIPPED_THRESHOLDS))
 
 
 @dataclass(frozen=True)
@@ -62,6 +72,11 @@ class SemanticEncoderConfig:
     half a place cluster's yaw bin (30 degrees) keeps a static scene one event."""
     salience: Mapping[str, float] = field(default_factory=load_salience)
     """Importance per unit of view area of each semantic class (> 0)."""
+    clear_region_share: float = 0.01
+    """Share of the view a region (touching pixels of one class) must fill to count fully; a
+    smaller one counts in proportion to its size, as a thing too small to make out hardly shows
+    in a picture: a cow 7 blocks away fills 1 % of the view, one 30 blocks away is a speck of 1 or
+    2 pixels at 40 x 64 that counts a few percent of a pixel (0: every pixel counts fully)."""
 
     def __post_init__(self) -> None:
         if self.window < 1:
@@ -70,6 +85,8 @@ class SemanticEncoderConfig:
             raise ValueError(f"grid must be (rows, columns) of positive integers, got {self.grid}")
         if self.layout_weight < 0:
             raise ValueError(f"layout_weight must be non-negative, got {self.layout_weight}")
+        if not 0.0 <= self.clear_region_share <= 1.0:
+            raise ValueError(f"clear_region_share must be in [0, 1], got {self.clear_region_share}")
         classes = load_content().semantic_classes
         if set(self.salience) != set(classes) or not all(v > 0 for v in self.salience.values()):
             raise ValueError(f"salience must give every semantic class a positive weight: "
@@ -97,8 +114,9 @@ class SemanticEncoder:
             if self.config != SemanticEncoderConfig():
                 raise ValueError(
                     "the shipped thresholds hold for the default SemanticEncoderConfig only; pass "
-                    "thresholds=mrsteve.perception.calibrate.estimate_thresholds(config) or thresholds "
-                    "calibrated on the world for this configuration"
+                    "thresholds calibrated on the world for this configuration (mrsteve.perception."
+                    "calibrate.calibrate_on_world(encoder=SemanticEncoder(config, estimate))) or "
+                    "the quick estimate=mrsteve.perception.calibrate.estimate_thresholds(config)"
                 )
             thresholds = load_shipped_thresholds()
         missing = [p for p in self.lexicon.texts if p not in thresholds.task]
@@ -118,6 +136,9 @@ class SemanticEncoder:
         self._ring = np.zeros((self.config.window, self._dim), dtype=np.int64)
         self._total = np.zeros(self._dim, dtype=np.int64)
         self._scratch = np.zeros(self._dim, dtype=np.int64)
+        self._runs = np.zeros((0, 3), dtype=np.int64)
+        self._parent = np.zeros(0, dtype=np.int64)
+        self._region_size = np.zeros(0, dtype=np.int64)
         self._text_cache: dict[str, np.ndarray] = {}
         self.reset()
 
@@ -148,11 +169,8 @@ class SemanticEncoder:
             raise ValueError(f"frame shape changed within the rolling window from "
                              f"{self._frame_shape} to {semantic.shape}; call reset() first")
         self._frame_shape = semantic.shape
-        row_cell, col_cell = _grid_cells(semantic.shape, self.config.grid)
         self._scratch[:] = 0
-        if not _count_frame(semantic, row_cell, col_cell, self._n_classes, self.config.grid[1],
-                            self._scratch):
-            raise self._unknown_class_error(semantic)
+        self._count(semantic, self._scratch)
         _replace_frame(self._ring, self._slot, self._total, self._scratch)
         self._slot = (self._slot + 1) % self.config.window
         return _embed(self._total, self._weights)
@@ -164,12 +182,9 @@ class SemanticEncoder:
         shapes = {semantic.shape for semantic in clip}
         if len(shapes) > 1:
             raise ValueError(f"all frames of a clip must have one shape, got {sorted(shapes)}")
-        row_cell, col_cell = _grid_cells(clip[0].shape, self.config.grid)
         total = np.zeros(self._dim, dtype=np.int64)
         for semantic in clip:
-            if not _count_frame(semantic, row_cell, col_cell, self._n_classes,
-                                self.config.grid[1], total):
-                raise self._unknown_class_error(semantic)
+            self._count(semantic, total)
         return _embed(total, self._weights)
 
     def encode_text(self, prompt: str) -> np.ndarray:
@@ -179,6 +194,18 @@ class SemanticEncoder:
                 vector[self._class_index[name]] = weight
             self._text_cache[prompt] = vector / np.linalg.norm(vector)
         return self._text_cache[prompt].copy()
+
+    def _count(self, semantic: np.ndarray, counts: np.ndarray) -> None:
+        """Add a frame's pixel counts, weighted by region size, to ``counts``."""
+        if self._parent.size < semantic.size:
+            self._runs = np.zeros((semantic.size, 3), dtype=np.int64)
+            self._parent = np.zeros(semantic.size, dtype=np.int64)
+            self._region_size = np.zeros(semantic.size, dtype=np.int64)
+        row_cell, col_bounds = _grid_cells(semantic.shape, self.config.grid)
+        clear_pixels = max(1, round(self.config.clear_region_share * semantic.size))
+        if not _count_frame(semantic, row_cell, col_bounds, self._n_classes, clear_pixels,
+                            self._runs, self._parent, self._region_size, counts):
+            raise self._unknown_class_error(semantic)
 
     def _semantic_frame(self, observation: Observation) -> np.ndarray:
         try:
@@ -201,31 +228,96 @@ class SemanticEncoder:
 
 @cache
 def _grid_cells(shape: tuple[int, int], grid: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
-    """Grid row of each pixel row and grid column of each pixel column (read-only)."""
+    """Grid row of each pixel row, and the first pixel column of each grid column followed by the
+    width (read-only)."""
     (height, width), (rows, cols) = shape, grid
     row_cell = (np.arange(height) * rows) // height
-    col_cell = (np.arange(width) * cols) // width
+    col_bounds = -((-np.arange(cols + 1) * width) // cols)  # ceil(g * width / cols)
     row_cell.flags.writeable = False
-    col_cell.flags.writeable = False
-    return row_cell, col_cell
+    col_bounds.flags.writeable = False
+    return row_cell, col_bounds
 
 
 @nb.njit(cache=True)
-def _count_frame(semantic, row_cell, col_cell, n_classes, cols, counts):
+def _count_frame(semantic, row_cell, col_bounds, n_classes, clear_pixels, runs, parent, size,
+                 counts):
     """Add one frame's pixel counts (*what* block, then *where* block) to ``counts``.
 
-    Returns ``False``, with ``counts`` partly updated, on a class id ``>= n_classes``.
+    Each pixel counts ``min(n, clear_pixels)``, ``n`` the size of its region (8-connected pixels of
+    its class). Regions are found on runs (a row's stretches of one class): each run joins the runs
+    of its class that touch it in the row above (union-find; ``runs``, ``parent`` and ``size`` are
+    scratch space of at least ``H * W`` entries). Returns ``False``, with ``counts`` partly
+    updated, on a class id ``>= n_classes``.
     """
     height, width = semantic.shape
+    cols = col_bounds.size - 1
+    n_runs = 0
+    above = 0
     for r in range(height):
-        cell_row = row_cell[r] * cols
-        for c in range(width):
+        first = n_runs
+        touching = above
+        c = 0
+        while c < width:
             k = semantic[r, c]
             if k >= n_classes:
                 return False
-            counts[k] += 1
-            counts[n_classes + (cell_row + col_cell[c]) * n_classes + k] += 1
+            end = c + 1
+            while end < width and semantic[r, end] == k:
+                end += 1
+            runs[n_runs, 0] = r
+            runs[n_runs, 1] = c
+            runs[n_runs, 2] = end
+            parent[n_runs] = n_runs
+            size[n_runs] = 0
+            # Runs above touch [c, end) (diagonals included) when they start <= end and stop >= c.
+            while touching < first and runs[touching, 2] < c:
+                touching += 1
+            other = touching
+            while other < first and runs[other, 1] <= end:
+                if semantic[r - 1, runs[other, 1]] == k:
+                    _join(parent, n_runs, other)
+                other += 1
+            n_runs += 1
+            c = end
+        above = first
+    for i in range(n_runs):
+        parent[i] = _root(parent, i)
+        size[parent[i]] += runs[i, 2] - runs[i, 1]
+    cell = 0
+    for i in range(n_runs):
+        r, start, end = runs[i, 0], runs[i, 1], runs[i, 2]
+        k = semantic[r, start]
+        weight = min(size[parent[i]], clear_pixels)
+        counts[k] += weight * (end - start)
+        if start == 0:
+            cell = 0
+        where = n_classes * (1 + row_cell[r] * cols) + k
+        while start < end:  # split the run at the grid's column bounds
+            while col_bounds[cell + 1] <= start:
+                cell += 1
+            stop = min(end, col_bounds[cell + 1])
+            counts[where + cell * n_classes] += weight * (stop - start)
+            start = stop
     return True
+
+
+@nb.njit(cache=True)
+def _root(parent, i):
+    """Root of ``i``'s set, halving the path on the way."""
+    while parent[i] != i:
+        parent[i] = parent[parent[i]]
+        i = parent[i]
+    return i
+
+
+@nb.njit(cache=True)
+def _join(parent, a, b):
+    """Merge the sets of ``a`` and ``b`` (the smaller root becomes the root)."""
+    a, b = _root(parent, a), _root(parent, b)
+    if a < b:
+        parent[b] = a
+    elif b < a:
+        parent[a] = b
 
 
 @nb.njit(cache=True)

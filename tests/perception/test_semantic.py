@@ -23,6 +23,7 @@ from synthetic_scenes import (
 
 from mrsteve.perception import SemanticEncoder, SemanticEncoderConfig
 from mrsteve.perception.calibrate import estimate_thresholds
+from mrsteve.world.content import load_content
 
 ZOMBIES_GONE = PLAIN
 NOT_BURNING = Scene(pillars=zombies(burning=False))
@@ -158,9 +159,72 @@ def test_config_is_validated_and_custom_configs_need_their_own_thresholds():
         SemanticEncoderConfig(window=0)
     with pytest.raises(ValueError, match="salience"):
         SemanticEncoderConfig(salience={"sky": 1.0})
+    with pytest.raises(ValueError, match="clear_region_share"):
+        SemanticEncoderConfig(clear_region_share=1.5)
     config = SemanticEncoderConfig(window=4, grid=(2, 2))
     with pytest.raises(ValueError, match="estimate_thresholds"):
         SemanticEncoder(config)
     encoder = SemanticEncoder(config, estimate_thresholds(config))
     assert encoder.dim == 19 * (1 + 2 * 2)
     assert encoder.window == 4
+
+
+def region_weights(semantic: np.ndarray, clear_pixels: int) -> np.ndarray:
+    """Per pixel ``min(region size, clear_pixels)``, regions by flood fill (8-connected)."""
+    height, width = semantic.shape
+    weights = np.zeros(semantic.shape, dtype=np.int64)
+    for start in np.ndindex(semantic.shape):
+        if weights[start]:
+            continue
+        region, todo = {start}, [start]
+        while todo:
+            r, c = todo.pop()
+            for dr in (-1, 0, 1):
+                for dc in (-1, 0, 1):
+                    n = (r + dr, c + dc)
+                    if (0 <= n[0] < height and 0 <= n[1] < width and n not in region
+                            and semantic[n] == semantic[start]):
+                        region.add(n)
+                        todo.append(n)
+        for pixel in region:
+            weights[pixel] = min(len(region), clear_pixels)
+    return weights
+
+
+def test_pixels_count_by_the_size_of_their_region():
+    """The encoder's run-based region counting equals a flood fill, cell by cell of the grid."""
+    config = SemanticEncoderConfig(grid=(2, 3), clear_region_share=0.05)
+    encoder = SemanticEncoder(config, estimate_thresholds(config))
+    rng = np.random.default_rng(0)
+    n_classes = len(config.salience)
+    for _ in range(5):
+        semantic = np.where(rng.random((12, 17)) < 0.6, 1, rng.integers(0, 4, (12, 17)))
+        semantic = semantic.astype(np.uint8)
+        weights = region_weights(semantic, round(0.05 * semantic.size))
+        counts = np.zeros((1 + 2 * 3, n_classes))
+        for (r, c), k in np.ndenumerate(semantic):
+            counts[0, k] += weights[r, c]
+            counts[1 + (r * 2 // 12) * 3 + c * 3 // 17, k] += weights[r, c]
+        salience = np.array(list(config.salience.values()))
+        expected = np.sqrt(salience * counts) * np.array([1.0] + [config.layout_weight] * 6)[:, None]
+        expected = (expected / np.linalg.norm(expected)).ravel()
+        np.testing.assert_allclose(encoder.encode_frames([{"semantic": semantic}]), expected,
+                                   atol=1e-6)
+
+
+def test_specks_count_less_than_a_thing_one_can_make_out(encoder):
+    """Forty cow pixels scattered as specks (a far herd) score far below forty in one region (a
+    cow nearby), and a thin diagonal region counts like a lump."""
+    cow = load_content().semantic_id("cow")
+    plain = view(PLAIN, 0, 0, 0)["semantic"]
+    specks, lump, diagonal = plain.copy(), plain.copy(), plain.copy()
+    specks[21:31:2, 8:56:6] = cow
+    lump[25:30, 28:36] = cow
+    diagonal[np.arange(0, 40), np.arange(10, 50)] = cow
+    assert (specks == cow).sum() == (lump == cow).sum() == (diagonal == cow).sum() == 40
+    text = encoder.encode_text("near cow")
+    score = {name: encoder.encode_frames([{"semantic": frame}]) @ text
+             for name, frame in (("specks", specks), ("lump", lump), ("diagonal", diagonal))}
+    assert score["specks"] < 0.3 * score["lump"]
+    assert score["diagonal"] == pytest.approx(score["lump"], rel=1e-3)
+    assert score["specks"] < encoder.task_threshold("near cow") <= score["lump"]

@@ -1,0 +1,63 @@
+"""`mrsteve calibrate`: calibrate the semantic encoder's thresholds on the embedded world."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from mrsteve.cli.output import fail, write_json
+
+
+def command(
+    clips: Annotated[
+        int, typer.Option(min=10, help="Clips to fit on, and as many held out (other world seeds).")
+    ] = 2000,
+    event_pairs: Annotated[
+        int | None,
+        typer.Option("--event-pairs", min=1,
+                     help="Pairs of clips at one place, scene unchanged or changed (default: "
+                          "clips / 8), to fit on and held out."),
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the worlds, poses and motions.")] = 0,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Write the thresholds file here instead of printing it.")
+    ] = None,
+    write: Annotated[
+        bool, typer.Option("--write", help="Replace the shipped thresholds (mrsteve/perception/"
+                                           "data/thresholds.toml).")
+    ] = False,
+    json_path: Annotated[
+        Path | None, typer.Option("--json", help="Also write thresholds and quality as JSON here.")
+    ] = None,
+) -> None:
+    """Fit the semantic encoder's task and event thresholds on labelled clips of the embedded
+    world and measure them on held-out clips; print the thresholds file with its record."""
+    from mrsteve.perception._data import data_path
+    from mrsteve.perception.calibrate import calibrate_on_world, format_world_calibration
+    from mrsteve.perception.semantic import SHIPPED_THRESHOLDS
+
+    if out is not None and write:
+        raise fail("give --out PATH or --write, not both")
+    result = calibrate_on_world(
+        clips, seed, event_pairs=event_pairs,
+        progress=lambda line: typer.echo(line, err=True),
+    )
+    arguments = [f"--clips {clips}", f"--seed {seed}"]
+    if event_pairs is not None:
+        arguments.append(f"--event-pairs {event_pairs}")
+    text = format_world_calibration(result, f"mrsteve calibrate {' '.join(arguments)} --write")
+    target = data_path(SHIPPED_THRESHOLDS) if write else out
+    if target is None:
+        typer.echo(text, nl=False)
+    else:
+        from mrsteve.fileio import atomic_path
+
+        with atomic_path(target) as tmp:
+            tmp.write_text(text, encoding="utf-8")
+        typer.echo(f"wrote {target}", err=True)
+    if json_path is not None:
+        write_json(json_path, result.summary(shlex.join(sys.argv)))

@@ -1,0 +1,99 @@
+"""Labelled clips of the embedded world: labels from ground truth, poses, event pairs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mrsteve.perception import load_lexicon
+from mrsteve.perception.world_clips import (
+    SCENES,
+    ClipConfig,
+    PromptLabeller,
+    collect_clips,
+    collect_event_pairs,
+)
+from mrsteve.world.content import load_content
+
+SHAPE = (16, 40, 64)
+CONTENT = load_content()
+
+
+def frames_with(cls: str, pixels: int, distance: float, frames=range(16)):
+    """Grass at 3 blocks everywhere, and ``pixels`` pixels of ``cls`` at ``distance`` in ``frames``."""
+    semantic = np.full(SHAPE, CONTENT.semantic_id("grass_block"), dtype=np.uint8)
+    depth = np.full(SHAPE, 3.0, dtype=np.float32)
+    for f in frames:
+        semantic[f].flat[:pixels] = CONTENT.semantic_id(cls)
+        depth[f].flat[:pixels] = distance
+    return semantic, depth
+
+
+@pytest.fixture(scope="module")
+def labeller() -> PromptLabeller:
+    return PromptLabeller(load_lexicon(), ClipConfig())
+
+
+@pytest.mark.parametrize(
+    "distance, pixels, frames, expected",
+    [
+        (5.0, 20, range(16), "true"),  # a cow 5 blocks away, 0.8 % of the view
+        (5.0, 20, range(8, 16), "true"),  # ... in the last half of the clip
+        (5.0, 20, range(8), "ambiguous"),  # ... gone from view at the end
+        (5.0, 3, range(16), "ambiguous"),  # near but barely visible
+        (12.0, 20, range(16), "ambiguous"),  # between R and 2R
+        (30.0, 20, range(16), "false"),  # farther than 2R
+        (5.0, 1, range(16), "false"),  # one pixel: not visible
+        (5.0, 0, range(16), "false"),
+    ],
+)
+def test_labels_say_near_and_clearly_visible(labeller, distance, pixels, frames, expected):
+    semantic, depth = frames_with("cow", pixels, distance, frames)
+    true, ambiguous = labeller.label(semantic, depth)
+    got = "true" if "near cow" in true else "ambiguous" if "near cow" in ambiguous else "false"
+    assert got == expected
+    assert ("kill cow" in true) == (expected == "true")  # same classes, same label
+    assert "near pasture" in true  # grass everywhere, within 3 blocks
+    assert not true & ambiguous
+    assert labeller.clearly_near(semantic, depth, CONTENT.semantic_id("cow")) == (expected == "true")
+
+
+def test_clip_config_is_checked():
+    with pytest.raises(ValueError, match="map1"):
+        ClipConfig(worlds=("atlantis",))
+    with pytest.raises(ValueError, match="near_distance"):
+        ClipConfig(near_distance=10.0, far_distance=8.0)
+    with pytest.raises(ValueError, match="target_distance"):
+        ClipConfig(target_distance=(5.0, 2.0))
+
+
+def test_clips_are_windows_of_the_world_and_the_same_seed_gives_the_same_clips():
+    config = ClipConfig(worlds=("map2",), clips_per_world=3)
+    first = collect_clips(4, np.random.default_rng(1), config)
+    again = collect_clips(4, np.random.default_rng(1), config)
+    assert len(first) == 4
+    for a, b in zip(first, again, strict=True):
+        assert len(a.frames) == config.window
+        assert a.frames[0]["semantic"].shape == config.obs_size
+        for fa, fb in zip(a.frames, b.frames, strict=True):
+            np.testing.assert_array_equal(fa["semantic"], fb["semantic"])
+        assert (a.prompts, a.ambiguous) == (b.prompts, b.ambiguous)
+    different = collect_clips(1, np.random.default_rng(2), config)[0]
+    assert not np.array_equal(different.frames[0]["semantic"], first[0].frames[0]["semantic"])
+
+
+def test_event_pairs_show_the_change_between_their_clips():
+    config = ClipConfig(worlds=("zombie_spot",), pairs_per_world=4)
+    clips = collect_event_pairs(6, np.random.default_rng(0), config)
+    assert len(clips) == 12
+    kinds = set()
+    for first, second in zip(clips[::2], clips[1::2], strict=True):
+        assert first.place == second.place
+        kind = next(k for k, scenes in SCENES.items() if scenes == (first.scene, second.scene))
+        kinds.add(kind)
+        if kind == "zombies_gone":
+            assert "near burning zombies" in first.prompts
+            assert "near burning zombies" not in second.prompts | second.ambiguous
+        if kind == "mobs_appeared":
+            assert second.prompts & {"near cow", "near sheep", "near spider", "near zombies"}
+    assert "zombies_gone" in kinds and "static" in kinds
