@@ -17,6 +17,7 @@ from tqdm import tqdm
 
 import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
 from mrsteve.agent.factory import make_agent
+from mrsteve.eval.plots import save_figure
 from mrsteve.fileio import atomic_path, write_json
 from mrsteve.tasks.episode import EpisodeCallback, EpisodeResult, TaskOutcome, run_tasks
 from mrsteve.tasks.sequential import NOOP_STEPS, task_by_key
@@ -129,9 +130,7 @@ def save_mode_plot(path: Path, blocks: np.ndarray, recording: EpisodeRecording, 
     axes.set_ylabel("z")
     axes.set_title(title, fontsize=9)
     figure.tight_layout()
-    with atomic_path(path) as temporary:
-        figure.savefig(temporary, dpi=120, format="png")
-    return path
+    return save_figure(figure, path)
 
 
 def save_video(path: Path, frames: list[np.ndarray], captions: list[str], fps: int = 20) -> Path:

@@ -16,6 +16,14 @@ from mrsteve.fileio import atomic_path
 from mrsteve.world.topdown import top_down_image
 
 
+def save_figure(figure, path: str | Path, dpi: int = 120) -> Path:
+    """Write a matplotlib figure as a PNG, atomically (no half-written plot after a crash)."""
+    path = Path(path)
+    with atomic_path(path) as temporary:
+        figure.savefig(temporary, dpi=dpi, format="png")
+    return path
+
+
 def world_blocks(world: str, seed: int) -> np.ndarray:
     """The blocks an episode of ``world`` seeded with ``seed`` starts with (the environment is
     reset with the same seed, so this is the episode's world)."""
@@ -79,11 +87,7 @@ def save_trajectory_plot(
     if title:
         axes.set_title(title, fontsize=9)
     figure.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_path(path) as temporary:
-        figure.savefig(temporary, dpi=120, format="png")
-    return path
+    return save_figure(figure, path)
 
 
 def save_success_bars(
@@ -117,8 +121,4 @@ def save_success_bars(
     if title:
         axes.set_title(title, fontsize=9)
     figure.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_path(path) as temporary:
-        figure.savefig(temporary, dpi=120, format="png")
-    return path
+    return save_figure(figure, path)
