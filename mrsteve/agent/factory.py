@@ -19,6 +19,7 @@ from mrsteve.control.explorers import (
     CountBasedProposer,
     DirectionProposer,
     HierarchicalExplorer,
+    TaskConditionedProposer,
 )
 from mrsteve.control.goals import ExplorationConfig
 from mrsteve.control.navigation import DepthNavigator, StraightNavigator
@@ -35,7 +36,7 @@ class AgentSpec:
     memory: str | None
     """``place_event``, ``center_embed``, ``place``, ``event``, ``fifo``, or ``None`` (no memory)."""
     explorer: str = "count-based"
-    """``count-based`` (MrSteve) or ``plan4mc``."""
+    """``count-based`` (MrSteve), ``task-conditioned`` or ``plan4mc``."""
 
 
 AGENTS: dict[str, AgentSpec] = {
@@ -45,6 +46,8 @@ AGENTS: dict[str, AgentSpec] = {
     "em": AgentSpec("MrSteve-EM: Event Memory", "event"),
     "fm": AgentSpec("MrSteve-FM: FIFO Memory", "fifo"),
     "pmc-fm": AgentSpec("PMC-MrSteve-FM: FIFO Memory, Plan4MC-style exploration", "fifo", "plan4mc"),
+    "mrsteve-tc": AgentSpec("MrSteve with task-conditioned exploration (appendix)", "place_event",
+                            "task-conditioned"),
     "steve1": AgentSpec("STEVE-1: the instruction policy alone, no memory", None),
 }
 
@@ -86,15 +89,20 @@ def make_agent(
     if spec.memory is None:
         return Steve1(policy, name=name)
     encoder = SemanticEncoder()
+    memory = make_memory(spec.memory, encoder, capacity)
     bounds = (1.0, 1.0, float(world_size[0] - 1), float(world_size[1] - 1))
     if spec.explorer == "plan4mc":
         explorer = HierarchicalExplorer(DirectionProposer(bounds), StraightNavigator())
     else:
-        patch = 0.15 * min(world_size[0] - 2, world_size[1] - 2)
-        proposer = CountBasedProposer(ExplorationConfig(patch_size=patch), bounds=bounds)
+        patches = ExplorationConfig(patch_size=0.15 * min(world_size[0] - 2, world_size[1] - 2))
+        proposer = (
+            TaskConditionedProposer(memory, patches, bounds=bounds)
+            if spec.explorer == "task-conditioned"
+            else CountBasedProposer(patches, bounds=bounds)
+        )
         explorer = HierarchicalExplorer(proposer, DepthNavigator())
     return MrSteve(
-        memory=make_memory(spec.memory, encoder, capacity),
+        memory=memory,
         encoder=encoder,
         explorer=explorer,
         navigator=DepthNavigator(),

@@ -124,6 +124,10 @@ class MrSteve:
         self.task = task_prompts(item)
         self._query_vector = self.encoder.encode_text(self.task.explore)
         self._threshold = self.encoder.task_threshold(self.task.explore)
+        explorer_task = getattr(self.explorer, "set_task", None)
+        if explorer_task is not None:  # task-conditioned exploration reads the place prompt
+            explorer_task(self.encoder.encode_text(self.task.place),
+                          self.encoder.task_threshold(self.task.place))
         self._enter(None)
         self.target = None
 

@@ -33,7 +33,13 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from mrsteve.control.goals import Bounds, CountBasedGoalSelector, ExplorationConfig
+from mrsteve.control.goals import (
+    Bounds,
+    CountBasedGoalSelector,
+    EventSource,
+    ExplorationConfig,
+    TaskConditionedGoalSelector,
+)
 from mrsteve.control.navigation import Action, Navigator, Observation
 from mrsteve.control.visitation import VisitationConfig, VisitationMap
 from mrsteve.world.content import load_content
@@ -110,13 +116,55 @@ class CountBasedProposer:
         bounds = None
         if self.bounds is not None:
             bounds = patch_bounds(self.bounds, start, self.config.patch_size)
-        self.selector = CountBasedGoalSelector(self.visitation, rng, self.config, bounds)
+        self.selector = self._make_selector(pose, rng, bounds)
+
+    def _make_selector(
+        self, start: Sequence[float], rng: np.random.Generator, bounds: Bounds | None
+    ) -> CountBasedGoalSelector:
+        return CountBasedGoalSelector(self.visitation, rng, self.config, bounds)
 
     def observe(self, pose: Sequence[float]) -> None:
         self.visitation.paint(float(pose[0]), float(pose[2]), float(pose[3]))
 
     def propose(self, pose: Sequence[float], t: int) -> tuple[float, float]:
         return self.selector.update(pose, t)
+
+
+class TaskConditionedProposer(CountBasedProposer):
+    """Task-conditioned pi_H (appendix "Task-Conditioned Hierarchical Episodic Exploration"): the
+    count-based proposer whose selector, given a task's place prompt (:meth:`set_task`), prefers
+    the least-visited patches near remembered events that match it. ``events`` (the agent's
+    memory) hold poses relative to the episode start; they are shifted to world coordinates."""
+
+    def __init__(
+        self,
+        events: EventSource,
+        config: ExplorationConfig | None = None,
+        visitation: VisitationConfig | None = None,
+        bounds: Bounds | None = None,
+    ) -> None:
+        super().__init__(config, visitation, bounds)
+        self.events = events
+
+    def _make_selector(self, start, rng, bounds) -> TaskConditionedGoalSelector:
+        events = _ShiftedEvents(self.events, (float(start[0]), float(start[1]), float(start[2])))
+        return TaskConditionedGoalSelector(self.visitation, events, rng, self.config, bounds)
+
+    def set_task(self, query: np.ndarray, threshold: float) -> None:
+        """Explore toward places matching ``query`` (a place prompt's embedding)."""
+        self.selector.set_task(query, threshold)
+
+
+class _ShiftedEvents:
+    """An :class:`EventSource` whose poses are moved by ``offset`` (start-relative -> world)."""
+
+    def __init__(self, events: EventSource, offset: tuple[float, float, float]) -> None:
+        self.events = events
+        self.offset = np.array([*offset, 0.0, 0.0])
+
+    def event_centres(self) -> tuple[np.ndarray, np.ndarray]:
+        centres, poses = self.events.event_centres()
+        return centres, np.asarray(poses, dtype=np.float64) + self.offset
 
 
 @dataclass(frozen=True)
@@ -230,6 +278,12 @@ class HierarchicalExplorer:
         if self._navigator_observe is not None:
             self._navigator_observe(obs)
         self._t += 1
+
+    def set_task(self, query: np.ndarray, threshold: float) -> None:
+        """Hand a task's place prompt to a task-conditioned proposer (others explore task-free)."""
+        set_task = getattr(self.proposer, "set_task", None)
+        if set_task is not None:
+            set_task(query, threshold)
 
     def act(self, obs: Observation) -> Action:
         self._goal = self.proposer.propose(obs["pose"], self._t)

@@ -232,6 +232,15 @@ class ClusteredMemory(ABC):
             )
         return views
 
+    def event_centres(self) -> tuple[np.ndarray, np.ndarray]:
+        """Centre embedding and centre-frame pose of every cluster holding frames
+        (``float32[n, dim]``, ``float32[n, 5]``): what task-conditioned exploration scores."""
+        if self._clusters is None:
+            return np.zeros((0, self.dim or 0), np.float32), np.zeros((0, 5), np.float32)
+        live = self._clusters.live()
+        slots = self._clusters.centre_slot[live]
+        return self._frames.embeddings[slots].copy(), self._frames.poses[slots].copy()
+
     def _centre_index(self, cluster: int, slots: np.ndarray) -> int | None:
         return int(np.flatnonzero(slots == self._clusters.centre_slot[cluster])[0])
 

@@ -116,3 +116,17 @@ def test_bad_event_hyperparameters_raise(field, value):
 def test_center_only_must_be_a_bool():
     with pytest.raises(ValueError, match="center_only"):
         PlaceEventMemory(center_only="yes")
+
+
+def test_event_centres_are_one_stored_frame_per_cluster():
+    rng = np.random.default_rng(0)
+    memory = PlaceEventMemory(dim=16)
+    assert memory.event_centres()[0].shape == (0, 16)
+    for t in range(450):
+        e = rng.normal(size=16).astype(np.float32)
+        memory.write(e / np.linalg.norm(e), (float(t % 30), 0.0, 0.0, 0.0, 0.0), t)
+    centres, poses = memory.event_centres()
+    assert len(centres) == len(poses) == memory.stats().clusters
+    views = memory.clusters()
+    for centre, view in zip(centres, views, strict=True):
+        np.testing.assert_array_equal(centre, view.embedding[view.centre_index])
