@@ -331,7 +331,7 @@ def _sequential(
 
 
 AgentChoice = Annotated[
-    str, typer.Option(help="mrsteve, center-embed, pm, em, fm, pmc-fm, steve1 (comma-separated, "
+    str, typer.Option(help="mrsteve, mrsteve-tc, center-embed, pm, em, fm, pmc-fm, steve1 (comma-separated, "
                       "or 'all').")
 ]
 Capacity = Annotated[
