@@ -20,7 +20,6 @@ variants MrSteve-FM / -EM / -PM, Center Embed and PMC-MrSteve-FM are this class 
 from __future__ import annotations
 
 import enum
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -209,9 +208,3 @@ class MrSteve:
             return None
         turn = np.clip([d_pitch, d_yaw], -cfg.camera_speed, cfg.camera_speed)
         return {"camera": turn.astype(np.float32)}
-
-    def distance_to_target(self, pose: np.ndarray) -> float:
-        """Ground distance from ``pose`` to the target (``inf`` without one)."""
-        if self.target is None:
-            return math.inf
-        return math.hypot(self.target[0] - pose[0], self.target[2] - pose[2])

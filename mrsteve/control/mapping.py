@@ -36,6 +36,7 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
+from mrsteve.control.visitation import padding_to_cover
 from mrsteve.world.content import Content, load_content
 from mrsteve.world.physics import EYE_HEIGHT
 from mrsteve.world.render import camera_rays
@@ -198,19 +199,10 @@ class HeightMap:
 
     def cover(self, x: float, z: float) -> None:
         """Grow the map so that ``margin`` blocks around ``(x, z)`` lie on it."""
-        reach = self.config.margin
-        nx, nz = self.ground.shape
-        lo_x = math.floor(x - reach) - self._origin[0]
-        lo_z = math.floor(z - reach) - self._origin[1]
-        hi_x = math.floor(x + reach) - self._origin[0] + 1 - nx
-        hi_z = math.floor(z + reach) - self._origin[1] + 1 - nz
-        if lo_x >= 0 and lo_z >= 0 and hi_x <= 0 and hi_z <= 0:
+        pad = padding_to_cover(self._origin, self.ground.shape, x, z, self.config.margin,
+                               self.config.growth)
+        if pad is None:
             return
-        growth = self.config.growth
-        pad = (
-            (max(growth, -lo_x) if lo_x < 0 else 0, max(growth, hi_x) if hi_x > 0 else 0),
-            (max(growth, -lo_z) if lo_z < 0 else 0, max(growth, hi_z) if hi_z > 0 else 0),
-        )
         self.ground = np.pad(self.ground, pad, constant_values=UNKNOWN)
         self.water = np.pad(self.water, pad)
         self.leaves = np.pad(self.leaves, pad)

@@ -99,19 +99,30 @@ class VisitationMap:
 
     def _cover(self, x: float, z: float) -> None:
         """Grow the map so that the sector seen from ``(x, z)`` lies on it."""
-        reach = self.config.view_distance + 1
-        nx, nz = self._counts.shape
-        lo_x = math.floor(x - reach) - self._origin[0]
-        lo_z = math.floor(z - reach) - self._origin[1]
-        hi_x = math.floor(x + reach) - self._origin[0] + 1 - nx
-        hi_z = math.floor(z + reach) - self._origin[1] + 1 - nz
-        if lo_x >= 0 and lo_z >= 0 and hi_x <= 0 and hi_z <= 0:
-            return
-        growth = self.config.growth
-        pad_x = (max(growth, -lo_x) if lo_x < 0 else 0, max(growth, hi_x) if hi_x > 0 else 0)
-        pad_z = (max(growth, -lo_z) if lo_z < 0 else 0, max(growth, hi_z) if hi_z > 0 else 0)
-        self._counts = np.pad(self._counts, (pad_x, pad_z))
-        self._origin = (self._origin[0] - pad_x[0], self._origin[1] - pad_z[0])
+        pad = padding_to_cover(self._origin, self._counts.shape, x, z,
+                               self.config.view_distance + 1, self.config.growth)
+        if pad is not None:
+            self._counts = np.pad(self._counts, pad)
+            self._origin = (self._origin[0] - pad[0][0], self._origin[1] - pad[1][0])
+
+
+def padding_to_cover(
+    origin: tuple[int, int], shape: tuple[int, int], x: float, z: float, reach: float, growth: int
+) -> tuple[tuple[int, int], tuple[int, int]] | None:
+    """``np.pad`` widths that grow a grid anchored at ``origin`` (world column of cell ``[0, 0]``)
+    so that the square ``reach`` blocks around ``(x, z)`` lies on it, by at least ``growth``
+    cells on each side that needs it; ``None`` when it already does."""
+    nx, nz = shape
+    lo_x = math.floor(x - reach) - origin[0]
+    lo_z = math.floor(z - reach) - origin[1]
+    hi_x = math.floor(x + reach) - origin[0] + 1 - nx
+    hi_z = math.floor(z + reach) - origin[1] + 1 - nz
+    if lo_x >= 0 and lo_z >= 0 and hi_x <= 0 and hi_z <= 0:
+        return None
+    return (
+        (max(growth, -lo_x) if lo_x < 0 else 0, max(growth, hi_x) if hi_x > 0 else 0),
+        (max(growth, -lo_z) if lo_z < 0 else 0, max(growth, hi_z) if hi_z > 0 else 0),
+    )
 
 
 @nb.njit(cache=True)

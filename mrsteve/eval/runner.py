@@ -12,7 +12,7 @@ import json
 import os
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
@@ -136,10 +136,3 @@ def _execute(episode_fn: EpisodeFn, specs: list[EpisodeSpec], workers: int) -> I
         futures = [pool.submit(_call, episode_fn, spec) for spec in specs]
         for future in as_completed(futures):
             yield future.result()
-
-
-def spec_to_dict(spec: EpisodeSpec) -> dict[str, Any]:
-    """A JSON-able view of a spec (for configuration files)."""
-    out = asdict(spec)
-    out["options"] = dict(spec.options)
-    return out

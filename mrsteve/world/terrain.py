@@ -549,8 +549,9 @@ class Pond(Feature):
 @dataclass(frozen=True)
 class River(Feature):
     """A river along x around row ``z``: ``depth`` blocks of water one block below its banks,
-    too wide to jump, so it must be swum across. A swimmer cannot climb a bank one block above
-    the water (as in Minecraft 1.11, the water-exit lift falls short), so every ``exit_spacing``
+    too wide to jump, so it must be swum across. In this world's physics (Minecraft's water-exit
+    rule) a swimmer's lift raises the feet only about half a block, not onto a bank one block
+    above the water, so every ``exit_spacing``
     blocks a shore ``exit_width`` columns wide comes down to the water's level on both sides:
     the river is crossed by finding an exit, which a navigator that only heads straight for its
     goal does not do (the paper's heuristic navigator fails on rivers)."""
