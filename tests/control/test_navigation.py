@@ -10,15 +10,8 @@ import numpy as np
 import pytest
 
 import mrsteve.env  # noqa: F401
-from mrsteve.control.mapping import (
-    BLOCKED,
-    GEOMETRIC,
-    UNKNOWN,
-    HeightMap,
-    distance_to_disc,
-    find_path,
-    walk_levels,
-)
+from mrsteve.control.heightmap import BLOCKED, UNKNOWN, HeightMap, walk_levels
+from mrsteve.control.planning import GEOMETRIC, distance_to_disc, find_path, plan_path
 from mrsteve.control.navigation import DepthNavigator, Navigator, StraightNavigator
 from mrsteve.world.content import load_content
 from mrsteve.world.layout import WorldLayout
@@ -79,8 +72,8 @@ def wall_across(blocks: np.ndarray) -> np.ndarray:
 def drive(navigator: Navigator, blocks: np.ndarray, goal, steps: int, seed: int = 0, **where):
     """Run ``navigator`` toward ``goal``; returns (reached, trajectory [n, 3] of x, y, z)."""
     env = gym.make("mrsteve/Voxel-v0", world=world(blocks, **where), obs_size=OBS_SIZE)
-    obs, _ = env.reset(seed=seed)
-    navigator.reset(np.random.default_rng(seed))
+    obs, info = env.reset(seed=seed)
+    navigator.reset(np.random.default_rng(seed), info["camera"])
     path = [obs["pose"][:3].copy()]
     for _ in range(steps):
         if navigator.reached(obs, goal):
@@ -147,8 +140,8 @@ def test_height_map_marks_observed_blocks_at_their_columns():
     blocks[18:21, GROUND + 2, 18:21] = block("oak_leaves")  # a crown with head room under it
     blocks[15, GROUND, 13] = block("tall_grass")  # a plant: not ground
     env = gym.make("mrsteve/Voxel-v0", world=world(blocks), obs_size=(40, 64))
-    obs, _ = env.reset(seed=0)
-    observed = HeightMap((16.5, 8.5))
+    obs, info = env.reset(seed=0)
+    observed = HeightMap((16.5, 8.5), camera=info["camera"])
     observed.integrate(obs)
     truth = HeightMap.from_blocks(blocks)
 
@@ -199,13 +192,13 @@ def test_planner_climbs_single_steps_and_goes_around_walls():
 
 def test_planner_leaves_water_only_where_the_bank_is_level_with_the_surface():
     truth = HeightMap.from_blocks(river(floor(), exit_x=24))
-    points, reached = truth.path((16.5, 8.5), (16.5, 25.5), 0.5, GEOMETRIC, smooth=1000)
+    points, reached = plan_path(truth, (16.5, 8.5), (16.5, 25.5), 0.5, GEOMETRIC, smooth=1000)
     assert reached
     (leg,) = [n for n in range(len(points) - 1) if points[n, 1] < 19 <= points[n + 1, 1]]
     (x0, z0), (x1, z1) = points[leg], points[leg + 1]
     assert 24 <= x0 + (x1 - x0) * (19 - z0) / (z1 - z0) < 27  # out of the water at the shore
     walled = HeightMap.from_blocks(river(floor(), exit_x=None))
-    _, reached = walled.path((16.5, 8.5), (16.5, 25.5), 0.5, GEOMETRIC)
+    _, reached = plan_path(walled, (16.5, 8.5), (16.5, 25.5), 0.5, GEOMETRIC)
     assert not reached
 
 
