@@ -65,8 +65,6 @@ class HierarchicalExplorer:
         self._make_selector = None if isinstance(selector, GoalSelector) else selector
         self.selector: GoalSelector | None = None if self._make_selector else selector
         self.navigator = navigator
-        # a navigator that maps (DepthNavigator.observe) sees every step, not only those it acts in
-        self._navigator_observe = getattr(navigator, "observe", None)
         self._goal: tuple[float, float] | None = None
         self._t = 0
 
@@ -85,8 +83,7 @@ class HierarchicalExplorer:
 
     def observe(self, obs: Observation) -> None:
         self.selector.observe(obs["pose"])
-        if self._navigator_observe is not None:
-            self._navigator_observe(obs)
+        self.navigator.observe(obs)  # a mapping navigator sees every step, not only those it acts in
         self._t += 1
 
     def set_task(self, query: np.ndarray, threshold: float) -> None:

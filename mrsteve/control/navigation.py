@@ -54,6 +54,10 @@ class Navigator(Protocol):
         """Forget everything about the previous goal or episode; ``camera`` is the environment's
         (:attr:`mrsteve.env.voxel_env.VoxelEnv.camera`)."""
 
+    def observe(self, obs: Observation) -> None:
+        """Record a step another controller acted in (a mapping navigator maps it; others
+        ignore it)."""
+
     def act(self, obs: Observation, goal_xz: tuple[float, float]) -> Action:
         """The next action toward ``goal_xz``."""
 
@@ -134,6 +138,9 @@ class _Steering:
     def reached(self, obs: Observation, goal_xz: tuple[float, float]) -> bool:
         x, _, z = obs["pose"][:3]
         return math.hypot(goal_xz[0] - x, goal_xz[1] - z) <= self.config.success_radius
+
+    def observe(self, obs: Observation) -> None:
+        """Nothing to record (no map)."""
 
     def _steer(self, yaw: float, pitch: float, heading: float, jump: bool) -> Action:
         """Turn toward ``heading``; walk when roughly facing it, sprint when facing it."""

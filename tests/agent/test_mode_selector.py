@@ -64,6 +64,9 @@ class ScriptedNavigator:
     def reset(self, rng, camera):
         pass
 
+    def observe(self, obs):
+        pass
+
     def reached(self, obs, goal):
         return self.arrived
 
