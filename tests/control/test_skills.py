@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
-from mrsteve.control.skill_book import load_skills, parse_skills
+from mrsteve.control.skill_book import load_skills
 from mrsteve.control.skills import InstructionPolicy, ScriptedSkills, SkillConfig
 from mrsteve.env.voxel_env import BUTTONS
 from mrsteve.perception.prompts import load_task_prompts
@@ -231,43 +231,6 @@ def test_act_before_reset_is_an_error():
     obs, _ = make_env().reset(seed=0)
     with pytest.raises(RuntimeError, match="reset"):
         ScriptedSkills().act(obs, "cut a tree")
-
-
-def test_every_prompt_of_the_shipped_rules_has_a_target_class_and_item():
-    book = load_skills()
-    assert "break a leaves" in book.prompts  # the release's spelling
-    for skill in book.skills:
-        assert skill.success in CONTENT.item_names
-        assert all(name in CONTENT.semantic_classes for name in skill.targets)
-    assert book.skill("get water bucket").methods[0].hold == "bucket"
-    assert book.skill("kill cow").on_mobs and not book.skill("get dirt").on_mobs
-
-
-GOOD = {"prompt": "get sand", "targets": ["sand"], "success": "sand",
-        "methods": [{"interaction": "attack"}]}  # fmt: skip
-
-
-@pytest.mark.parametrize(
-    ("change", "message"),
-    [
-        ({"targets": ["lava"]}, "target 'lava' is not a block or mob class; classes: grass_block"),
-        ({"targets": ["sand", "cow"]}, "all blocks or all mobs"),
-        ({"success": "diamond"}, "success 'diamond' is not an item; items: bucket"),
-        ({"methods": [{"interaction": "kick"}]}, "interaction must be one of attack, use"),
-        ({"methods": [{"interaction": "use", "hold": "pickaxe"}]}, "hold 'pickaxe' is not an item"),
-        ({"methods": [{"interaction": "use", "tool": "shears"}]}, "unknown method keys"),
-        ({"methods": []}, "has no methods"),
-        ({"alias": ["sand please"]}, "unknown keys \\['alias'\\]; accepted: prompt, aliases"),
-    ],
-)
-def test_bad_rules_are_rejected_naming_what_is_accepted(change, message):
-    with pytest.raises(ValueError, match=message):
-        parse_skills({"skill": [{**GOOD, **change}]}, CONTENT)
-
-
-def test_a_prompt_given_twice_is_rejected():
-    with pytest.raises(ValueError, match="appears twice"):
-        parse_skills({"skill": [GOOD, {**GOOD, "aliases": ["x"]}]}, CONTENT)
 
 
 def test_config_rejects_bad_values():
