@@ -9,7 +9,7 @@ import pytest
 
 from mrsteve.control.heightmap import HeightMap
 from mrsteve.control.planning import GEOMETRIC, distance_to_disc, find_path, plan_path
-from nav_worlds import GROUND, block, floor, river
+from nav_worlds import floor, river
 
 
 def test_planner_climbs_single_steps_and_goes_around_walls():
