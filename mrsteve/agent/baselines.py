@@ -7,6 +7,7 @@ import numpy as np
 from mrsteve.agent.protocols import Action, Observation
 from mrsteve.control.skills import InstructionPolicy
 from mrsteve.perception import task_prompts
+from mrsteve.world.camera import Camera
 
 
 class Steve1:
@@ -18,8 +19,8 @@ class Steve1:
         self.name = name
         self.prompt: str | None = None
 
-    def reset(self, obs: Observation, rng: np.random.Generator) -> None:
-        self.policy.reset(rng)
+    def reset(self, obs: Observation, rng: np.random.Generator, camera: Camera) -> None:
+        self.policy.reset(rng, camera)
         self.prompt = None
 
     def set_task(self, item: str, t: int) -> None:

@@ -15,13 +15,13 @@ from dataclasses import dataclass
 from mrsteve.agent.baselines import Steve1
 from mrsteve.agent.mrsteve import MrSteve, MrSteveConfig
 from mrsteve.agent.protocols import Agent
-from mrsteve.control.explorers import (
-    CountBasedProposer,
-    DirectionProposer,
-    HierarchicalExplorer,
-    TaskConditionedProposer,
+from mrsteve.control.explorers import HierarchicalExplorer
+from mrsteve.control.goals import (
+    CountBasedGoalSelector,
+    DirectionGoalSelector,
+    ExplorationConfig,
+    TaskConditionedGoalSelector,
 )
-from mrsteve.control.goals import ExplorationConfig
 from mrsteve.control.navigation import DepthNavigator, StraightNavigator
 from mrsteve.control.skills import ScriptedSkills
 from mrsteve.memory import EventMemory, FIFOMemory, Memory, PlaceEventMemory, PlaceMemory
@@ -92,15 +92,15 @@ def make_agent(
     memory = make_memory(spec.memory, encoder, capacity)
     bounds = (1.0, 1.0, float(world_size[0] - 1), float(world_size[1] - 1))
     if spec.explorer == "plan4mc":
-        explorer = HierarchicalExplorer(DirectionProposer(bounds), StraightNavigator())
+        explorer = HierarchicalExplorer(DirectionGoalSelector(bounds), StraightNavigator())
     else:
         patches = ExplorationConfig(patch_size=0.15 * min(world_size[0] - 2, world_size[1] - 2))
-        proposer = (
-            TaskConditionedProposer(memory, patches, bounds=bounds)
+        selector = (
+            TaskConditionedGoalSelector(memory, patches, bounds=bounds)
             if spec.explorer == "task-conditioned"
-            else CountBasedProposer(patches, bounds=bounds)
+            else CountBasedGoalSelector(patches, bounds=bounds)
         )
-        explorer = HierarchicalExplorer(proposer, DepthNavigator())
+        explorer = HierarchicalExplorer(selector, DepthNavigator())
     return MrSteve(
         memory=memory,
         encoder=encoder,

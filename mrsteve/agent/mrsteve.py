@@ -26,10 +26,12 @@ import numpy as np
 
 from mrsteve.agent.protocols import Action, Observation
 from mrsteve.control.explorers import Explorer
-from mrsteve.control.navigation import Navigator, wrap_degrees
+from mrsteve.control.motion import wrap_degrees
+from mrsteve.control.navigation import Navigator
 from mrsteve.control.skills import InstructionPolicy
 from mrsteve.memory import Memory
 from mrsteve.perception import Encoder, TaskPrompts, task_prompts
+from mrsteve.world.camera import Camera
 
 
 class Mode(enum.Enum):
@@ -105,14 +107,15 @@ class MrSteve:
 
     # -- the Agent interface -----------------------------------------------------------------------
 
-    def reset(self, obs: Observation, rng: np.random.Generator) -> None:
+    def reset(self, obs: Observation, rng: np.random.Generator, camera: Camera) -> None:
         """A new episode: the memory is kept only if the caller keeps it (it is not cleared here,
-        so a memory can be carried across episodes or pre-filled)."""
+        so a memory can be carried across episodes or pre-filled). ``camera`` (the environment's)
+        goes to the explorer, the navigator and the instruction policy."""
         self._start = np.asarray(obs["pose"], dtype=np.float64).copy()
         self.encoder.reset()
-        self.explorer.reset(obs, rng)
-        self.navigator.reset(rng)
-        self.policy.reset(rng)
+        self.explorer.reset(obs, rng, camera)
+        self.navigator.reset(rng, camera)
+        self.policy.reset(rng, camera)
         self.task = None
         self._enter(None)
         self.target = None
@@ -123,10 +126,9 @@ class MrSteve:
         self.task = task_prompts(item)
         self._query_vector = self.encoder.encode_text(self.task.explore)
         self._threshold = self.encoder.task_threshold(self.task.explore)
-        explorer_task = getattr(self.explorer, "set_task", None)
-        if explorer_task is not None:  # task-conditioned exploration reads the place prompt
-            explorer_task(self.encoder.encode_text(self.task.place),
-                          self.encoder.task_threshold(self.task.place))
+        # task-conditioned exploration reads the place prompt; other explorers ignore it
+        self.explorer.set_task(self.encoder.encode_text(self.task.place),
+                               self.encoder.task_threshold(self.task.place))
         self._enter(None)
         self.target = None
 

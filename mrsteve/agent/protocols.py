@@ -2,9 +2,11 @@
 
 :class:`~mrsteve.agent.mrsteve.MrSteve` is one class for every agent of the paper because each part
 is pluggable: the memory (:class:`mrsteve.memory.Memory`), the encoder
-(:class:`mrsteve.perception.Encoder`), the explorer (:class:`mrsteve.control.explorers.Explorer`), the navigator
-(:class:`mrsteve.control.navigation.Navigator`) and the instruction policy
-(:class:`mrsteve.control.skills.InstructionPolicy`).
+(:class:`mrsteve.perception.Encoder`), the explorer (:class:`mrsteve.control.explorers.Explorer`),
+the navigator (:class:`mrsteve.control.navigation.Navigator`) and the instruction policy
+(:class:`mrsteve.control.skills.InstructionPolicy`). Each part gets the environment's camera
+(:class:`mrsteve.world.camera.Camera`, ``info["camera"]`` from ``env.reset``) when the episode
+starts.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from mrsteve.control.navigation import Action, Observation
+from mrsteve.spaces import Action, Observation
+from mrsteve.world.camera import Camera
 
 __all__ = ["Action", "Agent", "Observation"]
 
@@ -24,8 +27,9 @@ class Agent(Protocol):
 
     name: str
 
-    def reset(self, obs: Observation, rng: np.random.Generator) -> None:
-        """Start a new episode (``obs`` is the first observation)."""
+    def reset(self, obs: Observation, rng: np.random.Generator, camera: Camera) -> None:
+        """Start a new episode (``obs`` is the first observation, ``camera`` the environment's:
+        ``info["camera"]`` from ``env.reset``)."""
 
     def set_task(self, item: str, t: int) -> None:
         """A new task: obtain ``item`` (the paper's tasks are items checked in the inventory)."""

@@ -1,29 +1,44 @@
-"""High-level goal selectors of hierarchical episodic exploration (the paper's pi_H-Cnt).
+"""High-level goal selectors of hierarchical explorers: pi_H-Nav proposes the next exploration goal.
 
-Section "Hierarchical Episodic Exploration" and appendix "Solver Module Details": the visitation
+One protocol, :class:`GoalSelector`, and three selectors side by side:
+
+- :class:`CountBasedGoalSelector`: the paper's pi_H-Cnt over a visitation map it paints itself;
+- :class:`TaskConditionedGoalSelector`: pi_H-Cnt preferring places that match a task's place
+  prompt (the only one whose :meth:`~GoalSelector.set_task` does something);
+- :class:`DirectionGoalSelector`: Plan4MC's high level (a direction to a neighbouring grid cell).
+
+Count-based selection. Section "Hierarchical Episodic Exploration" and appendix "Solver Module Details": the visitation
 map is divided into ``G x G``-block patches and the goal is the centre of a least-visited patch,
 the nearest first. The release: the nearest patch with no painted cell (ties at random), else the
 least-painted one; a goal is reached within 3 blocks and abandoned after 2000 steps.
 Appendix "Task-Conditioned Hierarchical Episodic Exploration": among the least-visited patches,
 prefer those near Place Event Memory events that match a place prompt ("near pasture").
 
-Patches tile the walkable ``bounds`` when they are given (so no goal lies behind a map's walls),
-else the visitation map, anchored so that the start is the centre of a patch. Positions are in the
-frame the visitation map is painted in; event poses must be in that frame too (memory poses are
-relative to the start, so paint the map with start-relative positions as well).
+Patches are anchored so that the start is the centre of a patch. Given the walkable ``bounds``
+(inside a map's walls) they are those of :func:`patch_bounds`, else they tile the visitation map.
+Positions are world coordinates; event poses from the agent's memory are relative to the start
+and are shifted to world coordinates.
+
+Direction selection (appendix "Exploration Experiments Details"). Plan4MC's high level is an LSTM
+trained with PPO that reads the agent's past ``(x, y)`` positions and picks the next of four
+directions (north, south, east, west) on an 11 x 11 grid, to visit many distinct cells. The
+stand-in has no map either: it remembers only the last few grid cells it entered (the paper: the
+LSTM "struggled to keep track of visited locations as the trajectory grew longer") and prefers a
+direction whose neighbouring cell is not among them, at random among equals.
 """
 
 from __future__ import annotations
 
 import math
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import numba as nb
 import numpy as np
 
-from mrsteve.control.visitation import VisitationMap, paint_sectors
+from mrsteve.control.visitation import VisitationConfig, VisitationMap, paint_sectors
 
 Bounds = tuple[float, float, float, float]
 """``(x_min, z_min, x_max, z_max)`` of the walkable area."""
@@ -49,25 +64,50 @@ class ExplorationConfig:
                              f"got {self.patch_size}, {self.reach_distance}, {self.goal_timeout}")
 
 
+@dataclass(frozen=True)
+class DirectionConfig:
+    """Configuration of :class:`DirectionGoalSelector` (Plan4MC's high level)."""
+
+    grid: int = 11
+    """Cells per side of the grid the directions move on (Plan4MC: 11 x 11)."""
+    memory: int = 4
+    """Distinct grid cells, most recent first, the selector remembers."""
+    reach_distance: float = 3.0
+    """A goal within this many blocks is reached."""
+    goal_timeout: int = 300
+    """Steps after which an unreached goal is given up and a new direction chosen."""
+
+    def __post_init__(self) -> None:
+        if self.grid < 2 or self.memory < 0 or self.goal_timeout < 1:
+            raise ValueError(f"need grid >= 2, memory >= 0 and goal_timeout >= 1, got {self}")
+
+
+@runtime_checkable
 class GoalSelector(Protocol):
-    """Chooses exploration goals ``(x, z)`` from the visitation map."""
+    """The high level of a hierarchical explorer: the next goal ``(x, z)`` (world coordinates)
+    from the trajectory so far."""
 
     @property
     def goal(self) -> tuple[float, float] | None:
-        """The current goal, ``None`` before the first :meth:`update`."""
+        """The current goal, ``None`` before the first :meth:`propose`."""
         ...
 
-    def select(self, x: float, z: float) -> tuple[float, float]:
-        """A new goal for an agent at ``(x, z)``."""
+    def reset(self, pose: Sequence[float], rng: np.random.Generator) -> None:
+        """Start a new episode at ``pose`` ``(x, y, z, yaw, pitch)``; random choices from ``rng``."""
         ...
 
-    def update(self, pose: Sequence[float], t: int) -> tuple[float, float]:
-        """The goal to pursue at step ``t`` from ``pose`` ``(x, y, z, yaw, pitch)``: the current
-        one, or a new one when it was reached or has timed out."""
+    def observe(self, pose: Sequence[float]) -> None:
+        """Record the agent's pose at a step (every step, whoever acts)."""
         ...
 
-    def reset(self) -> None:
-        """Forget the goal and the abandoned patches (a new episode)."""
+    def propose(self, pose: Sequence[float], t: int) -> tuple[float, float]:
+        """The goal to pursue at step ``t``: the current one, or a new one when it was reached or
+        has timed out."""
+        ...
+
+    def set_task(self, query: np.ndarray, threshold: float) -> None:
+        """A task's place prompt (its embedding and threshold); selectors that explore task-free
+        ignore it."""
         ...
 
 
@@ -100,6 +140,24 @@ class PatchStats:
     def sums(self, layer: np.ndarray) -> np.ndarray:
         """Per-patch sums of a layer aligned with the visitation map."""
         return _patch_sums(layer, *self.cell_patch, len(self.index_x), len(self.index_z))
+
+
+def patch_bounds(walkable: Bounds, start: tuple[float, float], patch_size: float) -> Bounds:
+    """The area goal patches tile: ``patch_size`` patches anchored with the start at a patch
+    centre (as in the release), as many as have their centre inside ``walkable``. Edge patches
+    reach past the walls, so their goals (the centres) lie near them."""
+    lows, highs = [], []
+    for axis in (0, 1):
+        below = math.floor((start[axis] - walkable[axis]) / patch_size)
+        above = math.floor((walkable[axis + 2] - start[axis]) / patch_size)
+        lows.append(start[axis] - (below + 0.5) * patch_size)
+        highs.append(start[axis] + (above + 0.5) * patch_size)
+    return (lows[0], lows[1], highs[0], highs[1])
+
+
+def _check_bounds(bounds: Bounds | None) -> None:
+    if bounds is not None and not (bounds[0] < bounds[2] and bounds[1] < bounds[3]):
+        raise ValueError(f"bounds must be (x_min, z_min, x_max, z_max) with min < max, got {bounds}")
 
 
 def patch_stats(visitation: VisitationMap, patch_size: float, bounds: Bounds | None = None
@@ -151,36 +209,59 @@ def _patch_sums(layer, patch_x, patch_z, n_x, n_z):
 
 
 class CountBasedGoalSelector:
-    """The paper's count-based goal selector pi_H-Cnt over a :class:`VisitationMap`.
+    """The paper's count-based goal selector pi_H-Cnt.
 
-    The goal is the centre of the nearest patch with no painted cell, else of the least-painted
-    patch (nearest among equals); remaining ties are broken with ``rng``. The caller paints the
-    map every step; :meth:`update` keeps a goal until it is reached or times out.
+    It paints its :class:`~mrsteve.control.visitation.VisitationMap` (centred on the start) with
+    the field of view at every :meth:`observe`. The goal is the centre of the nearest patch with
+    no painted cell, else of the least-painted patch (nearest among equals); remaining ties are
+    broken with the generator given to :meth:`reset`. :meth:`propose` keeps a goal until it is
+    reached or times out; a timed-out patch is not chosen again. With ``bounds``, the walkable
+    area inside a map's walls, the patches are those of :func:`patch_bounds`.
     """
 
-    def __init__(self, visitation: VisitationMap, rng: np.random.Generator,
-                 config: ExplorationConfig | None = None, bounds: Bounds | None = None) -> None:
-        if bounds is not None and not (bounds[0] < bounds[2] and bounds[1] < bounds[3]):
-            raise ValueError(f"bounds must be (x_min, z_min, x_max, z_max) with min < max, "
-                             f"got {bounds}")
-        self.visitation = visitation
-        self.rng = rng
+    def __init__(
+        self,
+        config: ExplorationConfig | None = None,
+        visitation: VisitationConfig | None = None,
+        bounds: Bounds | None = None,
+    ) -> None:
+        _check_bounds(bounds)
         self.config = config or ExplorationConfig()
+        self.visitation_config = visitation or VisitationConfig()
         self.bounds = bounds
-        self.reset()
+        self.visitation: VisitationMap | None = None
+        """The visitation map of the episode (from :meth:`reset` on)."""
+        self.patch_area: Bounds | None = None
+        """The area the goal patches tile (``None``: the whole visitation map)."""
+        self.rng = np.random.default_rng(0)
+        self._start = (0.0, 0.0, 0.0)
+        self._goal: tuple[float, float] | None = None
 
     @property
     def goal(self) -> tuple[float, float] | None:
         return self._goal
 
-    def reset(self) -> None:
-        self._goal: tuple[float, float] | None = None
+    def reset(self, pose: Sequence[float], rng: np.random.Generator) -> None:
+        self._start = (float(pose[0]), float(pose[1]), float(pose[2]))
+        start = (self._start[0], self._start[2])
+        self.visitation = VisitationMap(self.visitation_config, start)
+        self.patch_area = (
+            None if self.bounds is None else patch_bounds(self.bounds, start, self.config.patch_size)
+        )
+        self.rng = rng
+        self._goal = None
         self._goal_patch: tuple[int, int] | None = None
         self._goal_since = 0
         self._abandoned: set[tuple[int, int]] = set()
 
+    def observe(self, pose: Sequence[float]) -> None:
+        self.visitation.paint(float(pose[0]), float(pose[2]), float(pose[3]))
+
+    def set_task(self, query: np.ndarray, threshold: float) -> None:
+        """Count-based exploration ignores tasks."""
+
     def select(self, x: float, z: float) -> tuple[float, float]:
-        stats = patch_stats(self.visitation, self.config.patch_size, self.bounds)
+        stats = patch_stats(self.visitation, self.config.patch_size, self.patch_area)
         candidates = np.ones(stats.painted_cells.shape, dtype=bool)
         for px, pz in self._abandoned:
             candidates[(stats.index_x == px)[:, None] & (stats.index_z == pz)[None, :]] = False
@@ -200,7 +281,7 @@ class CountBasedGoalSelector:
         self._goal_patch = (int(stats.index_x[kx]), int(stats.index_z[kz]))
         return float(stats.centre_x[kx]), float(stats.centre_z[kz])
 
-    def update(self, pose: Sequence[float], t: int) -> tuple[float, float]:
+    def propose(self, pose: Sequence[float], t: int) -> tuple[float, float]:
         x, z = float(pose[0]), float(pose[2])
         if self._goal is not None:
             if math.hypot(self._goal[0] - x, self._goal[1] - z) <= self.config.reach_distance:
@@ -222,16 +303,22 @@ class TaskConditionedGoalSelector(CountBasedGoalSelector):
     """Count-based selection that prefers task-relevant patches (appendix "Task-Conditioned
     Hierarchical Episodic Exploration").
 
-    With a task set (a place prompt's embedding and threshold), event clusters whose centre scores
-    at least the threshold are relevant; their centre frames' field-of-view sectors are painted
-    on a task-relevance layer aligned with the visitation map, summed per patch and smoothed with a
+    With a task set (a place prompt's embedding and threshold), event clusters of ``events`` (the
+    agent's memory, poses relative to the episode start) whose centre scores at least the
+    threshold are relevant; their centre frames' field-of-view sectors are painted on a
+    task-relevance layer aligned with the visitation map, summed per patch and smoothed with a
     3 x 3 box blur over patches (something near X is likely X). Among the least-visited patches the
     most relevant win, then the nearest. Without a task it is the count-based selector.
     """
 
-    def __init__(self, visitation: VisitationMap, events: EventSource, rng: np.random.Generator,
-                 config: ExplorationConfig | None = None, bounds: Bounds | None = None) -> None:
-        super().__init__(visitation, rng, config, bounds)
+    def __init__(
+        self,
+        events: EventSource,
+        config: ExplorationConfig | None = None,
+        visitation: VisitationConfig | None = None,
+        bounds: Bounds | None = None,
+    ) -> None:
+        super().__init__(config, visitation, bounds)
         self.events = events
         self._query: np.ndarray | None = None
         self._threshold = 0.0
@@ -246,12 +333,18 @@ class TaskConditionedGoalSelector(CountBasedGoalSelector):
         """Explore without a task (count-based)."""
         self._query = None
 
+    def world_events(self) -> tuple[np.ndarray, np.ndarray]:
+        """The event centres of ``events`` with their poses moved from start-relative to world
+        coordinates."""
+        embeddings, poses = self.events.event_centres()
+        return embeddings, np.asarray(poses, dtype=np.float64) + np.array([*self._start, 0.0, 0.0])
+
     def relevance(self, stats: PatchStats) -> np.ndarray:
         """Blurred task relevance of each patch (``float[px, pz]``; zeros without a task)."""
         relevance = np.zeros(stats.painted_cells.shape)
         if self._query is None:
             return relevance
-        embeddings, poses = self.events.event_centres()
+        embeddings, poses = self.world_events()
         if len(embeddings) == 0:
             return relevance
         if embeddings.shape[1] != self._query.shape[0]:
@@ -275,3 +368,74 @@ def box_blur(grid: np.ndarray) -> np.ndarray:
     padded = np.pad(grid.astype(np.float64), 1)
     rows, cols = grid.shape
     return sum(padded[i:i + rows, j:j + cols] for i in range(3) for j in range(3)) / 9.0
+
+
+class DirectionGoalSelector:
+    """Plan4MC-style high level (module docstring): one of north, south, east or west to the
+    neighbouring cell of a ``grid x grid`` division of ``bounds``, preferring cells not among the
+    last ``memory`` ones entered."""
+
+    DIRECTIONS = ((0, -1), (0, 1), (1, 0), (-1, 0))
+    """North (-z), south (+z), east (+x), west (-x) in grid steps."""
+
+    def __init__(self, bounds: Bounds, config: DirectionConfig | None = None) -> None:
+        _check_bounds(bounds)
+        self.bounds = bounds
+        self.config = config or DirectionConfig()
+        self._cell_size = ((bounds[2] - bounds[0]) / self.config.grid,
+                           (bounds[3] - bounds[1]) / self.config.grid)
+        self._rng = np.random.default_rng(0)
+        self._recent: deque[tuple[int, int]] = deque(maxlen=max(self.config.memory, 1))
+        self._goal: tuple[float, float] | None = None
+        self._goal_since = 0
+
+    @property
+    def goal(self) -> tuple[float, float] | None:
+        return self._goal
+
+    def reset(self, pose: Sequence[float], rng: np.random.Generator) -> None:
+        self._rng = rng
+        self._recent.clear()
+        self._goal = None
+        self._goal_since = 0
+        self.observe(pose)
+
+    def set_task(self, query: np.ndarray, threshold: float) -> None:
+        """Plan4MC's explorer ignores tasks."""
+
+    def cell(self, x: float, z: float) -> tuple[int, int]:
+        """The grid cell holding ``(x, z)`` (clipped to the grid)."""
+        n = self.config.grid
+        i = math.floor((x - self.bounds[0]) / self._cell_size[0])
+        k = math.floor((z - self.bounds[1]) / self._cell_size[1])
+        return min(max(i, 0), n - 1), min(max(k, 0), n - 1)
+
+    def observe(self, pose: Sequence[float]) -> None:
+        cell = self.cell(float(pose[0]), float(pose[2]))
+        if self.config.memory > 0 and (not self._recent or self._recent[0] != cell):
+            if cell in self._recent:
+                self._recent.remove(cell)
+            self._recent.appendleft(cell)
+
+    def propose(self, pose: Sequence[float], t: int) -> tuple[float, float]:
+        x, z = float(pose[0]), float(pose[2])
+        if self._goal is not None and (
+            math.hypot(self._goal[0] - x, self._goal[1] - z) <= self.config.reach_distance
+            or t - self._goal_since >= self.config.goal_timeout
+        ):
+            self._goal = None
+        if self._goal is None:
+            self._goal = self._next_goal(x, z)
+            self._goal_since = t
+        return self._goal
+
+    def _next_goal(self, x: float, z: float) -> tuple[float, float]:
+        n = self.config.grid
+        i, k = self.cell(x, z)
+        options = [(i + di, k + dk) for di, dk in self.DIRECTIONS
+                   if 0 <= i + di < n and 0 <= k + dk < n]
+        fresh = [cell for cell in options if cell not in self._recent]
+        choices = fresh or options
+        gi, gk = choices[int(self._rng.integers(len(choices)))]
+        return (self.bounds[0] + (gi + 0.5) * self._cell_size[0],
+                self.bounds[1] + (gk + 0.5) * self._cell_size[1])

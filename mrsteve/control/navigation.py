@@ -7,15 +7,17 @@ only what VPT-Nav gets, the pose and the first-person frame (here its depth and 
 never the world's blocks), and
 
 - maps what it sees into a 2.5-D height map of the episode
-  (:class:`~mrsteve.control.mapping.HeightMap`);
+  (:class:`~mrsteve.control.heightmap.HeightMap`) with the environment's camera;
 - plans on it with A* (steps up of one block climbable with a jump, drops fine, water swimmable at
   a cost and left where the bank is level with it, unseen ground optimistic) and replans every few
   steps as the map fills in;
 - follows the path waypoint by waypoint, turning at most 10 degrees per step as VPT's camera
   does; sprint-jumps along straight stretches as players (and VPT) do; jumps onto one-block steps
   and when stalled, holds jump while swimming;
-- unsticks itself: where it stalls the column ahead costs more and it replans; with no progress
-  for long it walks a short random detour (like VPT-Nav's forced jump when the agent stops).
+- unsticks itself: where it stalls (:class:`~mrsteve.control.motion.StallTracker`) the column ahead
+  costs more and it replans; with no progress for long
+  (:class:`~mrsteve.control.motion.ProgressTracker`) it walks a short random detour (like
+  VPT-Nav's forced jump when the agent stops).
 
 :class:`StraightNavigator` is the paper's "Heuristic" row (appendix "VPT Navigator Ablation Study"):
 turn toward the goal, walk, jump when stalled; no map, no swimming.
@@ -25,29 +27,21 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from mrsteve.control.mapping import HeightMap, HeightMapConfig, PathCosts
-
-Action = dict[str, Any]
-Observation = dict[str, np.ndarray]
-
-
-def noop_action() -> Action:
-    """An action that presses nothing and leaves the camera still."""
-    return {"camera": np.zeros(2, dtype=np.float32)}
-
-
-def wrap_degrees(angle: float) -> float:
-    """``angle`` wrapped into [-180, 180)."""
-    return (angle + 180.0) % 360.0 - 180.0
-
-
-def heading_to(x: float, z: float, gx: float, gz: float) -> float:
-    """Minecraft yaw (degrees) that faces from ``(x, z)`` toward ``(gx, gz)``: 0 faces +z, 90 -x."""
-    return math.degrees(math.atan2(-(gx - x), gz - z))
+from mrsteve.control.heightmap import HeightMap, HeightMapConfig
+from mrsteve.control.motion import (
+    ProgressTracker,
+    StallTracker,
+    heading_to,
+    noop_action,
+    wrap_degrees,
+)
+from mrsteve.control.planning import PathCosts, plan_path
+from mrsteve.spaces import Action, Observation
+from mrsteve.world.camera import Camera
 
 
 @runtime_checkable
@@ -56,8 +50,13 @@ class Navigator(Protocol):
 
     success_radius: float
 
-    def reset(self, rng: np.random.Generator) -> None:
-        """Forget everything about the previous goal or episode."""
+    def reset(self, rng: np.random.Generator, camera: Camera) -> None:
+        """Forget everything about the previous goal or episode; ``camera`` is the environment's
+        (:attr:`mrsteve.env.voxel_env.VoxelEnv.camera`)."""
+
+    def observe(self, obs: Observation) -> None:
+        """Record a step another controller acted in (a mapping navigator maps it; others
+        ignore it)."""
 
     def act(self, obs: Observation, goal_xz: tuple[float, float]) -> Action:
         """The next action toward ``goal_xz``."""
@@ -85,7 +84,8 @@ class NavigatorConfig:
     """Jump while sprinting straight at a waypoint at least this far (blocks) away, as players
     and VPT do: 0.34 blocks per step instead of 0.28. ``inf`` turns it off."""
     stall_speed: float = 0.05
-    """Horizontal blocks per step below which a step with forward pressed counts as stalled."""
+    """Horizontal blocks per step below which a step after one with forward pressed counts as
+    stalled (:class:`~mrsteve.control.motion.StallTracker`)."""
     stall_jump: int = 3
     """Stalled steps in a row after which the navigator jumps."""
     stuck_steps: int = 16
@@ -99,7 +99,10 @@ class NavigatorConfig:
     waypoint_reached: float = 0.6
     """A waypoint this close (blocks) is passed and the next one steered to."""
     no_progress_steps: int = 160
-    """Steps without getting one block closer to the goal before a detour."""
+    """Steps without getting :attr:`progress_gain` closer to the goal before a detour
+    (:class:`~mrsteve.control.motion.ProgressTracker`)."""
+    progress_gain: float = 1.0
+    """Blocks closer to the goal than ever before that count as progress."""
     detour_steps: int = 24
     """Steps of a detour (a random heading away from the goal direction)."""
     costs: PathCosts = field(default_factory=PathCosts)
@@ -118,40 +121,34 @@ class NavigatorConfig:
 
 
 class _Steering:
-    """What both navigators share: the success test, stall tracking and turning toward a heading."""
+    """What both navigators share: the success test, the stall count and turning toward a heading."""
 
     def __init__(self, config: NavigatorConfig | None = None) -> None:
         self.config = config or NavigatorConfig()
         self.success_radius = self.config.success_radius
+        self._stall = StallTracker(self.config.stall_speed)
         self._rng = np.random.default_rng(0)
-        self.reset(self._rng)
+        self.camera: Camera | None = None
 
-    def reset(self, rng: np.random.Generator) -> None:
+    def reset(self, rng: np.random.Generator, camera: Camera) -> None:
         self._rng = rng
-        self._last_xz: tuple[float, float] | None = None
-        self._pressed_forward = False
-        self._stalled = 0
+        self.camera = camera
+        self._stall.reset()
 
     def reached(self, obs: Observation, goal_xz: tuple[float, float]) -> bool:
         x, _, z = obs["pose"][:3]
         return math.hypot(goal_xz[0] - x, goal_xz[1] - z) <= self.config.success_radius
 
-    def _track_motion(self, x: float, z: float) -> None:
-        """Count consecutive steps that had forward pressed and barely moved."""
-        if self._last_xz is not None and self._pressed_forward:
-            moved = math.hypot(x - self._last_xz[0], z - self._last_xz[1])
-            self._stalled = 0 if moved >= self.config.stall_speed else self._stalled + 1
-        else:
-            self._stalled = 0
-        self._last_xz = (x, z)
+    def observe(self, obs: Observation) -> None:
+        """Nothing to record (no map)."""
 
     def _steer(self, yaw: float, pitch: float, heading: float, jump: bool) -> Action:
         """Turn toward ``heading``; walk when roughly facing it, sprint when facing it."""
         cfg = self.config
         error = wrap_degrees(heading - yaw)
         forward = abs(error) < cfg.walk_cone
-        self._pressed_forward = forward
-        stalled_jump = forward and self._stalled >= cfg.stall_jump
+        self._stall.pressed(forward)
+        stalled_jump = forward and self._stall.stalled >= cfg.stall_jump
         return {
             "forward": int(forward),
             "sprint": int(abs(error) < cfg.sprint_cone),
@@ -168,10 +165,10 @@ class StraightNavigator(_Steering):
     """The paper's "Heuristic" navigator: turn toward the goal and walk; jump when stalled."""
 
     def act(self, obs: Observation, goal_xz: tuple[float, float]) -> Action:
+        x, _, z, yaw, pitch = (float(v) for v in obs["pose"][:5])
+        self._stall.update(x, z)
         if self.reached(obs, goal_xz):
             return noop_action()
-        x, _, z, yaw, pitch = (float(v) for v in obs["pose"][:5])
-        self._track_motion(x, z)
         return self._steer(yaw, pitch, heading_to(x, z, *goal_xz), jump=False)
 
 
@@ -179,8 +176,8 @@ class DepthNavigator(_Steering):
     """Mapping and planning navigator from pose, depth and semantics: the stand-in for VPT-Nav
     (module docstring). Deterministic given the generator passed to :meth:`reset`."""
 
-    def reset(self, rng: np.random.Generator) -> None:
-        super().reset(rng)
+    def reset(self, rng: np.random.Generator, camera: Camera) -> None:
+        super().reset(rng, camera)
         self.map: HeightMap | None = None
         """The height map of the episode (built from the first observation on)."""
         self._observed: Observation | None = None
@@ -188,8 +185,7 @@ class DepthNavigator(_Steering):
         self._path = np.zeros((0, 2))
         self._next = 0
         self._plan_age = 0
-        self._best = math.inf
-        self._since_progress = 0
+        self._progress = ProgressTracker(self.config.progress_gain, self.config.no_progress_steps)
         self._detour_left = 0
         self._detour_heading = 0.0
 
@@ -198,8 +194,11 @@ class DepthNavigator(_Steering):
         where another controller acts, so the map stays complete)."""
         if obs is self._observed:
             return
+        if self.camera is None:
+            raise RuntimeError("call reset(rng, camera) before observe() or act()")
         if self.map is None:
-            self.map = HeightMap((float(obs["pose"][0]), float(obs["pose"][2])), self.config.map)
+            self.map = HeightMap((float(obs["pose"][0]), float(obs["pose"][2])), self.config.map,
+                                 camera=self.camera)
         self.map.integrate(obs)
         self._observed = obs
 
@@ -210,17 +209,17 @@ class DepthNavigator(_Steering):
         goal = (float(goal_xz[0]), float(goal_xz[1]))
         if goal != self._goal:
             self._goal = goal
-            self._best = math.inf
-            self._since_progress = 0
+            self._progress.reset()
             self._detour_left = 0
             self._plan_age = cfg.replan_interval  # plan now
         distance = math.hypot(goal[0] - x, goal[1] - z)
+        self._stall.update(x, z)
         if distance <= cfg.success_radius:
             return noop_action()
 
-        self._track_motion(x, z)
-        self._track_progress(distance)
-        if self._stalled >= cfg.stuck_steps:
+        if self._progress.update(distance) and self._detour_left == 0:
+            self._start_detour(x, z, distance)
+        if self._stall.stalled >= cfg.stuck_steps:
             self._penalise_ahead(x, z, yaw)
         self._plan_age += 1
         if self._plan_age >= cfg.replan_interval or self._next >= len(self._path):
@@ -241,7 +240,7 @@ class DepthNavigator(_Steering):
     def _plan(self, x: float, z: float) -> None:
         cfg = self.config
         radius = max(cfg.success_radius - cfg.plan_margin, 0.5)
-        self._path, _ = self.map.path((x, z), self._goal, radius, cfg.costs)
+        self._path, _ = plan_path(self.map, (x, z), self._goal, radius, cfg.costs)
         self._next = 1 if len(self._path) > 1 else 0
         self._plan_age = 0
 
@@ -275,23 +274,15 @@ class DepthNavigator(_Steering):
         i, k = self.map.cell(x + 0.8 * dx, z + 0.8 * dz)
         if (i, k) != self.map.cell(x, z) and self.map.inside(i, k):
             self.map.penalty[i, k] += self.config.stuck_penalty
-        self._stalled = 0
+        self._stall.clear()
         self._plan_age = self.config.replan_interval
 
-    def _track_progress(self, distance: float) -> None:
-        """After ``no_progress_steps`` without getting a block closer, walk a random detour."""
+    def _start_detour(self, x: float, z: float, distance: float) -> None:
+        """No progress for ``no_progress_steps``: walk a random heading away from the goal."""
         cfg = self.config
-        if distance < self._best - 1.0:
-            self._best = distance
-            self._since_progress = 0
-            return
-        self._since_progress += 1
-        if self._since_progress >= cfg.no_progress_steps and self._detour_left == 0:
-            x, z = self._last_xz
-            side = 1.0 if self._rng.random() < 0.5 else -1.0
-            turn = side * float(self._rng.uniform(60.0, 150.0))
-            self._detour_heading = wrap_degrees(heading_to(x, z, *self._goal) + turn)
-            self._detour_left = cfg.detour_steps
-            self._since_progress = 0
-            self._best = distance
-            self._plan_age = cfg.replan_interval
+        side = 1.0 if self._rng.random() < 0.5 else -1.0
+        turn = side * float(self._rng.uniform(60.0, 150.0))
+        self._detour_heading = wrap_degrees(heading_to(x, z, *self._goal) + turn)
+        self._detour_left = cfg.detour_steps
+        self._progress.restart(distance)
+        self._plan_age = cfg.replan_interval

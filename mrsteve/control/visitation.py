@@ -27,7 +27,8 @@ class VisitationConfig:
     """Cells per side of the initial map, 1 block per cell, centred on the start (paper: L = 120
     on 100 x 100 maps, 240 on 200 x 200; the release: 128)."""
     fov_degrees: float = 70.0
-    """Angular width of the painted field-of-view sector."""
+    """Angular width of the painted field-of-view sector: the paper's exploration-map parameter
+    (the release paints a 70 degree sector), not read from the environment's camera."""
     view_distance: float = 10.0
     """Radius of the painted sector in blocks."""
     growth: int = 64

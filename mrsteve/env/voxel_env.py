@@ -14,6 +14,7 @@ from mrsteve.world.content import load_content
 from mrsteve.world.interaction import WorldEvent
 from mrsteve.world.layout import WorldLayout
 from mrsteve.world.recipes import WORLD_RECIPES, build_layout
+from mrsteve.world.camera import DEFAULT_FOV_DEG, Camera
 from mrsteve.world.render import Renderer
 from mrsteve.world.world import Controls, World, WorldConfig
 
@@ -47,7 +48,9 @@ class VoxelEnv(gym.Env):
 
     ## Observation Space
     A ``Dict``:
-    - ``rgb``: ``uint8[H, W, 3]`` first-person frame (70 degree vertical field of view).
+    - ``rgb``: ``uint8[H, W, 3]`` first-person frame (``fov_deg``, by default 70 degrees, vertical
+      field of view; the camera is ``env.unwrapped.camera``, also ``info["camera"]`` after
+      ``reset``).
     - ``depth``: ``float32[H, W]`` distance along each pixel's ray in blocks, ``inf`` for sky.
     - ``semantic``: ``uint8[H, W]`` class of each pixel (``content.semantic_classes``: sky, each
       block, each mob, ``burning_zombie``).
@@ -99,7 +102,7 @@ class VoxelEnv(gym.Env):
         obs_size: tuple[int, int] = DEFAULT_OBS_SIZE,
         max_steps: int | None = None,
         noop_steps: int = 0,
-        fov_deg: float = 70.0,
+        fov_deg: float = DEFAULT_FOV_DEG,
         render_mode: str | None = None,
         config: WorldConfig | None = None,
     ):
@@ -140,6 +143,9 @@ class VoxelEnv(gym.Env):
         self.content = load_content()
         self.item_names = self.content.item_names
         self._renderer = Renderer(*self.obs_size, fov_deg=fov_deg, content=self.content)
+        self.camera: Camera = self._renderer.camera
+        """The camera the observations are rendered with (also ``info["camera"]`` after
+        ``reset``): parts that turn pixels into world points take it from here."""
 
         height, width = self.obs_size
         n_items = len(self.content.items)
@@ -178,7 +184,8 @@ class VoxelEnv(gym.Env):
         self._steps = 0
         self.start_pose = np.array(self.world.pose)
         observation = self._observe()
-        info = {"events": (), "inventory_changes": {}, "start_pose": self.start_pose.copy()}
+        info = {"events": (), "inventory_changes": {}, "start_pose": self.start_pose.copy(),
+                "camera": self.camera}
         return observation, info
 
     def apply_commands(self, options: Mapping[str, Any]) -> None:

@@ -8,16 +8,15 @@ and the mode selector threshold. It carries its own calibrated thresholds
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 import numpy as np
 
 from mrsteve.perception.thresholds import EncoderThresholds
+from mrsteve.spaces import Observation  # each encoder documents the keys it reads
 
-Observation = Mapping[str, np.ndarray]
-"""One environment observation (``rgb``, ``semantic``, ``depth``, ``pose``, ...); each encoder
-documents the keys it reads."""
+__all__ = ["Encoder", "Observation"]
 
 
 @runtime_checkable

@@ -122,9 +122,9 @@ def run_tasks(
         if unknown or not sequence:
             raise ValueError(f"tasks must be a non-empty list of items {item_names}, got {sequence}")
 
-    obs, _ = env.reset(seed=seed, options=options)
+    obs, info = env.reset(seed=seed, options=options)
     rng = np.random.default_rng([seed, 1])  # the agent's generator, derived from the episode seed
-    agent.reset(obs, rng)
+    agent.reset(obs, rng, info["camera"])
     for callback in callbacks:
         callback.on_reset(env, agent, obs)
 

@@ -29,16 +29,14 @@ import gymnasium as gym
 import numpy as np
 
 import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
-from mrsteve.control.explorers import (
-    CountBasedProposer,
+from mrsteve.control.explorers import Explorer, HierarchicalExplorer
+from mrsteve.control.goals import (
+    Bounds,
+    CountBasedGoalSelector,
     DirectionConfig,
-    DirectionProposer,
-    Explorer,
-    HierarchicalExplorer,
-    WanderConfig,
-    WanderExplorer,
+    DirectionGoalSelector,
+    ExplorationConfig,
 )
-from mrsteve.control.goals import Bounds, ExplorationConfig
 from mrsteve.control.navigation import (
     DepthNavigator,
     Navigator,
@@ -46,6 +44,7 @@ from mrsteve.control.navigation import (
     StraightNavigator,
 )
 from mrsteve.control.visitation import VisitationConfig
+from mrsteve.control.wander import WanderConfig, WanderExplorer
 from mrsteve.env.voxel_env import DEFAULT_OBS_SIZE
 from mrsteve.tasks.metrics import exploration_score
 from mrsteve.tasks.navigation import check_choice
@@ -94,15 +93,15 @@ ExplorerFactory = Callable[[Bounds, ExplorationTaskConfig], Explorer]
 
 def _count_based(navigator: Callable[[], Navigator]) -> ExplorerFactory:
     def make(bounds: Bounds, config: ExplorationTaskConfig) -> Explorer:
-        proposer = CountBasedProposer(ExplorationConfig(patch_size=config.patch_size),
-                                      VisitationConfig(), bounds)
-        return HierarchicalExplorer(proposer, navigator())
+        selector = CountBasedGoalSelector(ExplorationConfig(patch_size=config.patch_size),
+                                          VisitationConfig(), bounds)
+        return HierarchicalExplorer(selector, navigator())
     return make
 
 
 def _direction(navigator: Callable[[], Navigator]) -> ExplorerFactory:
     def make(bounds: Bounds, config: ExplorationTaskConfig) -> Explorer:
-        return HierarchicalExplorer(DirectionProposer(bounds, DirectionConfig()), navigator())
+        return HierarchicalExplorer(DirectionGoalSelector(bounds, DirectionConfig()), navigator())
     return make
 
 
@@ -146,11 +145,12 @@ def run_exploration(config: ExplorationTaskConfig, seed: int) -> dict:
     Returns ``{"metrics", "trajectory" (float[steps + 1, 2]), "goals" (float[n, 2], the distinct
     goals in order), "blocks"}``."""
     env = gym.make("mrsteve/Voxel-v0", world=config.world, obs_size=config.obs_size)
-    obs, _ = env.reset(seed=seed)
+    obs, info = env.reset(seed=seed)
     blocks = env.unwrapped.world.blocks
     bounds = walkable_bounds(blocks)
     explorer = EXPLORERS[config.agent](bounds, config)
-    explorer.reset(obs, np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0]))
+    explorer.reset(obs, np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0]),
+                   info["camera"])
 
     trajectory = np.empty((config.steps + 1, 2))
     trajectory[0] = obs["pose"][0], obs["pose"][2]

@@ -11,7 +11,7 @@ The evaluator, unlike the navigator, reads the world's blocks:
   10 to 20 blocks from the spawn, that the player can reach; on ``river`` it must lie across the
   water (no dry path leads there) with its success disc on land (swim across, then climb out);
 - the shortest path length is planned on the true height map of the world
-  (:meth:`~mrsteve.control.mapping.HeightMap.from_blocks`) with the walking rules of the game (steps
+  (:meth:`~mrsteve.control.heightmap.HeightMap.from_blocks`) with the walking rules of the game (steps
   up of one block, drops, swimming): A* over columns with plain distances, straightened by string
   pulling (so open ground counts as a straight line), measured up to where it enters the success
   disc. The taken path is the agent's ground-plane trajectory until it is within the disc.
@@ -29,7 +29,8 @@ import gymnasium as gym
 import numpy as np
 
 import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
-from mrsteve.control.mapping import GEOMETRIC, HeightMap, distance_to_disc, reachable
+from mrsteve.control.heightmap import HeightMap
+from mrsteve.control.planning import GEOMETRIC, distance_to_disc, plan_path, reachable
 from mrsteve.control.navigation import (
     DepthNavigator,
     Navigator,
@@ -161,7 +162,7 @@ def pick_goal(
     gi, gk = divmod(int(rng.choice(cells)), sz)
     goal = (gi + 0.5, gk + 0.5)
     # the walk to the goal column itself, measured up to where it enters the success disc
-    path, reached = world.path(start, goal, 0.5, GEOMETRIC, smooth=levels.size)
+    path, reached = plan_path(world, start, goal, 0.5, GEOMETRIC, smooth=levels.size)
     if not reached:
         raise RuntimeError(f"goal {goal} is reachable, yet the planner found no path to it")
     return NavigationGoal(start, goal, distance_to_disc(path, goal, config.success_radius))
@@ -172,13 +173,13 @@ def run_navigation(config: NavigationTaskConfig, seed: int) -> dict:
     ``max_steps``. Returns ``{"metrics", "trajectory" (float[n, 2]), "goal", "blocks"}``."""
     env = gym.make("mrsteve/Voxel-v0", world=TERRAINS[config.terrain], obs_size=config.obs_size)
     goal_seed, navigator_seed = np.random.SeedSequence(seed).spawn(2)
-    obs, _ = env.reset(seed=seed)
+    obs, info = env.reset(seed=seed)
     world = env.unwrapped.world
     start = (float(obs["pose"][0]), float(obs["pose"][2]))
     task = pick_goal(world.blocks, start, np.random.default_rng(goal_seed), config,
                      across_water=config.terrain == "river")
     navigator = make_navigator(config.navigator, config.success_radius)
-    navigator.reset(np.random.default_rng(navigator_seed))
+    navigator.reset(np.random.default_rng(navigator_seed), info["camera"])
 
     trajectory = [start]
     success = navigator.reached(obs, task.goal)

@@ -20,12 +20,12 @@ import math
 import numba as nb
 import numpy as np
 
+from mrsteve.world.camera import EYE_HEIGHT  # noqa: F401  (the body holds the camera)
+
 PLAYER_WIDTH = 0.6
 """Width of the player's collision box in blocks (x and z)."""
 PLAYER_HEIGHT = 1.8
 """Height of the player's collision box in blocks."""
-EYE_HEIGHT = 1.62
-"""Height of the camera above the feet."""
 TICKS_PER_SECOND = 20
 
 # Minecraft's movement constants (per tick).

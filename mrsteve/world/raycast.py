@@ -1,8 +1,10 @@
 """Voxel ray casting (Amanatides & Woo DDA) shared by crosshair picking and the renderer, and the
 column height map that lets the renderer's rays skip empty space.
 
-Conventions (``notes/design.md``): the grid is ``blocks[x, y, z]`` with y up, block ``(i, j, k)``
-fills ``[i, i+1) x [j, j+1) x [k, k+1)``; yaw 0 faces +z, yaw 90 faces -x; positive pitch looks down.
+Conventions: the grid is ``blocks[x, y, z]`` with y up, block ``(i, j, k)`` fills
+``[i, i+1) x [j, j+1) x [k, k+1)``; yaw 0 faces +z, yaw 90 faces -x; positive pitch looks down
+(the camera's geometry, :func:`~mrsteve.world.camera.look_direction` included, lives in
+:mod:`mrsteve.world.camera`).
 """
 
 from __future__ import annotations
@@ -12,21 +14,17 @@ import math
 import numba as nb
 import numpy as np
 
+from mrsteve.world.camera import look_direction
+
+__all__ = ["NO_HIT", "TILE_SHIFT", "ColumnHeights", "cast_ray", "dda_axis", "look_direction",
+           "solid_mask"]
+
 NO_HIT = -1
 
 TILE_SHIFT = 3
 """The tiles of :attr:`ColumnHeights.tiles` are ``2 ** TILE_SHIFT`` = 8 columns square."""
 
 _BIG = 1e30
-
-
-@nb.njit(cache=True, fastmath=True)
-def look_direction(yaw_deg: float, pitch_deg: float) -> tuple[float, float, float]:
-    """Unit view vector of a Minecraft yaw and pitch in degrees."""
-    yaw = math.radians(yaw_deg)
-    pitch = math.radians(pitch_deg)
-    cp = math.cos(pitch)
-    return -math.sin(yaw) * cp, -math.sin(pitch), math.cos(yaw) * cp
 
 
 @nb.njit(cache=True)

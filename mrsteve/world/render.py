@@ -6,9 +6,10 @@ recompiling. Ray directions are precomputed once per image size in camera space 
 frame; outputs are preallocated. Mobs are axis-aligned boxes drawn in a second pass that only visits
 the pixels of each box's screen rectangle.
 
-Conventions (``notes/design.md``): ``blocks[x, y, z]`` with y up, block ``(i, j, k)`` fills
-``[i, i+1) x [j, j+1) x [k, k+1)``; yaw 0 faces +z, 90 faces -x; positive pitch looks down. The
-field of view is vertical (Minecraft's and MineDojo's 70 degrees by default).
+Conventions: ``blocks[x, y, z]`` with y up, block ``(i, j, k)`` fills ``[i, i+1) x [j, j+1) x
+[k, k+1)``; yaw 0 faces +z, 90 faces -x; positive pitch looks down. The field of view is vertical
+(Minecraft's and MineDojo's 70 degrees by default). The camera's geometry (rays, basis, eye height)
+is :mod:`mrsteve.world.camera`'s.
 
 What is drawn: cubes with a top / side / bottom colour from ``content.toml``, directional shading
 per face, a 4 x 4 texel brightness pattern and darkened edges up close; thin plants (``cross``) as
@@ -27,7 +28,9 @@ import numba as nb
 import numpy as np
 
 from mrsteve.world.content import SHAPES, Content, load_content
-from mrsteve.world.raycast import ColumnHeights, dda_axis, look_direction
+from mrsteve.world.camera import DEFAULT_FOV_DEG, Camera, camera_basis
+from mrsteve.world.camera import camera_rays  # noqa: F401  (re-exported for old imports)
+from mrsteve.world.raycast import ColumnHeights, dda_axis
 
 SKY_CLASS = 0
 """Semantic id of the sky (and of anything beyond the view distance)."""
@@ -84,7 +87,7 @@ class Renderer:
         self,
         height: int,
         width: int,
-        fov_deg: float = 70.0,
+        fov_deg: float = DEFAULT_FOV_DEG,
         content: Content | None = None,
         *,
         max_distance: float = 64.0,
@@ -106,7 +109,9 @@ class Renderer:
         self.content = content if content is not None else load_content()
 
         self._tan_half = math.tan(math.radians(self.fov_deg) / 2.0)
-        self._rays = camera_rays(self.height, self.width, self.fov_deg)
+        self.camera = Camera(self.height, self.width, self.fov_deg)
+        """The camera the frames are rendered with."""
+        self._rays = self.camera.rays
         self._shape_of, self._colors, self._semantic_of = _block_tables(self.content)
         self._mob_colors = _mob_colors(self.content)
         self._mob_classes = np.array(
@@ -188,20 +193,6 @@ class Renderer:
         if len(boxes) and not (np.isfinite(boxes).all() and (boxes[:, 3:5] > 0).all()):
             raise ValueError("mob_boxes must be finite with positive widths and heights")
         return boxes
-
-
-def camera_rays(height: int, width: int, fov_deg: float) -> np.ndarray:
-    """``float32[H * W, 3]`` unit ray of each pixel in camera space (right, up, forward), row-major,
-    through pixel centres, for a vertical field of view of ``fov_deg`` degrees."""
-    tan_half = math.tan(math.radians(fov_deg) / 2.0)
-    v = (1.0 - (np.arange(height) + 0.5) * 2.0 / height) * tan_half
-    u = ((np.arange(width) + 0.5) * 2.0 / width - 1.0) * tan_half * width / height
-    rays = np.empty((height, width, 3), dtype=np.float64)
-    rays[..., 0] = u[None, :]
-    rays[..., 1] = v[:, None]
-    rays[..., 2] = 1.0
-    rays /= np.linalg.norm(rays, axis=-1, keepdims=True)
-    return np.ascontiguousarray(rays.reshape(-1, 3), dtype=np.float32)
 
 
 def _block_tables(content: Content) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -483,10 +474,7 @@ def _render_frame(
     """Fill ``rgb``, ``depth`` and ``semantic`` with the view from ``(ox, oy, oz)``."""
     height, width = depth.shape
     sx, sy, sz = blocks.shape
-    fx, fy, fz = look_direction(yaw_deg, pitch_deg)
-    yaw = math.radians(yaw_deg)
-    rx, ry, rz = -math.cos(yaw), 0.0, -math.sin(yaw)  # right = forward x world up
-    ux, uy, uz = ry * fz - rz * fy, rz * fx - rx * fz, rx * fy - ry * fx
+    (rx, ry, rz), (ux, uy, uz), (fx, fy, fz) = camera_basis(yaw_deg, pitch_deg)
 
     ceiling = tiles.max()
     ei, ej, ek = math.floor(ox), math.floor(oy), math.floor(oz)

@@ -90,31 +90,31 @@ def test_steve1_without_memory_does_not_know_where_A_was():
 
 
 def test_task_conditioned_mrsteve_explores_toward_the_tasks_place_prompt():
-    from mrsteve.control.explorers import TaskConditionedProposer
+    from mrsteve.control.goals import TaskConditionedGoalSelector
     from mrsteve.perception import task_prompts
 
     env = gym.make("mrsteve/Voxel-v0", world="map2")
     agent = make_agent("mrsteve-tc", world_size=(100, 100))
-    proposer = agent.explorer.proposer
-    assert isinstance(proposer, TaskConditionedProposer) and proposer.events is agent.memory
+    selector = agent.explorer.selector
+    assert isinstance(selector, TaskConditionedGoalSelector) and selector.events is agent.memory
     queries = []
-    original = TaskConditionedProposer.set_task
+    original = TaskConditionedGoalSelector.set_task
 
     def spy(self, query, threshold):
         queries.append((query, threshold))
         original(self, query, threshold)
 
-    TaskConditionedProposer.set_task = spy
+    TaskConditionedGoalSelector.set_task = spy
     try:
         result = run_tasks(env, agent, ["beef"], seed=1, max_steps=3000)
     finally:
-        TaskConditionedProposer.set_task = original
+        TaskConditionedGoalSelector.set_task = original
     place = task_prompts("beef").place
     np.testing.assert_allclose(queries[0][0], agent.encoder.encode_text(place))
     assert queries[0][1] == agent.encoder.task_threshold(place)
     assert result.tasks[0].success
     # The events it reads are the memory's, moved from start-relative to world coordinates.
-    centres, poses = proposer.selector.events.event_centres()
+    centres, poses = selector.world_events()
     raw_centres, raw_poses = agent.memory.event_centres()
     np.testing.assert_array_equal(centres, raw_centres)
     np.testing.assert_allclose(poses[:, [0, 2]] - raw_poses[:, [0, 2]],

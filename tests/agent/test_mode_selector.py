@@ -13,6 +13,7 @@ import pytest
 from mrsteve.agent.mrsteve import Mode, MrSteve, MrSteveConfig
 from mrsteve.memory import FIFOMemory, MemoryRead
 from mrsteve.perception import SemanticEncoder
+from mrsteve.world.camera import Camera
 
 START = np.array([10.0, 16.0, 20.0, 0.0, 0.0])
 
@@ -39,7 +40,10 @@ class RecordingExplorer:
     def __init__(self):
         self.acted = self.observed = 0
 
-    def reset(self, obs, rng):
+    def reset(self, obs, rng, camera):
+        pass
+
+    def set_task(self, query, threshold):
         pass
 
     def observe(self, obs):
@@ -57,7 +61,10 @@ class ScriptedNavigator:
         self.arrived = False
         self.goals = []
 
-    def reset(self, rng):
+    def reset(self, rng, camera):
+        pass
+
+    def observe(self, obs):
         pass
 
     def reached(self, obs, goal):
@@ -72,7 +79,7 @@ class RecordingPolicy:
     def __init__(self):
         self.prompts = []
 
-    def reset(self, rng):
+    def reset(self, rng, camera):
         pass
 
     def act(self, obs, prompt):
@@ -98,7 +105,7 @@ def agent():
         policy=RecordingPolicy(),
         config=MrSteveConfig(requery_interval=600),
     )
-    agent.reset(observation(), np.random.default_rng(0))
+    agent.reset(observation(), np.random.default_rng(0), Camera(40, 64))
     agent.set_task("water_bucket", 0)
     return agent
 

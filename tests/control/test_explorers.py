@@ -8,17 +8,14 @@ import numpy as np
 import pytest
 
 import mrsteve.env  # noqa: F401
-from mrsteve.control.explorers import (
-    CountBasedProposer,
-    DirectionConfig,
-    DirectionProposer,
-    Explorer,
-    HierarchicalExplorer,
-    WanderExplorer,
-    patch_bounds,
+from mrsteve.control.explorers import Explorer, HierarchicalExplorer
+from mrsteve.control.goals import (
+    CountBasedGoalSelector,
+    DirectionGoalSelector,
+    ExplorationConfig,
 )
-from mrsteve.control.goals import ExplorationConfig
 from mrsteve.control.navigation import DepthNavigator, StraightNavigator
+from mrsteve.control.wander import WanderExplorer
 from mrsteve.tasks.metrics import exploration_score
 
 WALKABLE = (1.0, 1.0, 63.0, 63.0)
@@ -26,11 +23,12 @@ WALKABLE = (1.0, 1.0, 63.0, 63.0)
 
 EXPLORERS = {
     "count-based": lambda: HierarchicalExplorer(
-        CountBasedProposer(ExplorationConfig(patch_size=10.0), bounds=WALKABLE), DepthNavigator()),
+        CountBasedGoalSelector(ExplorationConfig(patch_size=10.0), bounds=WALKABLE),
+        DepthNavigator()),
     "count-based-straight": lambda: HierarchicalExplorer(
-        CountBasedProposer(ExplorationConfig(patch_size=10.0), bounds=WALKABLE),
+        lambda: CountBasedGoalSelector(ExplorationConfig(patch_size=10.0), bounds=WALKABLE),
         StraightNavigator()),
-    "plan4mc": lambda: HierarchicalExplorer(DirectionProposer(WALKABLE), DepthNavigator()),
+    "plan4mc": lambda: HierarchicalExplorer(DirectionGoalSelector(WALKABLE), DepthNavigator()),
     "go-explore": WanderExplorer,
 }
 
@@ -38,8 +36,8 @@ EXPLORERS = {
 def explore(explorer: Explorer, steps: int, world: str = "plains_nav", seed: int = 0):
     """Run an explorer; returns its positions ``[steps + 1, 2]`` and the actions it took."""
     env = gym.make("mrsteve/Voxel-v0", world=world, obs_size=(24, 40))
-    obs, _ = env.reset(seed=seed)
-    explorer.reset(obs, np.random.default_rng(seed))
+    obs, info = env.reset(seed=seed)
+    explorer.reset(obs, np.random.default_rng(seed), info["camera"])
     positions, actions = [obs["pose"][[0, 2]]], []
     for _ in range(steps):
         explorer.observe(obs)
@@ -79,40 +77,15 @@ def test_count_based_exploration_covers_more_than_the_wanderer_and_the_direction
     assert covered["count-based"] > covered["plan4mc"] + 10
 
 
-def test_count_based_proposer_paints_what_the_agent_sees_and_aims_at_unseen_patches():
-    proposer = CountBasedProposer(ExplorationConfig(patch_size=10.0), bounds=WALKABLE)
-    pose = (32.5, 16.0, 32.5, 0.0, 0.0)  # facing +z
-    proposer.reset(pose, np.random.default_rng(0))
-    proposer.observe(pose)
-    visitation = proposer.visitation
-    assert visitation.count_at(32.5, 38.5) == 1 and visitation.count_at(32.5, 26.5) == 0
-    goal = proposer.propose(pose, 0)
-    assert goal != (32.5, 32.5) and np.hypot(goal[0] - 32.5, goal[1] - 32.5) <= 15
+def test_hierarchical_explorer_hands_the_task_to_its_selector():
+    class Selector(CountBasedGoalSelector):
+        tasks = []
 
+        def set_task(self, query, threshold):
+            self.tasks.append((query, threshold))
 
-def test_goal_patches_are_anchored_on_the_start_and_centred_inside_the_walls():
-    x_min, z_min, x_max, z_max = patch_bounds((1.0, 1.0, 99.0, 99.0), (50.5, 50.5), 15.0)
-    assert (x_min, x_max) == (-2.0, 103.0) and (z_min, z_max) == (-2.0, 103.0)
-    centres = [x_min + 7.5 + 15 * k for k in range(7)]
-    assert centres[0] == 5.5 and centres[-1] == 95.5 and 50.5 in centres
-
-
-def test_direction_proposer_moves_to_a_neighbouring_cell_it_has_not_just_visited():
-    chosen = set()
-    for seed in range(12):
-        proposer = DirectionProposer((0.0, 0.0, 110.0, 110.0), DirectionConfig(grid=11, memory=4))
-        proposer.reset((55.0, 0.0, 55.0, 0.0, 0.0), np.random.default_rng(seed))  # cell (5, 5)
-        proposer.observe((45.0, 0.0, 55.0, 0.0, 0.0))  # then (4, 5)
-        proposer.observe((45.0, 0.0, 65.0, 0.0, 0.0))  # then (4, 6)
-        goal = proposer.propose((45.0, 0.0, 65.0, 0.0, 0.0), 0)
-        cell = proposer.cell(*goal)
-        assert goal == (cell[0] * 10 + 5.0, cell[1] * 10 + 5.0)  # a cell centre
-        chosen.add(cell)
-    assert chosen == {(3, 6), (4, 7), (5, 6)}  # never back north to (4, 5)
-
-
-def test_direction_proposer_stays_on_its_grid():
-    proposer = DirectionProposer((0.0, 0.0, 110.0, 110.0))
-    proposer.reset((5.0, 0.0, 5.0, 0.0, 0.0), np.random.default_rng(0))  # corner cell (0, 0)
-    goal = proposer.propose((5.0, 0.0, 5.0, 0.0, 0.0), 0)
-    assert proposer.cell(*goal) in {(1, 0), (0, 1)}
+    explorer = HierarchicalExplorer(Selector(), StraightNavigator())
+    explorer.set_task(np.ones(2, np.float32), 0.5)
+    assert len(Selector.tasks) == 1 and Selector.tasks[0][1] == 0.5
+    for name in ("count-based", "plan4mc", "go-explore"):
+        EXPLORERS[name]().set_task(np.ones(2, np.float32), 0.5)  # task-free explorers ignore it

@@ -1,4 +1,5 @@
-"""Count-based and task-conditioned goal selection over the visitation map."""
+"""Goal selectors: count-based and task-conditioned selection over the visitation map, and
+Plan4MC-style direction selection; one protocol."""
 
 from __future__ import annotations
 
@@ -9,12 +10,15 @@ import pytest
 
 from mrsteve.control import (
     CountBasedGoalSelector,
+    DirectionConfig,
+    DirectionGoalSelector,
     ExplorationConfig,
+    GoalSelector,
     TaskConditionedGoalSelector,
     VisitationConfig,
     VisitationMap,
 )
-from mrsteve.control.goals import box_blur, patch_stats
+from mrsteve.control.goals import box_blur, patch_bounds, patch_stats
 
 
 class FakeEvents:
@@ -28,23 +32,27 @@ class FakeEvents:
         return self.embeddings, self.poses
 
 
+POINT = VisitationConfig(view_distance=0.0)
+"""A map whose paint marks only the agent's own cell, to paint patches exactly."""
+
+
+def pose(x: float, z: float, yaw: float = 0.0) -> tuple[float, ...]:
+    return (x, 64.0, z, yaw, 0.0)
+
+
 SELECTORS = [
     pytest.param(
-        lambda visitation, rng, **kw: CountBasedGoalSelector(visitation, rng, **kw),
+        lambda visitation=POINT, bounds=None: CountBasedGoalSelector(
+            visitation=visitation, bounds=bounds),
         id="count-based",
     ),
     pytest.param(
-        lambda visitation, rng, **kw: TaskConditionedGoalSelector(
-            visitation, FakeEvents([[1.0, 0.0]], [[20.0, 64.0, 20.0, 0.0, 0.0]]), rng, **kw
-        ),
+        lambda visitation=POINT, bounds=None: TaskConditionedGoalSelector(
+            FakeEvents([[1.0, 0.0]], [[20.0, 64.0, 20.0, 0.0, 0.0]]), visitation=visitation,
+            bounds=bounds),
         id="task-conditioned-without-task",
     ),
 ]
-
-
-def point_map() -> VisitationMap:
-    """A map whose paint marks only the agent's own cell, to paint patches exactly."""
-    return VisitationMap(VisitationConfig(view_distance=0.0))
 
 
 def mark(visitation: VisitationMap, x: float, z: float, times: int = 1) -> None:
@@ -61,32 +69,40 @@ def fill(visitation: VisitationMap, x0: float, z0: float, size: int, times: int)
 
 @pytest.fixture(params=SELECTORS)
 def make(request):
-    return request.param
+    """``make(rng, centre=(0, 0), **kw)``: a selector reset at ``centre`` (point paint)."""
+
+    def build(rng, centre=(0.0, 0.0), **kw):
+        selector = request.param(**kw)
+        selector.reset(pose(*centre), rng)
+        return selector
+
+    return build
 
 
 def test_goal_is_the_centre_of_the_nearest_unpainted_patch(make):
-    visitation = point_map()
+    selector = make(np.random.default_rng(0))
     for x, z in ((0, 0), (-15, 0), (0, 15), (0, -15)):
-        mark(visitation, x, z)
-    selector = make(visitation, np.random.default_rng(0))
+        mark(selector.visitation, x, z)
     assert selector.select(0.0, 0.0) == pytest.approx((15.0, 0.0))
     assert selector.select(-40.0, 3.0) == pytest.approx((-45.0, 0.0))
 
 
 def test_ties_are_broken_by_the_seeded_rng(make):
-    visitation = point_map()
-    mark(visitation, 0, 0)
-    goals = [make(visitation, np.random.default_rng(seed)).select(0.0, 0.0) for seed in range(24)]
+    def goal(seed):
+        selector = make(np.random.default_rng(seed))
+        mark(selector.visitation, 0, 0)
+        return selector.select(0.0, 0.0)
+
+    goals = [goal(seed) for seed in range(24)]
     assert set(goals) == {(15.0, 0.0), (-15.0, 0.0), (0.0, 15.0), (0.0, -15.0)}
-    again = [make(visitation, np.random.default_rng(seed)).select(0.0, 0.0) for seed in range(24)]
-    assert goals == again
+    assert goals == [goal(seed) for seed in range(24)]
 
 
 def test_when_every_patch_is_painted_the_least_painted_one_is_the_goal(make):
-    visitation = point_map()
     bounds = (-22.5, -22.5, 22.5, 22.5)
+    selector = make(np.random.default_rng(0), bounds=bounds)
+    visitation = selector.visitation
     fill(visitation, -23, -23, 46, times=2)
-    selector = make(visitation, np.random.default_rng(0), bounds=bounds)
     # make patch (15, -15) the least painted by painting every other patch once more
     for px in (-15.0, 0.0, 15.0):
         for pz in (-15.0, 0.0, 15.0):
@@ -96,19 +112,18 @@ def test_when_every_patch_is_painted_the_least_painted_one_is_the_goal(make):
 
 
 def test_equally_painted_patches_go_to_the_nearest(make):
-    visitation = point_map()
-    fill(visitation, -23, -23, 46, times=1)
-    selector = make(visitation, np.random.default_rng(0), bounds=(-22.5, -22.5, 22.5, 22.5))
+    selector = make(np.random.default_rng(0), bounds=(-22.5, -22.5, 22.5, 22.5))
+    fill(selector.visitation, -23, -23, 46, times=1)
     assert selector.select(13.0, 16.0) == pytest.approx((15.0, 15.0))
 
 
 def test_patches_tile_the_bounds_so_goals_stay_inside_the_walls(make):
-    visitation = VisitationMap()
     bounds = (-50.0, -50.0, 50.0, 50.0)
-    stats = patch_stats(visitation, 15.0, bounds)
+    stats = patch_stats(VisitationMap(), 15.0, bounds)
     assert len(stats.centre_x) == len(stats.centre_z) == 7
     assert stats.centre_x[0] == pytest.approx(-50 + 100 / 14)
-    selector = make(visitation, np.random.default_rng(1), bounds=bounds)
+    selector = make(np.random.default_rng(1), visitation=VisitationConfig(), bounds=bounds)
+    visitation = selector.visitation
     rng = np.random.default_rng(2)
     for _ in range(40):
         x, z = rng.uniform(-49, 49, size=2)
@@ -118,8 +133,8 @@ def test_patches_tile_the_bounds_so_goals_stay_inside_the_walls(make):
 
 
 def test_patches_stay_on_one_lattice_as_the_map_grows(make):
-    visitation = VisitationMap(centre=(3.0, 4.0))
-    selector = make(visitation, np.random.default_rng(0))
+    selector = make(np.random.default_rng(0), centre=(3.0, 4.0), visitation=VisitationConfig())
+    visitation = selector.visitation
     for step in range(40):
         visitation.paint(3.0 + 5 * step, 4.0, -90.0)  # walk +x far off the initial map
     gx, gz = selector.select(3.0 + 5 * 39, 4.0)
@@ -129,41 +144,45 @@ def test_patches_stay_on_one_lattice_as_the_map_grows(make):
 
 
 def test_a_goal_is_kept_until_reached_within_3_blocks(make):
-    visitation = point_map()
+    selector = make(np.random.default_rng(0))
+    visitation = selector.visitation
     mark(visitation, 0, 0)
-    selector = make(visitation, np.random.default_rng(0))
-    goal = selector.update((0.0, 64.0, 0.0, 0.0, 0.0), 0)
+    goal = selector.propose((0.0, 64.0, 0.0, 0.0, 0.0), 0)
     assert selector.goal == goal
     near = (goal[0] - 3.1, 64.0, goal[1], 0.0, 0.0)
     mark(visitation, near[0], near[2])
-    assert selector.update(near, 10) == goal
+    assert selector.propose(near, 10) == goal
     at = (goal[0] - 2.9, 64.0, goal[1], 0.0, 0.0)
     mark(visitation, at[0], at[2])
-    new = selector.update(at, 11)
+    new = selector.propose(at, 11)
     assert new != goal
-    assert selector.update(at, 12) == new
+    assert selector.propose(at, 12) == new
 
 
 def test_a_goal_is_abandoned_after_2000_steps_and_not_chosen_again(make):
-    visitation = point_map()
-    for x, z in ((0, 0), (-15, 0), (0, 15), (0, -15)):
-        mark(visitation, x, z)
-    selector = make(visitation, np.random.default_rng(0))
+    selector = make(np.random.default_rng(0))
     start = (0.0, 64.0, 0.0, 0.0, 0.0)
-    goal = selector.update(start, 100)
+
+    def paint():
+        for x, z in ((0, 0), (-15, 0), (0, 15), (0, -15)):
+            selector.observe(pose(x, z))
+
+    paint()
+    goal = selector.propose(start, 100)
     assert goal == pytest.approx((15.0, 0.0))  # the one nearest unpainted patch
-    assert selector.update(start, 100 + 1999) == goal
-    other = selector.update(start, 100 + 2000)
+    assert selector.propose(start, 100 + 1999) == goal
+    other = selector.propose(start, 100 + 2000)
     assert other != goal
-    assert selector.update(start, 100 + 4000) != goal
-    selector.reset()
+    assert selector.propose(start, 100 + 4000) != goal
+    selector.reset(start, np.random.default_rng(0))  # a new episode forgets the abandoned patch
     assert selector.goal is None
-    assert selector.update(start, 0) == goal
+    paint()
+    assert selector.propose(start, 0) == goal
 
 
 def test_bad_arguments_raise(make):
     with pytest.raises(ValueError, match="bounds"):
-        make(VisitationMap(), np.random.default_rng(0), bounds=(10.0, 0.0, -10.0, 5.0))
+        make(np.random.default_rng(0), bounds=(10.0, 0.0, -10.0, 5.0))
     with pytest.raises(ValueError, match="patch_size"):
         ExplorationConfig(patch_size=0.0)
 
@@ -172,18 +191,17 @@ def task_world():
     """3 x 3 patches of 15 blocks; all painted but (-15, -15) and (15, 15); the agent is nearer
     (-15, -15). A relevant event stands at (15, 0), next to (15, 15); an irrelevant one at
     (-15, 0), next to (-15, -15)."""
-    visitation = point_map()
+    events = FakeEvents(
+        embeddings=[[1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0]],
+        poses=[[15.0, 0.0, 0.0, 0.0, 0.0], [-15.0, 0.0, 0.0, 0.0, 0.0]],  # start-relative
+    )
+    selector = TaskConditionedGoalSelector(events, visitation=POINT,
+                                           bounds=(-22.5, -22.5, 22.5, 22.5))
+    selector.reset(pose(0.0, 0.0), np.random.default_rng(0))
     for px in (-15.0, 0.0, 15.0):
         for pz in (-15.0, 0.0, 15.0):
             if (px, pz) not in ((-15.0, -15.0), (15.0, 15.0)):
-                mark(visitation, px, pz)
-    events = FakeEvents(
-        embeddings=[[1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0]],
-        poses=[[15.0, 64.0, 0.0, 0.0, 0.0], [-15.0, 64.0, 0.0, 0.0, 0.0]],
-    )
-    selector = TaskConditionedGoalSelector(
-        visitation, events, np.random.default_rng(0), bounds=(-22.5, -22.5, 22.5, 22.5)
-    )
+                mark(selector.visitation, px, pz)
     return selector, (-5.0, -5.0)
 
 
@@ -199,11 +217,11 @@ def test_task_conditioned_exploration_prefers_patches_near_relevant_events():
 
 
 def test_task_relevance_paints_event_fields_of_view_and_blurs_over_patches():
-    visitation = VisitationMap()
-    events = FakeEvents([[1.0, 0.0]], [[0.5, 64.0, 0.5, 0.0, 0.0]])  # at the start, facing +z
-    selector = TaskConditionedGoalSelector(visitation, events, np.random.default_rng(0))
+    events = FakeEvents([[1.0, 0.0]], [[0.0, 0.0, 0.0, 0.0, 0.0]])  # at the start, facing +z
+    selector = TaskConditionedGoalSelector(events)
+    selector.reset(pose(0.5, 0.5), np.random.default_rng(0))  # start-relative -> world
     selector.set_task(np.array([1.0, 0.0], dtype=np.float32), 0.5)
-    stats = patch_stats(visitation, 15.0)
+    stats = patch_stats(selector.visitation, 15.0)
     relevance = selector.relevance(stats)
     kx = list(stats.index_x).index(0)
     kz = list(stats.index_z).index(0)
@@ -223,3 +241,66 @@ def test_box_blur_is_the_3x3_mean():
     assert blurred.sum() == pytest.approx(9.0)
     assert box_blur(np.ones((3, 3)))[0, 0] == pytest.approx(4 / 9)
     assert math.isclose(box_blur(np.ones((3, 3)))[1, 1], 1.0)
+
+
+ALL_SELECTORS = {
+    "count-based": lambda: CountBasedGoalSelector(bounds=(1.0, 1.0, 63.0, 63.0)),
+    "task-conditioned": lambda: TaskConditionedGoalSelector(
+        FakeEvents(np.zeros((0, 2)), np.zeros((0, 5))), bounds=(1.0, 1.0, 63.0, 63.0)),
+    "direction": lambda: DirectionGoalSelector((1.0, 1.0, 63.0, 63.0)),
+}
+
+
+@pytest.mark.parametrize("name", ALL_SELECTORS)
+def test_every_selector_follows_the_protocol_and_keeps_its_goal_on_the_map(name):
+    selector = ALL_SELECTORS[name]()
+    assert isinstance(selector, GoalSelector)
+    selector.set_task(np.array([1.0, 0.0], dtype=np.float32), 0.5)  # no-op or task: no error
+    start = pose(32.5, 32.5)
+    selector.reset(start, np.random.default_rng(0))
+    assert selector.goal is None
+    selector.observe(start)
+    goal = selector.propose(start, 0)
+    assert selector.goal == goal and 1.0 <= goal[0] <= 63.0 and 1.0 <= goal[1] <= 63.0
+    assert selector.propose(start, 1) == goal  # kept while not reached
+
+
+def test_count_based_selector_paints_what_the_agent_sees_and_aims_at_unseen_patches():
+    selector = CountBasedGoalSelector(ExplorationConfig(patch_size=10.0),
+                                      bounds=(1.0, 1.0, 63.0, 63.0))
+    start = (32.5, 16.0, 32.5, 0.0, 0.0)  # facing +z
+    selector.reset(start, np.random.default_rng(0))
+    selector.observe(start)
+    visitation = selector.visitation
+    assert visitation.count_at(32.5, 38.5) == 1 and visitation.count_at(32.5, 26.5) == 0
+    goal = selector.propose(start, 0)
+    assert goal != (32.5, 32.5) and np.hypot(goal[0] - 32.5, goal[1] - 32.5) <= 15
+
+
+def test_goal_patches_are_anchored_on_the_start_and_centred_inside_the_walls():
+    x_min, z_min, x_max, z_max = patch_bounds((1.0, 1.0, 99.0, 99.0), (50.5, 50.5), 15.0)
+    assert (x_min, x_max) == (-2.0, 103.0) and (z_min, z_max) == (-2.0, 103.0)
+    centres = [x_min + 7.5 + 15 * k for k in range(7)]
+    assert centres[0] == 5.5 and centres[-1] == 95.5 and 50.5 in centres
+
+
+def test_direction_selector_moves_to_a_neighbouring_cell_it_has_not_just_visited():
+    chosen = set()
+    for seed in range(12):
+        selector = DirectionGoalSelector((0.0, 0.0, 110.0, 110.0),
+                                         DirectionConfig(grid=11, memory=4))
+        selector.reset((55.0, 0.0, 55.0, 0.0, 0.0), np.random.default_rng(seed))  # cell (5, 5)
+        selector.observe((45.0, 0.0, 55.0, 0.0, 0.0))  # then (4, 5)
+        selector.observe((45.0, 0.0, 65.0, 0.0, 0.0))  # then (4, 6)
+        goal = selector.propose((45.0, 0.0, 65.0, 0.0, 0.0), 0)
+        cell = selector.cell(*goal)
+        assert goal == (cell[0] * 10 + 5.0, cell[1] * 10 + 5.0)  # a cell centre
+        chosen.add(cell)
+    assert chosen == {(3, 6), (4, 7), (5, 6)}  # never back north to (4, 5)
+
+
+def test_direction_selector_stays_on_its_grid():
+    selector = DirectionGoalSelector((0.0, 0.0, 110.0, 110.0))
+    selector.reset((5.0, 0.0, 5.0, 0.0, 0.0), np.random.default_rng(0))  # corner cell (0, 0)
+    goal = selector.propose((5.0, 0.0, 5.0, 0.0, 0.0), 0)
+    assert selector.cell(*goal) in {(1, 0), (0, 1)}

@@ -13,7 +13,7 @@ class DigDown:
 
     name = "dig-down"
 
-    def reset(self, obs, rng):
+    def reset(self, obs, rng, camera):
         self.items = []
 
     def set_task(self, item, t):

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import mrsteve.env  # noqa: F401
-from mrsteve.control.mapping import HeightMap, reachable
+from mrsteve.control.heightmap import HeightMap
+from mrsteve.control.planning import reachable
 from mrsteve.eval.experiments import config_from_spec, navigation_episode
 from mrsteve.eval.runner import make_specs
 from mrsteve.tasks.navigation import (
