@@ -22,7 +22,7 @@ from synthetic_scenes import (
 )
 
 from mrsteve.perception import SemanticEncoder, SemanticEncoderConfig
-from mrsteve.perception.calibrate import estimate_thresholds
+from mrsteve.calibration.thresholds import estimate_thresholds
 from mrsteve.world.content import load_content
 
 ZOMBIES_GONE = PLAIN

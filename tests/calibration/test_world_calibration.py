@@ -15,9 +15,9 @@ from typer.testing import CliRunner
 import mrsteve.env  # noqa: F401
 from mrsteve.cli import calibrate as calibrate_cli
 from mrsteve.perception import SemanticEncoder
-from mrsteve.perception.calibrate import calibrate_on_world, format_world_calibration
+from mrsteve.calibration.thresholds import calibrate_on_world, format_world_calibration
 from mrsteve.perception.thresholds import parse_thresholds
-from mrsteve.perception.world_clips import ClipConfig
+from mrsteve.calibration.clips import ClipConfig
 
 
 def heading(x: float, z: float, to_x: float, to_z: float) -> float:
