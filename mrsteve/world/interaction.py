@@ -14,17 +14,14 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple, Protocol
 
 import numpy as np
 
 from mrsteve.world.content import Content
-from mrsteve.world.mobs import pick_mob
+from mrsteve.world.mobs import Mobs, pick_mob
 from mrsteve.world.physics import TICKS_PER_SECOND
-from mrsteve.world.raycast import NO_HIT, cast_ray
-
-if TYPE_CHECKING:
-    from mrsteve.world.world import World
+from mrsteve.world.raycast import NO_HIT, ColumnHeights, cast_ray
 
 
 @dataclass(frozen=True)
@@ -141,6 +138,30 @@ class Inventory:
         return {self.content.items[i].name: int(n) for i, n in enumerate(self.counts) if n > 0}
 
 
+class HandsWorld(Protocol):
+    """What of a world the hands act on (:class:`mrsteve.world.world.World` is one).
+
+    Declared here so that this module need not import the world that owns the hands.
+    """
+
+    blocks: np.ndarray
+    """Block ids, ``(x, y, z)``."""
+    heights: ColumnHeights
+    """Column heights, refreshed where a block is broken."""
+    mobs: Mobs
+    inventory: Inventory
+    rng: np.random.Generator
+    """Drop chances and counts."""
+
+    @property
+    def eye(self) -> tuple[float, float, float]: ...
+
+    @property
+    def look(self) -> tuple[float, float, float]: ...
+
+    def collect(self, item: str, count: int, events: list[WorldEvent] | None = None) -> None: ...
+
+
 class Hands:
     """Attack and use along the crosshair, with Minecraft's breaking progress and cooldowns."""
 
@@ -176,7 +197,7 @@ class Hands:
         self._break_delay = 0
         self._use_cooldown = 0
 
-    def target(self, world: World, *, use: bool = False) -> Target:
+    def target(self, world: HandsWorld, *, use: bool = False) -> Target:
         """What the crosshair points at (``use``: water counts as a target)."""
         ox, oy, oz = world.eye
         dx, dy, dz = world.look
@@ -195,7 +216,7 @@ class Hands:
             return Target("block", block_dist, cell=(i, j, k))
         return Target("none", math.inf)
 
-    def act(self, world: World, attack: bool, use: bool, events: list[WorldEvent]) -> None:
+    def act(self, world: HandsWorld, attack: bool, use: bool, events: list[WorldEvent]) -> None:
         """One step of the hands: continue or start breaking, hit a mob, or use the held item."""
         if self._break_delay > 0:
             self._break_delay -= 1
@@ -208,7 +229,7 @@ class Hands:
         if use and self._use_cooldown == 0:
             self._use(world, events)
 
-    def _attack(self, world: World, events: list[WorldEvent]) -> None:
+    def _attack(self, world: HandsWorld, events: list[WorldEvent]) -> None:
         target = self.target(world)
         if target.kind == "mob":
             self.breaking, self.break_progress = None, 0
@@ -229,7 +250,9 @@ class Hands:
             self._break_delay = self.config.break_delay_steps
             self.break_block(world, i, j, k, events)
 
-    def break_block(self, world: World, i: int, j: int, k: int, events: list[WorldEvent]) -> None:
+    def break_block(
+        self, world: HandsWorld, i: int, j: int, k: int, events: list[WorldEvent]
+    ) -> None:
         """Remove the block at ``(i, j, k)`` with its drop, and the plants it held up."""
         blocks = world.blocks
         while True:
@@ -243,7 +266,7 @@ class Hands:
                 world.heights.refresh(blocks, i, k, i + 1, k + 1)
                 return
 
-    def _hit_mob(self, world: World, index: int, events: list[WorldEvent]) -> None:
+    def _hit_mob(self, world: HandsWorld, index: int, events: list[WorldEvent]) -> None:
         mob = world.mobs.records[index]
         if mob["hurt_cooldown"] > 0:
             return
@@ -265,7 +288,7 @@ class Hands:
             if count:
                 world.collect(item, count, events)
 
-    def _use(self, world: World, events: list[WorldEvent]) -> None:
+    def _use(self, world: HandsWorld, events: list[WorldEvent]) -> None:
         held = world.inventory.held_item
         if held is None:
             return
