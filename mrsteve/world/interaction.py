@@ -18,6 +18,7 @@ from typing import NamedTuple, Protocol
 
 import numpy as np
 
+from mrsteve.naming import lookup
 from mrsteve.world.content import Content
 from mrsteve.world.mobs import Mobs, pick_mob
 from mrsteve.world.physics import TICKS_PER_SECOND
@@ -102,11 +103,8 @@ class Inventory:
         self._index = {item.name: item.id for item in content.items}
 
     def index(self, item: str) -> int:
-        """Slot of ``item``; unknown names raise ``KeyError`` listing the known items."""
-        try:
-            return self._index[item]
-        except KeyError:
-            raise KeyError(f"unknown item {item!r}; known: {', '.join(self._index)}") from None
+        """Slot of ``item``; unknown names raise ``ValueError`` listing the known items."""
+        return lookup(self._index, item, "item")
 
     @property
     def held_item(self) -> str | None:

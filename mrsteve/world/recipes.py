@@ -18,6 +18,7 @@ from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
 import numpy as np
 
+from mrsteve.naming import lookup, unknown_name
 from mrsteve.world.layout import WorldLayout
 from mrsteve.world.terrain import FEATURES, Feature, Site
 
@@ -57,10 +58,7 @@ class WorldRecipe:
 
 def build_layout(name: str, rng: np.random.Generator) -> WorldLayout:
     """Build the world recipe called ``name``; unknown names raise ``ValueError`` listing all."""
-    recipe = WORLD_RECIPES.get(name)
-    if recipe is None:
-        raise ValueError(f"unknown world {name!r}; known worlds: {', '.join(WORLD_RECIPES)}")
-    return recipe.build(rng)
+    return lookup(WORLD_RECIPES, name, "world").build(rng)
 
 
 @cache
@@ -122,7 +120,7 @@ def _parse_world(table: Mapping[str, Any]) -> WorldRecipe:
 def _parse_feature(table: Mapping[str, Any], where: str) -> Feature:
     kind = table.get("kind")
     if kind not in FEATURES:
-        raise ValueError(f"{where}: kind must be one of {', '.join(FEATURES)}, got {kind!r}")
+        raise ValueError(f"{where}: {unknown_name('feature kind', kind, FEATURES)}")
     cls = FEATURES[kind]
     hints = get_type_hints(cls)
     fields = {f.name: f for f in dataclasses.fields(cls)}
@@ -157,7 +155,7 @@ def _coerce(value: Any, hint: Any, where: str) -> Any:
         return _coerce(value, hint, where)
     if origin is Literal:
         if value not in args:
-            raise ValueError(f"{where}: must be one of {args}, got {value!r}")
+            raise ValueError(f"{where}: {unknown_name('value', value, map(repr, args))}")
         return value
     if origin is tuple:
         if not isinstance(value, list):

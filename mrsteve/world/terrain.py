@@ -335,15 +335,15 @@ def _check_block(name: str | None, where: str) -> None:
     if name is not None:
         try:
             load_content().block(name)
-        except KeyError as error:
-            raise ValueError(f"{where}: {error.args[0]}") from None
+        except ValueError as error:
+            raise ValueError(f"{where}: {error}") from None
 
 
 def _check_mob(name: str, where: str) -> Mob:
     try:
         return load_content().mob(name)
-    except KeyError as error:
-        raise ValueError(f"{where}: {error.args[0]}") from None
+    except ValueError as error:
+        raise ValueError(f"{where}: {error}") from None
 
 
 def _centre(at: tuple[int, int]) -> tuple[float, float]:
