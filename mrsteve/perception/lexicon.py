@@ -41,7 +41,7 @@ class Lexicon:
         return tuple(p.text for p in self.prompts)
 
     def meaning(self, text: str) -> PromptMeaning:
-        """The meaning of ``text``; an unknown prompt raises ``ValueError`` listing the known ones."""
+        """The meaning of ``text``; an unknown prompt raises ``ValueError`` listing the known."""
         for prompt in self.prompts:
             if prompt.text == text:
                 return prompt

@@ -114,9 +114,10 @@ class SemanticEncoder:
             if self.config != SemanticEncoderConfig():
                 raise ValueError(
                     "the shipped thresholds hold for the default SemanticEncoderConfig only; pass "
-                    "thresholds calibrated on the world for this configuration (mrsteve.calibration."
-                    "calibrate_on_world(encoder=SemanticEncoder(config, estimate))) or the quick "
-                    "estimate=mrsteve.calibration.estimate_thresholds(config)"
+                    "thresholds calibrated on the world for this configuration "
+                    "(mrsteve.calibration.calibrate_on_world(encoder=SemanticEncoder(config, "
+                    "estimate))) or the quick estimate=mrsteve.calibration.estimate_thresholds("
+                    "config)"
                 )
             thresholds = load_shipped_thresholds()
         missing = [p for p in self.lexicon.texts if p not in thresholds.task]

@@ -81,7 +81,7 @@ class Content:
         return _lookup(self.items, name, "item")
 
     def mob(self, name: str) -> Mob:
-        """The mob kind called ``name``; unknown names raise ``ValueError`` listing the known ones."""
+        """The mob kind called ``name``; unknown names raise ``ValueError`` listing the known."""
         return _lookup(self.mobs, name, "mob")
 
     def semantic_id(self, name: str) -> int:

@@ -164,7 +164,8 @@ def test_reset_options_set_up_the_world():
         (
             {"gift": {}},
             ValueError,
-            "unknown reset option 'gift'; known: clear, give, equip, teleport, spawn_mobs, schedule",
+            "unknown reset option 'gift'; known: clear, give, equip, teleport, spawn_mobs, "
+            "schedule",
         ),
         ({"give": {"diamond": 1}}, ValueError, "unknown item 'diamond'; known: bucket"),
         ({"give": {"dirt": -1}}, ValueError, "non-negative integer"),
