@@ -84,13 +84,12 @@ _WORLD_KEYS = {"name", "size", "description", "spawn", "spawn_yaw", "features"}
 
 def _parse_world(table: Mapping[str, Any]) -> WorldRecipe:
     where = f"worlds.toml: world {table.get('name', '?')!r}"
-    unknown = set(table) - _WORLD_KEYS
+    for key in table:
+        if key not in _WORLD_KEYS:
+            raise ValueError(f"{where}: {unknown_name('key', key, sorted(_WORLD_KEYS))}")
     missing = {"name", "size", "description", "spawn"} - set(table)
-    if unknown or missing:
-        raise ValueError(
-            f"{where}: unknown keys {sorted(unknown)}, missing keys {sorted(missing)}; "
-            f"accepted: {sorted(_WORLD_KEYS)}"
-        )
+    if missing:
+        raise ValueError(f"{where}: missing keys {sorted(missing)}")
     size = _coerce(table["size"], tuple[int, int], f"{where}: size")
     if min(size) < 8:
         raise ValueError(f"{where}: size must be at least 8 x 8, got {size}")
@@ -125,17 +124,16 @@ def _parse_feature(table: Mapping[str, Any], where: str) -> Feature:
     hints = get_type_hints(cls)
     fields = {f.name: f for f in dataclasses.fields(cls)}
     where = f"{where} ({kind})"
-    unknown = set(table) - set(fields) - {"kind"}
+    for key in table:
+        if key != "kind" and key not in fields:
+            raise ValueError(f"{where}: {unknown_name('field', key, fields)}")
     required = {
         name
         for name, f in fields.items()
         if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
     }
-    if unknown or required - set(table):
-        raise ValueError(
-            f"{where}: unknown fields {sorted(unknown)}, missing fields "
-            f"{sorted(required - set(table))}; accepted: {', '.join(fields)}"
-        )
+    if required - set(table):
+        raise ValueError(f"{where}: missing fields {sorted(required - set(table))}")
     values = {
         name: _coerce(value, hints[name], f"{where}: {name}")
         for name, value in table.items()

@@ -390,7 +390,7 @@ def one_world(**changes) -> dict:
         ({"features": [{"kind": "volcano"}]}, "unknown feature kind .volcano.; known: .*hills"),
         (
             {"features": [{"kind": "hills", "height": 2, "scale": 10, "colour": 3}]},
-            r"unknown fields \['colour'\]",
+            r"unknown field 'colour'; known: height, scale",
         ),
         ({"features": [{"kind": "hills", "height": 2}]}, r"missing fields \['scale'\]"),
         ({"features": [{"kind": "surface", "block": "lava"}]}, "unknown block 'lava'"),
