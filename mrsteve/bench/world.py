@@ -40,8 +40,8 @@ import numba
 import numpy as np
 
 import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
-from mrsteve.naming import check_name, choose
 from mrsteve.env.voxel_env import DEFAULT_OBS_SIZE
+from mrsteve.naming import check_name, choose
 from mrsteve.world.raycast import ColumnHeights
 from mrsteve.world.recipes import WORLD_RECIPES
 from mrsteve.world.render import Renderer

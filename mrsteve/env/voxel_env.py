@@ -9,8 +9,8 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from mrsteve.naming import check_name, unknown_name
 from mrsteve.env.commands import parse_commands
+from mrsteve.naming import check_name, unknown_name
 from mrsteve.world.content import load_content
 from mrsteve.world.interaction import WorldEvent
 from mrsteve.world.layout import WorldLayout
@@ -123,8 +123,8 @@ class VoxelEnv(gym.Env):
             raise ValueError(f"max_steps must be a positive integer or None, got {max_steps!r}")
         if not _is_count(noop_steps, minimum=0):
             raise ValueError(f"noop_steps must be a non-negative integer, got {noop_steps!r}")
-        if render_mode is not None:
-            check_name(render_mode, self.metadata["render_modes"], "render_mode (or None)")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise unknown_name("render_mode", render_mode, [*self.metadata["render_modes"], "None"])
         self.world_name = world if isinstance(world, str) else getattr(world, "__name__", "custom")
         self._make_layout = (
             (lambda rng: build_layout(world, rng)) if isinstance(world, str) else world
