@@ -41,6 +41,7 @@ import numpy as np
 
 import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
 from mrsteve.env.voxel_env import DEFAULT_OBS_SIZE
+from mrsteve.naming import check_name, choose
 from mrsteve.world.raycast import ColumnHeights
 from mrsteve.world.recipes import WORLD_RECIPES
 from mrsteve.world.render import Renderer
@@ -89,9 +90,10 @@ class WorldBenchConfig:
     """Seed of the worlds and of the random policy."""
 
     def __post_init__(self) -> None:
-        unknown = [name for name in self.worlds if name not in WORLD_RECIPES]
-        if unknown or not self.worlds:
-            raise ValueError(f"unknown or no worlds {unknown}; known: {', '.join(WORLD_RECIPES)}")
+        if not self.worlds:
+            raise ValueError(f"give at least one world of {', '.join(WORLD_RECIPES)}")
+        for name in self.worlds:
+            check_name(name, WORLD_RECIPES, "world")
         if not self.sizes:
             raise ValueError("give at least one observation size")
         for height, width in self.sizes:
@@ -559,10 +561,4 @@ def parse_sizes(text: str) -> tuple[tuple[int, int], ...]:
 
 def parse_worlds(text: str) -> tuple[str, ...]:
     """``"all"`` or comma-separated recipe names."""
-    if text.strip() == "all":
-        return tuple(WORLD_RECIPES)
-    names = tuple(n.strip() for n in text.split(",") if n.strip())
-    unknown = [n for n in names if n not in WORLD_RECIPES]
-    if unknown or not names:
-        raise ValueError(f"unknown worlds {unknown or text!r}; known: {', '.join(WORLD_RECIPES)}")
-    return names
+    return tuple(choose(text, tuple(WORLD_RECIPES), "world"))

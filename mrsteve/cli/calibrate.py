@@ -37,7 +37,7 @@ def command(
     """Fit the semantic encoder's task and event thresholds on labelled clips of the embedded
     world and measure them on held-out clips; print the thresholds file with its record."""
     from mrsteve.perception._data import data_path
-    from mrsteve.perception.calibrate import calibrate_on_world, format_world_calibration
+    from mrsteve.calibration import calibrate_on_world, format_world_calibration
     from mrsteve.perception.semantic import SHIPPED_THRESHOLDS
 
     if out is not None and write:

@@ -29,6 +29,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from mrsteve.naming import check_name
 from mrsteve.world.layout import MobSpawn, ScheduledEvent
 from mrsteve.world.world import World
 
@@ -77,12 +78,8 @@ def parse_commands(options: Mapping | None) -> SetupCommands:
             f"reset options must be a mapping with keys {', '.join(COMMANDS)}, "
             f"got {type(options).__name__}"
         )
-    unknown = sorted(set(options) - set(COMMANDS))
-    if unknown:
-        raise KeyError(
-            f"unknown reset option(s) {', '.join(map(repr, unknown))}; "
-            f"accepted: {', '.join(COMMANDS)}"
-        )
+    for key in options:
+        check_name(key, COMMANDS, "reset option")
     parsed: dict = {}
     if "clear" in options:
         parsed["clear"] = _parse_clear(options["clear"])
@@ -156,12 +153,8 @@ def _build(cls, entry, name: str, extra: tuple[str, ...] = ()):
         raise TypeError(
             f"{name!r} entries are mappings with keys {', '.join(accepted)}, got {entry!r}"
         )
-    unknown = sorted(set(entry) - set(accepted))
-    if unknown:
-        raise KeyError(
-            f"unknown {name!r} field(s) {', '.join(map(repr, unknown))}; "
-            f"accepted: {', '.join(accepted)}"
-        )
+    for key in entry:
+        check_name(key, accepted, f"{name!r} field")
     fields = {key: value for key, value in entry.items() if key not in extra}
     try:
         return cls(**fields)

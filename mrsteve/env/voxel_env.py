@@ -10,6 +10,7 @@ import numpy as np
 from gymnasium import spaces
 
 from mrsteve.env.commands import parse_commands
+from mrsteve.naming import check_name, unknown_name
 from mrsteve.world.content import load_content
 from mrsteve.world.interaction import WorldEvent
 from mrsteve.world.layout import WorldLayout
@@ -107,8 +108,7 @@ class VoxelEnv(gym.Env):
         config: WorldConfig | None = None,
     ):
         if isinstance(world, str):
-            if world not in WORLD_RECIPES:
-                raise ValueError(f"unknown world {world!r}; known: {', '.join(WORLD_RECIPES)}")
+            check_name(world, WORLD_RECIPES, "world")
         elif not callable(world):
             raise TypeError(
                 f"world must be a recipe name ({', '.join(WORLD_RECIPES)}) or a "
@@ -127,10 +127,7 @@ class VoxelEnv(gym.Env):
         if not _is_count(noop_steps, minimum=0):
             raise ValueError(f"noop_steps must be a non-negative integer, got {noop_steps!r}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(
-                f"render_mode must be None or one of "
-                f"{self.metadata['render_modes']}, got {render_mode!r}"
-            )
+            raise unknown_name("render_mode", render_mode, [*self.metadata["render_modes"], "None"])
         self.world_name = world if isinstance(world, str) else getattr(world, "__name__", "custom")
         self._make_layout = (
             (lambda rng: build_layout(world, rng)) if isinstance(world, str) else world
@@ -259,7 +256,7 @@ class VoxelEnv(gym.Env):
                         )
                     equip = int(value) - 1
             else:
-                raise KeyError(f"unknown action key {key!r}; accepted: {', '.join(_ACTION_KEYS)}")
+                raise unknown_name("action key", key, _ACTION_KEYS)
         return Controls(*pressed, pitch, yaw, equip)
 
 

@@ -1,9 +1,9 @@
 """Perception: the Encoder interface and the embedded world's semantic encoder (MineCLIP stand-in).
 
 ``SemanticEncoder`` embeds clips of semantic frames and text prompts into one space; its thresholds
-are calibrated on the embedded world (:mod:`mrsteve.perception.calibrate`, ``mrsteve calibrate``)
-and ship in ``data/thresholds.toml``. ``task_prompts(item)`` gives the explore / execute / place
-prompts of the paper's tasks.
+are calibrated on the embedded world by the offline tool :mod:`mrsteve.calibration` (``mrsteve
+calibrate``) and ship in ``data/thresholds.toml``. ``task_prompts(item)`` gives the explore /
+execute / place prompts of the paper's tasks.
 """
 
 from mrsteve.perception.encoder import Encoder, Observation

@@ -12,6 +12,7 @@ from functools import cache
 from types import MappingProxyType
 from typing import Any
 
+from mrsteve.naming import unknown_name
 from mrsteve.perception._data import read_data_toml
 from mrsteve.world.content import load_content
 
@@ -40,11 +41,11 @@ class Lexicon:
         return tuple(p.text for p in self.prompts)
 
     def meaning(self, text: str) -> PromptMeaning:
-        """The meaning of ``text``; an unknown prompt raises ``KeyError`` listing the known ones."""
+        """The meaning of ``text``; an unknown prompt raises ``ValueError`` listing the known."""
         for prompt in self.prompts:
             if prompt.text == text:
                 return prompt
-        raise KeyError(f"unknown prompt {text!r}; known prompts: {', '.join(self.texts)}")
+        raise unknown_name("prompt", text, self.texts)
 
 
 def parse_lexicon(raw: Mapping[str, Any], semantic_classes: tuple[str, ...]) -> Lexicon:
@@ -54,10 +55,11 @@ def parse_lexicon(raw: Mapping[str, Any], semantic_classes: tuple[str, ...]) -> 
         text = entry["text"]
         where = f"lexicon: prompt {text!r}"
         classes = dict(entry["classes"])
-        unknown = sorted(set(classes) - set(semantic_classes))
-        if not classes or unknown:
-            raise ValueError(f"{where}: classes must be a non-empty table of semantic classes "
-                             f"(unknown {unknown}; known: {', '.join(semantic_classes)})")
+        if not classes:
+            raise ValueError(f"{where}: classes must be a non-empty table of semantic classes")
+        for name in classes:
+            if name not in semantic_classes:
+                raise ValueError(f"{where}: {unknown_name('class', name, semantic_classes)}")
         if not all(isinstance(w, (int, float)) and w > 0 for w in classes.values()):
             raise ValueError(f"{where}: class weights must be positive numbers, got {classes}")
         fraction = float(entry["visible_fraction"])

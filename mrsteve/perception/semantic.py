@@ -19,8 +19,8 @@ with pixels counted ``w`` each. Square roots of shares make the cosine of two cl
 around it. A text prompt (``data/lexicon.toml``) embeds as its class mixture in the *what* block,
 so ``score = cos(clip, prompt)`` grows with the salience-weighted share of the view its classes
 fill: "near cow" scores high when a cow fills a good part of the view, not when a herd dots the
-horizon. The thresholds (``data/thresholds.toml``) are calibrated on the world
-(:mod:`mrsteve.perception.calibrate`).
+horizon. The thresholds (``data/thresholds.toml``) are calibrated on the world by the offline tool
+:mod:`mrsteve.calibration` (``mrsteve calibrate``).
 """
 
 from __future__ import annotations
@@ -114,9 +114,10 @@ class SemanticEncoder:
             if self.config != SemanticEncoderConfig():
                 raise ValueError(
                     "the shipped thresholds hold for the default SemanticEncoderConfig only; pass "
-                    "thresholds calibrated on the world for this configuration (mrsteve.perception."
-                    "calibrate.calibrate_on_world(encoder=SemanticEncoder(config, estimate))) or "
-                    "the quick estimate=mrsteve.perception.calibrate.estimate_thresholds(config)"
+                    "thresholds calibrated on the world for this configuration "
+                    "(mrsteve.calibration.calibrate_on_world(encoder=SemanticEncoder(config, "
+                    "estimate))) or the quick estimate=mrsteve.calibration.estimate_thresholds("
+                    "config)"
                 )
             thresholds = load_shipped_thresholds()
         missing = [p for p in self.lexicon.texts if p not in thresholds.task]

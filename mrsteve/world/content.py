@@ -16,6 +16,7 @@ from types import MappingProxyType
 
 import numpy as np
 
+from mrsteve.naming import unknown_name
 SHAPES = ("none", "cube", "cross", "liquid")
 """Block shapes: ``none`` (air), ``cube``, ``cross`` (thin plants) and ``liquid`` (water)."""
 
@@ -72,15 +73,15 @@ class Content:
     semantic_classes: tuple[str, ...]
 
     def block(self, name: str) -> Block:
-        """The block called ``name``; unknown names raise ``KeyError`` listing the known ones."""
+        """The block called ``name``; unknown names raise ``ValueError`` listing the known ones."""
         return _lookup(self.blocks, name, "block")
 
     def item(self, name: str) -> Item:
-        """The item called ``name``; unknown names raise ``KeyError`` listing the known ones."""
+        """The item called ``name``; unknown names raise ``ValueError`` listing the known ones."""
         return _lookup(self.items, name, "item")
 
     def mob(self, name: str) -> Mob:
-        """The mob kind called ``name``; unknown names raise ``KeyError`` listing the known ones."""
+        """The mob kind called ``name``; unknown names raise ``ValueError`` listing the known."""
         return _lookup(self.mobs, name, "mob")
 
     def semantic_id(self, name: str) -> int:
@@ -88,9 +89,7 @@ class Content:
         try:
             return self.semantic_classes.index(name)
         except ValueError:
-            raise KeyError(
-                f"unknown semantic class {name!r}; known: {', '.join(self.semantic_classes)}"
-            ) from None
+            raise unknown_name("semantic class", name, self.semantic_classes) from None
 
     @property
     def item_names(self) -> tuple[str, ...]:
@@ -129,8 +128,7 @@ def _lookup(entries, name, kind):
     for entry in entries:
         if entry.name == name:
             return entry
-    known = ", ".join(e.name for e in entries)
-    raise KeyError(f"unknown {kind} {name!r}; known: {known}")
+    raise unknown_name(kind, name, (e.name for e in entries))
 
 
 def _rgb(value, where) -> tuple[int, int, int]:
@@ -156,7 +154,7 @@ def parse_content(raw: Mapping) -> Content:
         if entry["id"] != i:
             raise ValueError(f"{where}: ids must be 0, 1, 2, ... in file order, got {entry['id']}")
         if entry["shape"] not in SHAPES:
-            raise ValueError(f"{where}: shape must be one of {SHAPES}, got {entry['shape']!r}")
+            raise ValueError(f"{where}: {unknown_name('shape', entry['shape'], SHAPES)}")
         drop = entry.get("drop")
         if drop is not None and drop not in item_names:
             raise ValueError(f"{where}: drop {drop!r} is not an item")

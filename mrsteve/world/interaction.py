@@ -14,17 +14,15 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple, Protocol
 
 import numpy as np
 
+from mrsteve.naming import lookup
 from mrsteve.world.content import Content
-from mrsteve.world.mobs import pick_mob
+from mrsteve.world.mobs import Mobs, pick_mob
 from mrsteve.world.physics import TICKS_PER_SECOND
-from mrsteve.world.raycast import NO_HIT, cast_ray
-
-if TYPE_CHECKING:
-    from mrsteve.world.world import World
+from mrsteve.world.raycast import NO_HIT, ColumnHeights, cast_ray
 
 
 @dataclass(frozen=True)
@@ -105,11 +103,8 @@ class Inventory:
         self._index = {item.name: item.id for item in content.items}
 
     def index(self, item: str) -> int:
-        """Slot of ``item``; unknown names raise ``KeyError`` listing the known items."""
-        try:
-            return self._index[item]
-        except KeyError:
-            raise KeyError(f"unknown item {item!r}; known: {', '.join(self._index)}") from None
+        """Slot of ``item``; unknown names raise ``ValueError`` listing the known items."""
+        return lookup(self._index, item, "item")
 
     @property
     def held_item(self) -> str | None:
@@ -139,6 +134,30 @@ class Inventory:
     def as_dict(self) -> dict[str, int]:
         """``{item: count}`` of the items held (counts above zero)."""
         return {self.content.items[i].name: int(n) for i, n in enumerate(self.counts) if n > 0}
+
+
+class HandsWorld(Protocol):
+    """What of a world the hands act on (:class:`mrsteve.world.world.World` is one).
+
+    Declared here so that this module need not import the world that owns the hands.
+    """
+
+    blocks: np.ndarray
+    """Block ids, ``(x, y, z)``."""
+    heights: ColumnHeights
+    """Column heights, refreshed where a block is broken."""
+    mobs: Mobs
+    inventory: Inventory
+    rng: np.random.Generator
+    """Drop chances and counts."""
+
+    @property
+    def eye(self) -> tuple[float, float, float]: ...
+
+    @property
+    def look(self) -> tuple[float, float, float]: ...
+
+    def collect(self, item: str, count: int, events: list[WorldEvent] | None = None) -> None: ...
 
 
 class Hands:
@@ -176,7 +195,7 @@ class Hands:
         self._break_delay = 0
         self._use_cooldown = 0
 
-    def target(self, world: World, *, use: bool = False) -> Target:
+    def target(self, world: HandsWorld, *, use: bool = False) -> Target:
         """What the crosshair points at (``use``: water counts as a target)."""
         ox, oy, oz = world.eye
         dx, dy, dz = world.look
@@ -195,7 +214,7 @@ class Hands:
             return Target("block", block_dist, cell=(i, j, k))
         return Target("none", math.inf)
 
-    def act(self, world: World, attack: bool, use: bool, events: list[WorldEvent]) -> None:
+    def act(self, world: HandsWorld, attack: bool, use: bool, events: list[WorldEvent]) -> None:
         """One step of the hands: continue or start breaking, hit a mob, or use the held item."""
         if self._break_delay > 0:
             self._break_delay -= 1
@@ -208,7 +227,7 @@ class Hands:
         if use and self._use_cooldown == 0:
             self._use(world, events)
 
-    def _attack(self, world: World, events: list[WorldEvent]) -> None:
+    def _attack(self, world: HandsWorld, events: list[WorldEvent]) -> None:
         target = self.target(world)
         if target.kind == "mob":
             self.breaking, self.break_progress = None, 0
@@ -229,7 +248,9 @@ class Hands:
             self._break_delay = self.config.break_delay_steps
             self.break_block(world, i, j, k, events)
 
-    def break_block(self, world: World, i: int, j: int, k: int, events: list[WorldEvent]) -> None:
+    def break_block(
+        self, world: HandsWorld, i: int, j: int, k: int, events: list[WorldEvent]
+    ) -> None:
         """Remove the block at ``(i, j, k)`` with its drop, and the plants it held up."""
         blocks = world.blocks
         while True:
@@ -243,7 +264,7 @@ class Hands:
                 world.heights.refresh(blocks, i, k, i + 1, k + 1)
                 return
 
-    def _hit_mob(self, world: World, index: int, events: list[WorldEvent]) -> None:
+    def _hit_mob(self, world: HandsWorld, index: int, events: list[WorldEvent]) -> None:
         mob = world.mobs.records[index]
         if mob["hurt_cooldown"] > 0:
             return
@@ -265,7 +286,7 @@ class Hands:
             if count:
                 world.collect(item, count, events)
 
-    def _use(self, world: World, events: list[WorldEvent]) -> None:
+    def _use(self, world: HandsWorld, events: list[WorldEvent]) -> None:
         held = world.inventory.held_item
         if held is None:
             return

@@ -18,6 +18,7 @@ from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
 import numpy as np
 
+from mrsteve.naming import lookup, unknown_name
 from mrsteve.world.layout import WorldLayout
 from mrsteve.world.terrain import FEATURES, Feature, Site
 
@@ -57,10 +58,7 @@ class WorldRecipe:
 
 def build_layout(name: str, rng: np.random.Generator) -> WorldLayout:
     """Build the world recipe called ``name``; unknown names raise ``ValueError`` listing all."""
-    recipe = WORLD_RECIPES.get(name)
-    if recipe is None:
-        raise ValueError(f"unknown world {name!r}; known worlds: {', '.join(WORLD_RECIPES)}")
-    return recipe.build(rng)
+    return lookup(WORLD_RECIPES, name, "world").build(rng)
 
 
 @cache
@@ -86,13 +84,12 @@ _WORLD_KEYS = {"name", "size", "description", "spawn", "spawn_yaw", "features"}
 
 def _parse_world(table: Mapping[str, Any]) -> WorldRecipe:
     where = f"worlds.toml: world {table.get('name', '?')!r}"
-    unknown = set(table) - _WORLD_KEYS
+    for key in table:
+        if key not in _WORLD_KEYS:
+            raise ValueError(f"{where}: {unknown_name('key', key, sorted(_WORLD_KEYS))}")
     missing = {"name", "size", "description", "spawn"} - set(table)
-    if unknown or missing:
-        raise ValueError(
-            f"{where}: unknown keys {sorted(unknown)}, missing keys {sorted(missing)}; "
-            f"accepted: {sorted(_WORLD_KEYS)}"
-        )
+    if missing:
+        raise ValueError(f"{where}: missing keys {sorted(missing)}")
     size = _coerce(table["size"], tuple[int, int], f"{where}: size")
     if min(size) < 8:
         raise ValueError(f"{where}: size must be at least 8 x 8, got {size}")
@@ -122,22 +119,21 @@ def _parse_world(table: Mapping[str, Any]) -> WorldRecipe:
 def _parse_feature(table: Mapping[str, Any], where: str) -> Feature:
     kind = table.get("kind")
     if kind not in FEATURES:
-        raise ValueError(f"{where}: kind must be one of {', '.join(FEATURES)}, got {kind!r}")
+        raise ValueError(f"{where}: {unknown_name('feature kind', kind, FEATURES)}")
     cls = FEATURES[kind]
     hints = get_type_hints(cls)
     fields = {f.name: f for f in dataclasses.fields(cls)}
     where = f"{where} ({kind})"
-    unknown = set(table) - set(fields) - {"kind"}
+    for key in table:
+        if key != "kind" and key not in fields:
+            raise ValueError(f"{where}: {unknown_name('field', key, fields)}")
     required = {
         name
         for name, f in fields.items()
         if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
     }
-    if unknown or required - set(table):
-        raise ValueError(
-            f"{where}: unknown fields {sorted(unknown)}, missing fields "
-            f"{sorted(required - set(table))}; accepted: {', '.join(fields)}"
-        )
+    if required - set(table):
+        raise ValueError(f"{where}: missing fields {sorted(required - set(table))}")
     values = {
         name: _coerce(value, hints[name], f"{where}: {name}")
         for name, value in table.items()
@@ -157,7 +153,7 @@ def _coerce(value: Any, hint: Any, where: str) -> Any:
         return _coerce(value, hint, where)
     if origin is Literal:
         if value not in args:
-            raise ValueError(f"{where}: must be one of {args}, got {value!r}")
+            raise ValueError(f"{where}: {unknown_name('value', value, map(repr, args))}")
         return value
     if origin is tuple:
         if not isinstance(value, list):

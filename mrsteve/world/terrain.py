@@ -24,10 +24,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from types import MappingProxyType
-from typing import ClassVar
+from typing import ClassVar, get_args
 
 import numpy as np
 
+from mrsteve.naming import unknown_name
 from mrsteve.world.content import Mob, load_content
 from mrsteve.world.layout import EventKind, MobSpawn, ScheduledEvent, WorldLayout
 
@@ -335,15 +336,15 @@ def _check_block(name: str | None, where: str) -> None:
     if name is not None:
         try:
             load_content().block(name)
-        except KeyError as error:
-            raise ValueError(f"{where}: {error.args[0]}") from None
+        except ValueError as error:
+            raise ValueError(f"{where}: {error}") from None
 
 
 def _check_mob(name: str, where: str) -> Mob:
     try:
         return load_content().mob(name)
-    except KeyError as error:
-        raise ValueError(f"{where}: {error.args[0]}") from None
+    except ValueError as error:
+        raise ValueError(f"{where}: {error}") from None
 
 
 def _centre(at: tuple[int, int]) -> tuple[float, float]:
@@ -760,8 +761,8 @@ class Event(Feature):
     """Landmark name of ``at``."""
 
     def __post_init__(self):
-        if self.event not in ("spawn_mob", "explode"):
-            raise ValueError(f"event: event must be 'spawn_mob' or 'explode', got {self.event!r}")
+        if self.event not in get_args(EventKind):
+            raise ValueError(f"event: {unknown_name('event', self.event, get_args(EventKind))}")
         if self.event == "spawn_mob":
             _check_mob(self.mob or "", "event: spawn_mob needs a mob")
         _check_block(self.block, "event")

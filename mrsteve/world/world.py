@@ -18,6 +18,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from mrsteve.naming import check_name
 from mrsteve.world.content import Content, load_content
 from mrsteve.world.interaction import Hands, InteractionConfig, Inventory, Target, WorldEvent
 from mrsteve.world.layout import ScheduledEvent, WorldLayout
@@ -270,8 +271,7 @@ class World:
 
     def schedule(self, event: ScheduledEvent) -> None:
         """Run ``event`` when the step counter reaches ``event.step`` (next step if already past)."""
-        if event.kind not in EVENT_KINDS:
-            raise ValueError(f"unknown event kind {event.kind!r}; known: {', '.join(EVENT_KINDS)}")
+        check_name(event.kind, EVENT_KINDS, "event kind")
         if (
             isinstance(event.step, bool)
             or not isinstance(event.step, (int, np.integer))

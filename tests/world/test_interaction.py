@@ -197,11 +197,12 @@ def test_nothing_happens_out_of_reach():
 @pytest.mark.parametrize(
     ("config", "error", "message"),
     [
-        (InteractionConfig(weapon="laser"), KeyError, "unknown item 'laser'"),
-        (InteractionConfig(block_use={"lava": {"bucket": "lava_bucket"}}), KeyError, "known: air"),
+        (InteractionConfig(weapon="laser"), ValueError, "unknown item 'laser'"),
+        (InteractionConfig(block_use={"lava": {"bucket": "lava_bucket"}}), ValueError,
+         "unknown block 'lava'; known: air"),
         (
             InteractionConfig(block_use={"water": {"bucket": "soup"}}),
-            KeyError,
+            ValueError,
             "unknown item 'soup'",
         ),
     ],

@@ -153,7 +153,7 @@ def test_an_explosion_without_a_block_kind_makes_a_crater_but_spares_walls():
 
 def test_mob_kinds_and_config_are_checked():
     mobs = Mobs(load_content())
-    with pytest.raises(KeyError, match="known: cow, sheep"):
+    with pytest.raises(ValueError, match="unknown mob 'creeper'; known: cow, sheep"):
         mobs.add("creeper", 1.0, 1.0, 1.0)
     with pytest.raises(ValueError, match="wander_chance"):
         MobConfig(wander_chance=2.0)

@@ -86,13 +86,13 @@ def test_bad_commands_raise_value_errors_naming_the_problem(call, message):
         call(world)
 
 
-def test_unknown_names_raise_key_errors_listing_the_known_ones():
+def test_unknown_names_raise_errors_listing_the_known_ones():
     world = World(layout(), np.random.default_rng(0))
-    with pytest.raises(KeyError, match="known: bucket, water_bucket"):
+    with pytest.raises(ValueError, match="unknown item 'pickaxe'; known: bucket, water_bucket"):
         world.equip("pickaxe")
-    with pytest.raises(KeyError, match="known: cow, sheep, zombie, spider"):
+    with pytest.raises(ValueError, match="unknown mob 'pig'; known: cow, sheep, zombie, spider"):
         world.spawn_mob("pig", 5.0, 5.0)
-    with pytest.raises(KeyError, match="known: air"):
+    with pytest.raises(ValueError, match="unknown block 'tnt'; known: air"):
         world.schedule(ScheduledEvent(5, "explode", 5, 5, block="tnt"))
 
 

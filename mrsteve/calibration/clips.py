@@ -36,6 +36,7 @@ import gymnasium
 import numpy as np
 
 import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
+from mrsteve.naming import check_name
 from mrsteve.perception.encoder import Observation
 from mrsteve.perception.lexicon import Lexicon, load_lexicon
 from mrsteve.world.content import load_content
@@ -125,10 +126,10 @@ class ClipConfig:
     """Event pairs taken in one world before the next world is built."""
 
     def __post_init__(self) -> None:
-        unknown = sorted(set(self.worlds) - set(WORLD_RECIPES))
-        if not self.worlds or unknown:
-            raise ValueError(f"worlds must name world recipes ({', '.join(WORLD_RECIPES)}); "
-                             f"unknown: {unknown}")
+        if not self.worlds:
+            raise ValueError(f"worlds must name world recipes ({', '.join(WORLD_RECIPES)})")
+        for name in self.worlds:
+            check_name(name, WORLD_RECIPES, "world")
         if not 0 < self.near_distance < self.far_distance:
             raise ValueError(f"need 0 < near_distance < far_distance, got {self.near_distance} "
                              f"and {self.far_distance}")

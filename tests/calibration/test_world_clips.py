@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from mrsteve.perception import load_lexicon
-from mrsteve.perception.world_clips import (
+from mrsteve.calibration.clips import (
     SCENES,
     ClipConfig,
     PromptLabeller,

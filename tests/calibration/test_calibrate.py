@@ -11,7 +11,7 @@ from synthetic_scenes import BURNING, DESERT, FOREST, PASTURE, PLAIN, POND, clip
 
 from mrsteve.perception import SemanticEncoder, load_lexicon
 from mrsteve.perception._data import data_path
-from mrsteve.perception.calibrate import (
+from mrsteve.calibration.thresholds import (
     MERGE_MARGIN,
     MIN_CLIPS,
     LabelledClip,

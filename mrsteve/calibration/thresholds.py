@@ -1,8 +1,8 @@
 """Calibrating an encoder's thresholds on the embedded world, as the authors ship MineCLIP's.
 
-:func:`calibrate_on_world` is what the shipped ``data/thresholds.toml`` comes from (``mrsteve
-calibrate --write`` reruns it). It takes labelled clips of the world
-(:mod:`mrsteve.perception.world_clips`: poses across the paper's maps, labels from the renderer's
+:func:`calibrate_on_world` is what the shipped ``mrsteve/perception/data/thresholds.toml``
+comes from (``mrsteve calibrate --write`` reruns it). It takes labelled clips of the world
+(:mod:`mrsteve.calibration.clips`: poses across the paper's maps, labels from the renderer's
 ground truth), fits the thresholds on one set with :func:`calibrate` and measures them on a
 held-out set taken in worlds of other seeds with :func:`measure`:
 
@@ -35,7 +35,7 @@ from mrsteve.perception.encoder import Encoder
 from mrsteve.perception.lexicon import Lexicon, load_lexicon
 from mrsteve.perception.semantic import SemanticEncoder, SemanticEncoderConfig
 from mrsteve.perception.thresholds import EncoderThresholds, format_thresholds
-from mrsteve.perception.world_clips import (
+from mrsteve.calibration.clips import (
     ClipConfig,
     LabelledClip,
     collect_clips,
@@ -361,7 +361,7 @@ Thresholds of the semantic encoder (mrsteve.perception.SemanticEncoder, default 
 Cosines in [-1, 1]; each encoder carries its own (MineCLIP's: task 0.2274, thr2 0.74, c 0.735).
 
 status "calibrated": measured on the embedded world by
-mrsteve.perception.calibrate.calibrate_on_world.
+mrsteve.calibration.calibrate_on_world.
 
 Reproduce: {command}
 

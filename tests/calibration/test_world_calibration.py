@@ -15,9 +15,9 @@ from typer.testing import CliRunner
 import mrsteve.env  # noqa: F401
 from mrsteve.cli import calibrate as calibrate_cli
 from mrsteve.perception import SemanticEncoder
-from mrsteve.perception.calibrate import calibrate_on_world, format_world_calibration
+from mrsteve.calibration.thresholds import calibrate_on_world, format_world_calibration
 from mrsteve.perception.thresholds import parse_thresholds
-from mrsteve.perception.world_clips import ClipConfig
+from mrsteve.calibration.clips import ClipConfig
 
 
 def heading(x: float, z: float, to_x: float, to_z: float) -> float:
@@ -70,7 +70,7 @@ def test_near_water_is_the_pond_rim_not_30_blocks_away(encoder, seed):
     env = gymnasium.make("mrsteve/Voxel-v0", world="map1")
     env.reset(seed=seed)
     pond = env.unwrapped.world.layout.landmarks["water"]
-    threshold = encoder.task_threshold("water_bucket")
+    threshold = encoder.task_threshold("near water")
     for angle in (60.0, 120.0, 180.0):  # from below and left of the corner
         for distance, near in ((6.5, True), (30.0, False)):
             x = pond[0] + distance * math.cos(math.radians(angle))
