@@ -1,6 +1,21 @@
-"""The paper's tasks and their metrics."""
+"""The paper's tasks: what a task is (data), the episode loops and the metrics.
 
-from mrsteve.tasks.exploration import ExplorationTaskConfig, run_exploration
-from mrsteve.tasks.navigation import NavigationTaskConfig, run_navigation
+Tasks hand over tools, read success from the inventory and tell the agent its prompts; they import
+no agent or control code (agents, explorers and navigators are duck-typed). The experiments that
+build agents and run sweeps live in :mod:`mrsteve.eval`.
+"""
 
-__all__ = ["ExplorationTaskConfig", "NavigationTaskConfig", "run_exploration", "run_navigation"]
+from mrsteve.tasks.catalog import (
+    ItemTask,
+    SequentialTask,
+    TaskCatalog,
+    find_tasks,
+    load_catalog,
+    task_by_key,
+    task_prompts,
+)
+from mrsteve.tasks.episode import Agent, EpisodeCallback, EpisodeResult, TaskOutcome, run_tasks
+
+__all__ = ["Agent", "EpisodeCallback", "EpisodeResult", "ItemTask", "SequentialTask",
+           "TaskCatalog", "TaskOutcome", "find_tasks", "load_catalog", "run_tasks", "task_by_key",
+           "task_prompts"]

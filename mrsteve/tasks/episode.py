@@ -2,7 +2,7 @@
 
 One loop serves every experiment (ABA-Sparse, ABA-Random, SEQ(4), Long-Instruction, the memory
 tasks' task phase): a task is an item to obtain; it starts with the item it needs in hand
-(``data/tasks.toml``: a bucket for water or milk, a sword for killing), succeeds when the item's
+(``data/tasks.toml``, :mod:`mrsteve.tasks.catalog`: a bucket for water or milk, a sword for killing), succeeds when the item's
 count in the inventory rises (MineDojo's success checker, appendix "Environments Setting"), and the
 next task starts only after a success (ABA-Sparse) or after ``task_limit`` steps (Long-Instruction
 cancels a task after 20K steps). Logging, recording and metrics attach as callbacks
@@ -11,41 +11,32 @@ cancels a task after 20K steps). Logging, recording and metrics attach as callba
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache
-from importlib import resources
-from types import MappingProxyType
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from mrsteve.agent.protocols import Agent
+from mrsteve.perception.prompts import TaskPrompts
+from mrsteve.seeding import episode_rng
+from mrsteve.spaces import Action, Observation
+from mrsteve.tasks.catalog import load_catalog
 
 
-@dataclass(frozen=True)
-class TaskRules:
-    """Which item each task hands over at its start (``data/tasks.toml``)."""
+@runtime_checkable
+class Agent(Protocol):
+    """What the episode loop runs: given tasks one after another, acts every step."""
 
-    tools: Mapping[str, str]
+    name: str
 
-    def tool_for(self, item: str) -> str | None:
-        return self.tools.get(item)
+    def reset(self, obs: Observation, rng: np.random.Generator) -> None:
+        """Start a new episode (``obs`` is the first observation)."""
 
+    def set_task(self, task: TaskPrompts, t: int) -> None:
+        """A new task at step ``t``: obtain ``task.item``, told by its prompts."""
 
-@cache
-def load_task_rules() -> TaskRules:
-    """The task rules, parsed and checked against the world's items once per process."""
-    from mrsteve.world.content import load_content
-
-    text = resources.files("mrsteve.tasks").joinpath("data/tasks.toml").read_text("utf-8")
-    tools = dict(tomllib.loads(text)["tool"])
-    items = set(load_content().item_names)
-    unknown = sorted({*tools, *tools.values()} - items)
-    if unknown:
-        raise ValueError(f"tasks.toml: unknown items {unknown}; known: {sorted(items)}")
-    return TaskRules(MappingProxyType(tools))
+    def act(self, obs: Observation, t: int) -> Action:
+        """The action for step ``t``."""
 
 
 @dataclass
@@ -108,23 +99,25 @@ def run_tasks(
     ``items`` is the task sequence (the episode ends when the last succeeds) or a function
     ``(task_index, rng) -> item`` giving an endless random sequence (Long-Instruction). A task is
     given up after ``task_limit`` steps without success (``None``: never), and the next begins.
-    Everything random comes from ``seed``: the world's generator (``env.reset(seed=seed)``) and the
-    agent's, which is derived from it.
+    Everything random comes from ``seed``: the world's generator (``env.reset(seed=seed)``), the
+    agent's (:func:`mrsteve.seeding.episode_rng`) and the random item draws (its ``task`` stream).
+    The agent is told each task's prompts (``agent.set_task(prompts, t)``).
     """
     if max_steps < 1:
         raise ValueError(f"max_steps must be >= 1, got {max_steps}")
-    rules = load_task_rules()
+    catalog = load_catalog()
     item_names = list(env.unwrapped.item_names)
     next_item = items if callable(items) else None
     sequence = None if callable(items) else list(items)
     if sequence is not None:
-        unknown = sorted(set(sequence) - set(item_names))
-        if unknown or not sequence:
-            raise ValueError(f"tasks must be a non-empty list of items {item_names}, got {sequence}")
+        if not sequence:
+            raise ValueError("tasks must be a non-empty list of items")
+        for item in sequence:
+            catalog.item(item)  # an unknown item lists the known ones
 
     obs, _ = env.reset(seed=seed, options=options)
-    rng = np.random.default_rng([seed, 1])  # the agent's generator, derived from the episode seed
-    agent.reset(obs, rng)
+    agent.reset(obs, episode_rng(seed))
+    task_rng = episode_rng(seed, "task")
     for callback in callbacks:
         callback.on_reset(env, agent, obs)
 
@@ -133,14 +126,15 @@ def run_tasks(
     def start(index: int, t: int) -> tuple[TaskOutcome, int, int] | None:
         if sequence is not None and index >= len(sequence):
             return None
-        item = sequence[index] if sequence is not None else next_item(index, rng)
-        tool = rules.tool_for(item)
+        item = sequence[index] if sequence is not None else next_item(index, task_rng)
+        item_task = catalog.item(item)
+        tool = item_task.tool
         if tool is not None:
             env.unwrapped.apply_commands({"give": {tool: 1}, "equip": tool})
         slot = item_names.index(item)
         task = TaskOutcome(item=item, start=t)
         result.tasks.append(task)
-        agent.set_task(item, t)
+        agent.set_task(item_task.prompts, t)
         for callback in callbacks:
             callback.on_task_start(task)
         return task, slot, int(env.unwrapped.world.inventory.counts[slot])

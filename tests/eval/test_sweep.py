@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from mrsteve.eval.runner import EpisodeSpec, episode_seed, make_specs, read_records, run_episodes
+from mrsteve.eval.sweep import EpisodeSpec, episode_seed, make_specs, read_records, run_episodes
 
 
 def square_of_seed(spec: EpisodeSpec) -> dict:
