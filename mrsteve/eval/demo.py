@@ -194,6 +194,7 @@ def run_demo(
         "task": task_key, "agent": agent_name, "seed": seed, "world": task.world,
         "steps": result.steps, "tasks": [asdict(t) | {"duration": t.duration} for t in result.tasks],
         "memory": asdict(agent.memory.stats()) if hasattr(agent, "memory") else None,
+        "config": asdict(agent.config_tree),
     })  # fmt: skip
     env.close()
     return DemoResult(out, result, files)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from synthetic_scenes import BURNING, FOREST, PASTURE, POND, clip, view
 
-from mrsteve.perception import Encoder, SemanticEncoder, load_task_prompts
+from mrsteve.perception import Encoder, SemanticEncoder
 
 ENCODERS = [pytest.param(SemanticEncoder, id="semantic")]
 
@@ -81,11 +81,10 @@ def test_unknown_prompt_raises_listing_the_known_ones(encoder):
         encoder.encode_text("near lava")
 
 
-def test_task_threshold_of_an_item_is_that_of_its_explore_prompt(encoder):
-    for task in load_task_prompts().tasks:
-        assert encoder.task_threshold(task.item) == encoder.task_threshold(task.explore)
-    with pytest.raises(KeyError, match="water_bucket"):
-        encoder.task_threshold("diamond")
+def test_task_threshold_is_looked_up_by_prompt_text(encoder):
+    assert encoder.task_threshold("near water") == encoder.thresholds.task["near water"]
+    with pytest.raises(ValueError, match="unknown task prompt 'water_bucket'; known: .*near water"):
+        encoder.task_threshold("water_bucket")  # an item: the task tells the agent its prompts
 
 
 def test_event_thresholds_are_ordered_like_the_papers(encoder):

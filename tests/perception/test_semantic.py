@@ -104,7 +104,7 @@ def test_a_prompt_scores_above_its_threshold_exactly_when_its_target_is_clearly_
 
 def test_water_scores_above_threshold_only_while_in_view(encoder):
     text = encoder.encode_text("near water")
-    threshold = encoder.task_threshold("water_bucket")
+    threshold = encoder.task_threshold("near water")
     facing = embed(encoder, POND, yaw=0)
     turned_away = embed(encoder, POND, yaw=180)
     assert facing @ text >= threshold > turned_away @ text

@@ -70,7 +70,7 @@ def test_near_water_is_the_pond_rim_not_30_blocks_away(encoder, seed):
     env = gymnasium.make("mrsteve/Voxel-v0", world="map1")
     env.reset(seed=seed)
     pond = env.unwrapped.world.layout.landmarks["water"]
-    threshold = encoder.task_threshold("water_bucket")
+    threshold = encoder.task_threshold("near water")
     for angle in (60.0, 120.0, 180.0):  # from below and left of the corner
         for distance, near in ((6.5, True), (30.0, False)):
             x = pond[0] + distance * math.cos(math.radians(angle))
