@@ -1,4 +1,4 @@
-"""The configuration tree of an agent: one frozen dataclass per part, the paper's values as defaults.
+"""The configuration tree of an agent: a frozen dataclass per part, the paper's values as defaults.
 
 :func:`~mrsteve.agent.factory.make_agent` builds an :class:`AgentConfig` for a named agent and a
 world, then the agent from it; every run saves ``dataclasses.asdict`` of the tree beside its

@@ -45,11 +45,8 @@ def _experiment_parameters(experiment: Experiment) -> list[inspect.Parameter]:
     docs = field_docs(experiment.config_type)
     parameters = []
     for name in experiment.options:
-        option = typer.Option(help=docs.get(name, ""))
-        if hints[name] is int:
-            option = typer.Option(min=1, help=docs.get(name, ""))
-        elif hints[name] == int | None:
-            option = typer.Option(min=1, help=docs.get(name, ""))
+        counts = hints[name] in (int, int | None)  # steps, capacities: at least 1
+        option = typer.Option(min=1 if counts else None, help=docs.get(name, ""))
         parameters.append(inspect.Parameter(
             name, inspect.Parameter.KEYWORD_ONLY, default=fields[name].default,
             annotation=Annotated[hints[name], option],

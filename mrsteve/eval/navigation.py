@@ -24,7 +24,6 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -147,7 +146,8 @@ def navigation_run(config: NavigationTaskConfig, seed: int):
     (:class:`~mrsteve.tasks.navigation.NavigationEpisode`)."""
     world = lookup(TERRAINS, config.terrain, "terrain")
     env = gym.make("mrsteve/Voxel-v0", world=world, obs_size=config.obs_size)
-    navigator = make_navigator(config.navigator, NavigatorConfig(success_radius=config.success_radius))
+    navigator = make_navigator(config.navigator,
+                               NavigatorConfig(success_radius=config.success_radius))
 
     def goal(blocks: np.ndarray, start: tuple[float, float], rng: np.random.Generator):
         return pick_goal(blocks, start, rng, config, across_water=config.terrain == "river")
@@ -191,8 +191,10 @@ class Navigation(Experiment):
         for terrain in config.terrains:
             for nav in config.navigators:
                 one = replace(config, terrain=terrain, navigator=nav)
-                options = {k: v for k, v in asdict(one).items() if k not in ("terrain", "navigator")}
-                tree = {"kind": nav, "config": asdict(NavigatorConfig(success_radius=one.success_radius))}
+                options = {k: v for k, v in asdict(one).items()
+                           if k not in ("terrain", "navigator")}
+                navigator = NavigatorConfig(success_radius=one.success_radius)
+                tree = {"kind": nav, "config": asdict(navigator)}
                 groups.append(Group(f"navigation/{terrain}", nav,
                                     f"{terrain}.{nav}" if several else terrain,
                                     {"task": asdict(one), "world": TERRAINS[terrain],
@@ -211,9 +213,10 @@ class Navigation(Experiment):
             rows.append([terrain, group.agent, format_metric(summary["success_rate"], 1),
                          format_metric(summary["spl"], 3),
                          f"{paper_spl:.3f} ({paper_success} %)"])
-        return (format_table(["terrain", "navigator", "success %", "SPL", "paper SPL (success)"],
+        table = format_table(["terrain", "navigator", "success %", "SPL", "paper SPL (success)"],
                              rows)
-                + "\npaper: 'straight' beside the Heuristic row, 'depth' beside VPT-Nav (KL = 1e-4)")
+        return (table + "\npaper: 'straight' beside the Heuristic row, 'depth' beside VPT-Nav "
+                "(KL = 1e-4)")
 
     def plot_episode(self, record: Record, path: Path) -> None:
         from mrsteve.eval.plots import save_trajectory_plot, world_blocks

@@ -21,7 +21,13 @@ from mrsteve.eval.experiment import Experiment, Summaries
 from mrsteve.eval.results import format_metric, format_table, mean_stderr
 from mrsteve.eval.sweep import EpisodeSpec, Group, Record
 from mrsteve.naming import choose
-from mrsteve.tasks.sequential import SequentialTask, env_kwargs, find_tasks, run_sequential, task_by_key
+from mrsteve.tasks.sequential import (
+    SequentialTask,
+    env_kwargs,
+    find_tasks,
+    run_sequential,
+    task_by_key,
+)
 from mrsteve.world.recipes import WORLD_RECIPES
 
 
@@ -115,12 +121,13 @@ class SequentialExperiment(Experiment):
                 rows.append([
                     f"all {len(tasks)}", name,
                     format_metric(mean_stderr([s["success_rate"]["mean"] for s in per_task]), 1),
-                    *(format_metric(mean_stderr([s[f"duration_{label}"]["mean"] for s in per_task]), 0)
+                    *(format_metric(mean_stderr([s[f"duration_{label}"]["mean"]
+                                                 for s in per_task]), 0)
                       for label in labels),
                 ])  # fmt: skip
-        table = format_table(["task", "agent", "success %", *(f"steps {label}" for label in labels)],
-                             rows)
-        return table + "\nsuccess %: all sub-tasks done in time; steps: mean duration of the successful ones"
+        headers = ["task", "agent", "success %", *(f"steps {label}" for label in labels)]
+        return (format_table(headers, rows) + "\nsuccess %: all sub-tasks done in time; steps: "
+                "mean duration of the successful ones")
 
     def plot_summary(self, config: SequentialConfig, summaries: Summaries, plots: Path) -> Path:
         from mrsteve.eval.plots import save_success_bars
@@ -152,7 +159,8 @@ class AbaRandom(SequentialExperiment):
 
 
 class Seq4(SequentialExperiment):
-    """SEQ(4) (paper appendix): log, water, wool and beef in a row on procedural plains, 16K steps."""
+    """SEQ(4) (paper appendix): log, water, wool and beef in a row on procedural plains, 16K
+    steps."""
 
     name = suite = "seq4"
     options = ("agent", "capacity")

@@ -2,10 +2,11 @@
 
 One loop serves every experiment (ABA-Sparse, ABA-Random, SEQ(4), Long-Instruction, the memory
 tasks' task phase): a task is an item to obtain; it starts with the item it needs in hand
-(``data/tasks.toml``, :mod:`mrsteve.tasks.catalog`: a bucket for water or milk, a sword for killing), succeeds when the item's
-count in the inventory rises (MineDojo's success checker, appendix "Environments Setting"), and the
-next task starts only after a success (ABA-Sparse) or after ``task_limit`` steps (Long-Instruction
-cancels a task after 20K steps). Logging, recording and metrics attach as callbacks
+(``data/tasks.toml``: a bucket for water or milk, a sword for killing), the agent is told its
+prompts (``agent.set_task(prompts, t)``), it succeeds when the item's count in the inventory rises
+(MineDojo's success checker, appendix "Environments Setting"), and the next task starts only after
+a success (ABA-Sparse) or after ``task_limit`` steps (Long-Instruction cancels a task after 20K
+steps). Logging, recording and metrics attach as callbacks
 (:class:`EpisodeCallback`), never as branches in the loop.
 """
 

@@ -50,9 +50,10 @@ def test_the_commands_defaults_are_the_experiments_configs():
     from mrsteve.cli.eval import make_command
     from mrsteve.eval.experiments import EXPERIMENTS
 
-    defaults = {name: {p.name: p.default for p in inspect.signature(make_command(e)).parameters.values()}
+    defaults = {name: {p.name: p.default
+                       for p in inspect.signature(make_command(e)).parameters.values()}
                 for name, e in EXPERIMENTS.items()}
-    assert defaults["exploration"] | {} == {"agent": "count-based", "steps": 6000, "episodes": 20,
+    assert defaults["exploration"] == {"agent": "count-based", "steps": 6000, "episodes": 20,
                                             "seed": 42, "workers": 1, "json_path": None,
                                             "plots": None, "progress": True}
     assert (defaults["navigation"]["terrain"], defaults["navigation"]["navigator"],

@@ -38,11 +38,11 @@ def test_metric_names_follow_the_labels():
 
 def test_a_record_counts_the_episode_a_success_only_when_every_subtask_succeeds():
     task = task_by_key("aba-sparse/water-log-water")
-    done = EpisodeResult([TaskOutcome("water_bucket", 0, 100, True), TaskOutcome("log", 100, 130, True)],
-                         steps=12_000)
+    done = EpisodeResult([TaskOutcome("water_bucket", 0, 100, True),
+                          TaskOutcome("log", 100, 130, True)], steps=12_000)
     record = sequential_record(task, done)
     assert record["success_A"] == record["success_B"] == 100.0 and record["success_A2"] == 0.0
-    assert record["duration_A"] == 100 and record["duration_B"] == 30 and record["duration_A2"] is None
+    assert (record["duration_A"], record["duration_B"], record["duration_A2"]) == (100, 30, None)
     assert record["success_rate"] == 0.0 and record["steps"] == 12_000
 
 

@@ -18,8 +18,8 @@ from mrsteve.tasks.exploration import METRICS, walkable_bounds
 @pytest.mark.parametrize("agent", EXPLORERS)
 def test_every_explorer_runs_an_episode_and_reports_the_metrics(agent):
     (spec,) = make_specs(["exploration"], [agent], 1, 3, steps=120, obs_size=(24, 40))
-    assert config_from_options(ExplorationTaskConfig, dict(spec.options), agent=agent) == ExplorationTaskConfig(
-        agent=agent, steps=120, obs_size=(24, 40))
+    config = config_from_options(ExplorationTaskConfig, dict(spec.options), agent=agent)
+    assert config == ExplorationTaskConfig(agent=agent, steps=120, obs_size=(24, 40))
     record = exploration_episode(spec)
     assert set(METRICS) <= set(record)
     assert 0 < record["map_coverage"] <= 100 and record["revisit_count"] == 0.0
