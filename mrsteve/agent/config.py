@@ -76,7 +76,8 @@ class AgentConfig:
     """``None``: no memory (STEVE-1 alone: only the instruction policy)."""
     explorer: ExplorerConfig = field(default_factory=ExplorerConfig)
     navigator: NavigatorConfig = field(default_factory=NavigatorConfig)
-    """The navigator of the Execute mode's travel to remembered places (VPT-Nav stand-in)."""
+    """The navigators' settings (VPT-Nav stand-in): the Execute mode's travel to remembered places
+    and the explorer's low level."""
     skills: SkillConfig = field(default_factory=SkillConfig)
     """The scripted instruction policy (STEVE-1 stand-in)."""
     mode_selector: MrSteveConfig = field(default_factory=MrSteveConfig)
