@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import typing
-from pathlib import Path
+from collections.abc import Sequence
 from typing import Annotated, Any
 
 import typer
@@ -26,53 +26,47 @@ from mrsteve.eval.sweep import SweepOptions
 
 eval_app = typer.Typer(help="Run the paper's experiments and write results.", no_args_is_help=True)
 
-_SHARED = field_docs(SweepOptions)
-SHARED_OPTIONS: dict[str, tuple[Any, typer.models.OptionInfo]] = {
-    "episodes": (int, typer.Option(min=1, help=_SHARED["episodes"])),
-    "seed": (int, typer.Option(help=_SHARED["seed"])),
-    "workers": (int, typer.Option(min=1, help=_SHARED["workers"])),
-    "json_path": (Path | None, typer.Option("--json", help=_SHARED["json_path"])),
-    "plots": (Path | None, typer.Option("--plots", help=_SHARED["plots"])),
-    "progress": (bool, typer.Option("--progress/--no-progress", help=_SHARED["progress"])),
-}
-"""The options of every ``eval`` command, defined once: name -> (type, typer option)."""
+SHARED_FLAGS = {"json_path": "--json", "progress": "--progress/--no-progress"}
+"""Shared options whose flag is not the field's name (the rest: ``--episodes``, ``--seed``,
+``--workers``, ``--plots``, each a field of :class:`~mrsteve.eval.sweep.SweepOptions`)."""
 
 
-def _experiment_parameters(experiment: Experiment) -> list[inspect.Parameter]:
-    """One keyword parameter per config field the experiment offers on the command line."""
-    fields = {field.name: field for field in dataclasses.fields(experiment.config_type)}
-    hints = typing.get_type_hints(experiment.config_type)
-    docs = field_docs(experiment.config_type)
+def options_of(config_type: type, names: Sequence[str], defaults: dict[str, Any],
+               flags: dict[str, str] | None = None) -> list[inspect.Parameter]:
+    """One keyword parameter per named field of a config dataclass: its type, its default (or the
+    one in ``defaults``) and its docstring as help; counts (``int``) are at least 1 unless the
+    field is a seed."""
+    fields = {field.name: field for field in dataclasses.fields(config_type)}
+    hints = typing.get_type_hints(config_type)
+    docs = field_docs(config_type)
     parameters = []
-    for name in experiment.options:
-        counts = hints[name] in (int, int | None)  # steps, capacities: at least 1
-        option = typer.Option(min=1 if counts else None, help=docs.get(name, ""))
+    for name in names:
+        counts = hints[name] in (int, int | None) and name != "seed"
+        option = typer.Option(*(flags or {}).get(name, "").split() or (),
+                              min=1 if counts else None, help=docs.get(name, ""))
         parameters.append(inspect.Parameter(
-            name, inspect.Parameter.KEYWORD_ONLY, default=fields[name].default,
+            name, inspect.Parameter.KEYWORD_ONLY, default=defaults.get(name, fields[name].default),
             annotation=Annotated[hints[name], option],
         ))  # fmt: skip
     return parameters
 
 
 def make_command(experiment: Experiment):
-    """The typer command of ``experiment``: its options, then the shared ones."""
+    """The typer command of ``experiment``: its own options, then those every experiment shares."""
+    shared = [field.name for field in dataclasses.fields(SweepOptions)]
 
     def command(**values: Any) -> None:
-        sweep = SweepOptions(**{name: values.pop(name) for name in SHARED_OPTIONS})
+        sweep = SweepOptions(**{name: values.pop(name) for name in shared})
         try:
             config = experiment.config_type(**values)
             experiment.run(config, sweep, echo=typer.echo)
         except ValueError as error:  # an unknown name or a task that cannot be set up
             raise fail(str(error)) from None
 
-    defaults = {"episodes": experiment.default_episodes, "seed": 42, "workers": 1,
-                "json_path": None, "plots": None, "progress": True}
-    shared = [
-        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=defaults[name],
-                          annotation=Annotated[kind, option])
-        for name, (kind, option) in SHARED_OPTIONS.items()
+    parameters = [
+        *options_of(experiment.config_type, experiment.options, {}),
+        *options_of(SweepOptions, shared, {"episodes": experiment.default_episodes}, SHARED_FLAGS),
     ]
-    parameters = [*_experiment_parameters(experiment), *shared]
     command.__signature__ = inspect.Signature(parameters)
     command.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": None}
     command.__doc__ = experiment.summary
