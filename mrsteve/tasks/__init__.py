@@ -14,8 +14,10 @@ from mrsteve.tasks.catalog import (
     task_by_key,
     task_prompts,
 )
-from mrsteve.tasks.episode import Agent, EpisodeCallback, EpisodeResult, TaskOutcome, run_tasks
+from mrsteve.tasks.episode import Agent, EpisodeCallback, run_tasks
+from mrsteve.tasks.outcomes import EpisodeResult, TaskOutcome
+from mrsteve.tasks.wrapper import ItemTasks
 
-__all__ = ["Agent", "EpisodeCallback", "EpisodeResult", "ItemTask", "SequentialTask",
-           "TaskCatalog", "TaskOutcome", "find_tasks", "load_catalog", "run_tasks", "task_by_key",
-           "task_prompts"]
+__all__ = ["Agent", "EpisodeCallback", "EpisodeResult", "ItemTask", "ItemTasks",
+           "SequentialTask", "TaskCatalog", "TaskOutcome", "find_tasks", "load_catalog",
+           "run_tasks", "task_by_key", "task_prompts"]

@@ -6,14 +6,14 @@ tasks' task phase): a task is an item to obtain; it starts with the item it need
 prompts (``agent.set_task(prompts, t)``), it succeeds when the item's count in the inventory rises
 (MineDojo's success checker, appendix "Environments Setting"), and the next task starts only after
 a success (ABA-Sparse) or after ``task_limit`` steps (Long-Instruction cancels a task after 20K
-steps). Logging, recording and metrics attach as callbacks
-(:class:`EpisodeCallback`), never as branches in the loop.
+steps). The task side lives with the environment (:class:`~mrsteve.tasks.wrapper.ItemTasks`, a
+Gymnasium wrapper); this loop drives the agent on it. Logging, recording and metrics attach as
+callbacks (:class:`EpisodeCallback`), never as branches in the loop.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -21,7 +21,9 @@ import numpy as np
 from mrsteve.perception.prompts import TaskPrompts
 from mrsteve.seeding import episode_rng
 from mrsteve.spaces import Action, Observation
-from mrsteve.tasks.catalog import load_catalog
+from mrsteve.tasks.catalog import ItemTask
+from mrsteve.tasks.outcomes import EpisodeResult, TaskOutcome
+from mrsteve.tasks.wrapper import ItemSource, ItemTasks
 
 
 @runtime_checkable
@@ -38,34 +40,6 @@ class Agent(Protocol):
 
     def act(self, obs: Observation, t: int) -> Action:
         """The action for step ``t``."""
-
-
-@dataclass
-class TaskOutcome:
-    """One task of an episode."""
-
-    item: str
-    start: int
-    """Step at which the task was given."""
-    end: int | None = None
-    """Step at which it succeeded or was given up (``None`` while running)."""
-    success: bool = False
-
-    @property
-    def duration(self) -> int | None:
-        return None if self.end is None else self.end - self.start
-
-
-@dataclass
-class EpisodeResult:
-    """Every task given in one episode, in order, and the steps taken."""
-
-    tasks: list[TaskOutcome] = field(default_factory=list)
-    steps: int = 0
-
-    @property
-    def successes(self) -> int:
-        return sum(task.success for task in self.tasks)
 
 
 class EpisodeCallback:
@@ -87,7 +61,7 @@ class EpisodeCallback:
 def run_tasks(
     env: Any,
     agent: Agent,
-    items: Sequence[str] | Callable[[int, np.random.Generator], str],
+    items: ItemSource,
     *,
     seed: int,
     max_steps: int,
@@ -106,63 +80,36 @@ def run_tasks(
     """
     if max_steps < 1:
         raise ValueError(f"max_steps must be >= 1, got {max_steps}")
-    catalog = load_catalog()
-    item_names = list(env.unwrapped.item_names)
-    next_item = items if callable(items) else None
-    sequence = None if callable(items) else list(items)
-    if sequence is not None:
-        if not sequence:
-            raise ValueError("tasks must be a non-empty list of items")
-        for item in sequence:
-            catalog.item(item)  # an unknown item lists the known ones
-
-    obs, _ = env.reset(seed=seed, options=options)
+    tasks = ItemTasks(env, items, task_limit=task_limit)
+    obs, info = tasks.reset(seed=seed, options=options)
     agent.reset(obs, episode_rng(seed))
-    task_rng = episode_rng(seed, "task")
     for callback in callbacks:
         callback.on_reset(env, agent, obs)
 
-    result = EpisodeResult()
-
-    def start(index: int, t: int) -> tuple[TaskOutcome, int, int] | None:
-        if sequence is not None and index >= len(sequence):
-            return None
-        item = sequence[index] if sequence is not None else next_item(index, task_rng)
-        item_task = catalog.item(item)
-        tool = item_task.tool
-        if tool is not None:
-            env.unwrapped.apply_commands({"give": {tool: 1}, "equip": tool})
-        slot = item_names.index(item)
-        task = TaskOutcome(item=item, start=t)
-        result.tasks.append(task)
+    def started(item_task: ItemTask, t: int) -> None:
         agent.set_task(item_task.prompts, t)
         for callback in callbacks:
-            callback.on_task_start(task)
-        return task, slot, int(env.unwrapped.world.inventory.counts[slot])
+            callback.on_task_start(tasks.task)
 
-    def finish(task: TaskOutcome, t: int, success: bool) -> None:
-        task.end, task.success = t, success
+    def ended(task: TaskOutcome) -> None:
         for callback in callbacks:
             callback.on_task_end(task)
 
-    current = start(0, 0)
+    started(info["task"], 0)
     t = 0
-    while current is not None and t < max_steps:
-        task, slot, baseline = current
+    while tasks.task is not None and t < max_steps:
         action = agent.act(obs, t)
-        obs, _, terminated, truncated, _ = env.step(action)
+        obs, _, terminated, truncated, info = tasks.step(action)
         t += 1
         for callback in callbacks:
             callback.on_step(t, obs, action, agent)
-        if obs["inventory"][slot] > baseline:
-            finish(task, t, True)
-            current = start(len(result.tasks), t)
-        elif task_limit is not None and t - task.start >= task_limit:
-            finish(task, t, False)
-            current = start(len(result.tasks), t)
+        if "task_end" in info:
+            ended(info["task_end"])
+        if "task" in info:
+            started(info["task"], t)
         if terminated or truncated:
             break
-    if current is not None:
-        finish(current[0], t, False)
-    result.steps = t
-    return result
+    unfinished = tasks.close_tasks()
+    if unfinished is not None:
+        ended(unfinished)
+    return tasks.result

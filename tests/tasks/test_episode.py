@@ -111,3 +111,26 @@ def test_the_agent_generator_is_the_episode_stream(env):
     run_tasks(env, agent, ["dirt"], seed=5, max_steps=1)
     assert agent.draw == episode_rng(5).random()
     assert agent.draw == np.random.default_rng([5, 1]).random(), "the generator runs had before"
+
+
+def test_the_wrapper_keeps_the_tasks_with_the_environment(env):
+    from mrsteve.tasks import ItemTasks
+
+    tasks = ItemTasks(env, ["dirt", "water_bucket"], task_limit=100)
+    obs, info = tasks.reset(seed=0)
+    assert info["task"].item == "dirt" and info["task"].prompts.execute == "get dirt"
+    agent = DigDown()
+    agent.reset(obs, None)
+    ends = []
+    for t in range(200):
+        obs, _, terminated, _, info = tasks.step(agent.act(obs, t))
+        if "task_end" in info:
+            ends.append((info["task_end"].item, info["task_end"].success))
+            assert "task" in info or terminated
+        if "task" in info:
+            assert info["task"].tool == "bucket"
+            assert env.unwrapped.world.inventory.held_item == "bucket"
+        if terminated:
+            break
+    assert ends == [("dirt", True), ("water_bucket", False)], "the water task is given up"
+    assert terminated and tasks.task is None and tasks.close_tasks() is None
