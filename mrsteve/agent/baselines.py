@@ -6,7 +6,7 @@ import numpy as np
 
 from mrsteve.agent.protocols import Action, Observation
 from mrsteve.control.skills import InstructionPolicy
-from mrsteve.perception import task_prompts
+from mrsteve.perception import TaskPrompts
 from mrsteve.world.camera import Camera
 
 
@@ -23,10 +23,10 @@ class Steve1:
         self.policy.reset(rng, camera)
         self.prompt = None
 
-    def set_task(self, item: str, t: int) -> None:
-        self.prompt = task_prompts(item).execute
+    def set_task(self, task: TaskPrompts, t: int) -> None:
+        self.prompt = task.execute
 
     def act(self, obs: Observation, t: int) -> Action:
         if self.prompt is None:
-            raise RuntimeError("Steve1 needs a task: call set_task(item, t) first")
+            raise RuntimeError("Steve1 needs a task: call set_task(prompts, t) first")
         return self.policy.act(obs, self.prompt)

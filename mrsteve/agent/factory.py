@@ -10,9 +10,10 @@ exploration of the paper's appendix.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from mrsteve.agent.baselines import Steve1
+from mrsteve.agent.config import AgentConfig, ExplorerConfig, MemoryConfig
 from mrsteve.agent.mrsteve import MrSteve, MrSteveConfig
 from mrsteve.agent.protocols import Agent
 from mrsteve.control.explorers import HierarchicalExplorer
@@ -22,9 +23,10 @@ from mrsteve.control.goals import (
     ExplorationConfig,
     TaskConditionedGoalSelector,
 )
-from mrsteve.control.navigation import DepthNavigator, StraightNavigator
+from mrsteve.control.navigation import DepthNavigator, Navigator, NavigatorConfig, StraightNavigator
 from mrsteve.control.skills import ScriptedSkills
 from mrsteve.memory import EventMemory, FIFOMemory, Memory, PlaceEventMemory, PlaceMemory
+from mrsteve.naming import lookup
 from mrsteve.perception import Encoder, SemanticEncoder
 
 
@@ -51,6 +53,14 @@ AGENTS: dict[str, AgentSpec] = {
     "steve1": AgentSpec("STEVE-1: the instruction policy alone, no memory", None),
 }
 
+NAVIGATORS: dict[str, type] = {"depth": DepthNavigator, "straight": StraightNavigator}
+"""Navigators by name: ``depth`` (the VPT-Nav stand-in) and ``straight`` (the paper's heuristic)."""
+
+
+def make_navigator(kind: str, config: NavigatorConfig | None = None) -> Navigator:
+    """A navigator of :data:`NAVIGATORS` by name."""
+    return lookup(NAVIGATORS, kind, "navigator")(config or NavigatorConfig())
+
 
 def make_memory(kind: str, encoder: Encoder, capacity: int | None = None) -> Memory:
     """A memory of ``kind`` whose event thresholds are the encoder's calibrated ones."""
@@ -67,9 +77,71 @@ def make_memory(kind: str, encoder: Encoder, capacity: int | None = None) -> Mem
         "event": lambda: EventMemory(capacity, dim=encoder.dim, **events),
         "fifo": lambda: FIFOMemory(capacity, dim=encoder.dim),
     }
-    if kind not in makers:
-        raise ValueError(f"unknown memory {kind!r}; known: {', '.join(makers)}")
-    return makers[kind]()
+    return lookup(makers, kind, "memory")()
+
+
+def agent_config(
+    name: str,
+    *,
+    world_size: tuple[int, int],
+    capacity: int | None = None,
+    config: MrSteveConfig | None = None,
+) -> AgentConfig:
+    """The configuration tree of the agent called ``name`` for a walled world of ``world_size``
+    (grid columns, wall ring included). The exploration goal patches are 15% of the map side (the
+    paper: G = 15 on 100 x 100 maps, 30 on 200 x 200) and cover the walkable area inside the
+    walls."""
+    spec = lookup(AGENTS, name, "agent")
+    bounds = (1.0, 1.0, float(world_size[0] - 1), float(world_size[1] - 1))
+    patches = ExplorationConfig(patch_size=0.15 * min(world_size[0] - 2, world_size[1] - 2))
+    explorer = ExplorerConfig(
+        kind=spec.explorer, navigator="straight" if spec.explorer == "plan4mc" else "depth",
+        bounds=bounds, goals=patches,
+    )  # fmt: skip
+    return AgentConfig(
+        name=name,
+        description=spec.description,
+        memory=None if spec.memory is None else MemoryConfig(spec.memory, capacity),
+        explorer=explorer,
+        mode_selector=config or MrSteveConfig(),
+    )
+
+
+def build_agent(config: AgentConfig) -> Agent:
+    """The agent a configuration tree describes."""
+    policy = ScriptedSkills(config.skills)
+    if config.memory is None:
+        return Steve1(policy, name=config.name)
+    encoder = SemanticEncoder()
+    memory = make_memory(config.memory.kind, encoder, config.memory.capacity)
+    return MrSteve(
+        memory=memory,
+        encoder=encoder,
+        explorer=build_explorer(config.explorer, memory, config.navigator),
+        navigator=make_navigator("depth", config.navigator),
+        policy=policy,
+        config=config.mode_selector,
+        name=config.name,
+    )
+
+
+def build_explorer(config: ExplorerConfig, memory: Memory | None = None,
+                   navigator: NavigatorConfig | None = None) -> HierarchicalExplorer:
+    """The hierarchical explorer of ``config`` (``memory``: the event source of task-conditioned
+    goals)."""
+    if config.bounds is None:
+        raise ValueError("the explorer needs the walkable bounds of the world")
+    low = make_navigator(config.navigator, navigator)
+    if config.kind == "plan4mc":
+        return HierarchicalExplorer(DirectionGoalSelector(config.bounds, config.direction), low)
+    if config.kind == "task-conditioned":
+        if memory is None:
+            raise ValueError("task-conditioned exploration reads the agent's memory")
+        selector = TaskConditionedGoalSelector(memory, config.goals, config.visitation,
+                                               bounds=config.bounds)
+    else:
+        selector = CountBasedGoalSelector(config.goals, config.visitation, bounds=config.bounds)
+    return HierarchicalExplorer(selector, low)
 
 
 def make_agent(
@@ -77,36 +149,19 @@ def make_agent(
     *,
     world_size: tuple[int, int],
     capacity: int | None = None,
-    config: MrSteveConfig | None = None,
+    config: MrSteveConfig | AgentConfig | None = None,
 ) -> Agent:
-    """The agent called ``name`` for a walled world of ``world_size`` (grid columns, wall ring
-    included). The exploration goal patches are 15% of the map side (the paper: G = 15 on
-    100 x 100 maps, 30 on 200 x 200) and cover the walkable area inside the walls."""
-    if name not in AGENTS:
-        raise ValueError(f"unknown agent {name!r}; known: {', '.join(AGENTS)}")
-    spec = AGENTS[name]
-    policy = ScriptedSkills()
-    if spec.memory is None:
-        return Steve1(policy, name=name)
-    encoder = SemanticEncoder()
-    memory = make_memory(spec.memory, encoder, capacity)
-    bounds = (1.0, 1.0, float(world_size[0] - 1), float(world_size[1] - 1))
-    if spec.explorer == "plan4mc":
-        explorer = HierarchicalExplorer(DirectionGoalSelector(bounds), StraightNavigator())
+    """The agent called ``name`` for a walled world of ``world_size`` (see :func:`agent_config`).
+    ``config`` is the mode selector's configuration, or a whole :class:`AgentConfig` tree (``name``
+    wins; an explorer without bounds gets the world's walkable area); the built agent keeps
+    its tree as ``agent.config_tree``."""
+    if isinstance(config, AgentConfig):
+        tree = replace(config, name=name)
+        if tree.explorer.bounds is None:
+            bounds = (1.0, 1.0, float(world_size[0] - 1), float(world_size[1] - 1))
+            tree = replace(tree, explorer=replace(tree.explorer, bounds=bounds))
     else:
-        patches = ExplorationConfig(patch_size=0.15 * min(world_size[0] - 2, world_size[1] - 2))
-        selector = (
-            TaskConditionedGoalSelector(memory, patches, bounds=bounds)
-            if spec.explorer == "task-conditioned"
-            else CountBasedGoalSelector(patches, bounds=bounds)
-        )
-        explorer = HierarchicalExplorer(selector, DepthNavigator())
-    return MrSteve(
-        memory=memory,
-        encoder=encoder,
-        explorer=explorer,
-        navigator=DepthNavigator(),
-        policy=policy,
-        config=config,
-        name=name,
-    )
+        tree = agent_config(name, world_size=world_size, capacity=capacity, config=config)
+    agent = build_agent(tree)
+    agent.config_tree = tree
+    return agent

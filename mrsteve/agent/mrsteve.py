@@ -30,7 +30,7 @@ from mrsteve.control.motion import wrap_degrees
 from mrsteve.control.navigation import Navigator
 from mrsteve.control.skills import InstructionPolicy
 from mrsteve.memory import Memory
-from mrsteve.perception import Encoder, TaskPrompts, task_prompts
+from mrsteve.perception import Encoder, TaskPrompts
 from mrsteve.world.camera import Camera
 
 
@@ -121,9 +121,10 @@ class MrSteve:
         self.target = None
         self.last_query = None
 
-    def set_task(self, item: str, t: int) -> None:
-        """A new task (Algorithm 2's preamble): reset the mode state; the next step queries."""
-        self.task = task_prompts(item)
+    def set_task(self, task: TaskPrompts, t: int) -> None:
+        """A new task (Algorithm 2's preamble), told by its prompts: reset the mode state; the next
+        step queries."""
+        self.task = task
         self._query_vector = self.encoder.encode_text(self.task.explore)
         self._threshold = self.encoder.task_threshold(self.task.explore)
         # task-conditioned exploration reads the place prompt; other explorers ignore it

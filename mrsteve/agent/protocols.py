@@ -15,6 +15,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from mrsteve.perception import TaskPrompts
 from mrsteve.spaces import Action, Observation
 from mrsteve.world.camera import Camera
 
@@ -31,8 +32,9 @@ class Agent(Protocol):
         """Start a new episode (``obs`` is the first observation, ``camera`` the environment's:
         ``info["camera"]`` from ``env.reset``)."""
 
-    def set_task(self, item: str, t: int) -> None:
-        """A new task: obtain ``item`` (the paper's tasks are items checked in the inventory)."""
+    def set_task(self, task: TaskPrompts, t: int) -> None:
+        """A new task at step ``t``: its prompts, as the task tells them (the paper's tasks are
+        items to obtain, checked in the inventory by the task, not by the agent)."""
 
     def act(self, obs: Observation, t: int) -> Action:
         """The action for step ``t``."""

@@ -20,7 +20,7 @@ from mrsteve.agent.factory import make_agent
 from mrsteve.eval.plots import save_figure
 from mrsteve.fileio import atomic_path, write_json
 from mrsteve.tasks.episode import EpisodeCallback, EpisodeResult, TaskOutcome, run_tasks
-from mrsteve.tasks.sequential import NOOP_STEPS, task_by_key
+from mrsteve.tasks.sequential import env_kwargs, task_by_key
 from mrsteve.world.recipes import WORLD_RECIPES
 from mrsteve.world.render import Renderer
 from mrsteve.world.topdown import top_down_image
@@ -169,7 +169,7 @@ def run_demo(
     task = task_by_key(task_key)
     out = Path(out) if out is not None else Path("runs") / f"demo-{task.name}-{agent_name}-seed{seed}"
     out.mkdir(parents=True, exist_ok=True)
-    env = gym.make("mrsteve/Voxel-v0", world=task.world, noop_steps=NOOP_STEPS)
+    env = gym.make("mrsteve/Voxel-v0", **env_kwargs(task))
     agent = make_agent(agent_name, world_size=WORLD_RECIPES[task.world].size)
     recording = EpisodeRecording(frame_every=4 if video else 10**9)
     callbacks: list[Any] = [recording]
@@ -194,6 +194,7 @@ def run_demo(
         "task": task_key, "agent": agent_name, "seed": seed, "world": task.world,
         "steps": result.steps, "tasks": [asdict(t) | {"duration": t.duration} for t in result.tasks],
         "memory": asdict(agent.memory.stats()) if hasattr(agent, "memory") else None,
+        "config": asdict(agent.config_tree),
     })  # fmt: skip
     env.close()
     return DemoResult(out, result, files)

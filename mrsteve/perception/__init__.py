@@ -2,13 +2,13 @@
 
 ``SemanticEncoder`` embeds clips of semantic frames and text prompts into one space; its thresholds
 are calibrated on the embedded world by the offline tool :mod:`mrsteve.calibration` (``mrsteve
-calibrate``) and ship in ``data/thresholds.toml``. ``task_prompts(item)`` gives the explore /
-execute / place prompts of the paper's tasks.
+calibrate``) and ship in ``data/thresholds.toml``. ``TaskPrompts`` is what a task tells the agent
+(its explore / execute / place prompts; the tasks hold them, :mod:`mrsteve.tasks`).
 """
 
 from mrsteve.perception.encoder import Encoder, Observation
 from mrsteve.perception.lexicon import Lexicon, PromptMeaning, load_lexicon
-from mrsteve.perception.prompts import TaskPrompts, TaskPromptTable, load_task_prompts, task_prompts
+from mrsteve.perception.prompts import TaskPrompts
 from mrsteve.perception.semantic import SemanticEncoder, SemanticEncoderConfig
 from mrsteve.perception.thresholds import EncoderThresholds
 
@@ -20,9 +20,6 @@ __all__ = [
     "PromptMeaning",
     "SemanticEncoder",
     "SemanticEncoderConfig",
-    "TaskPromptTable",
     "TaskPrompts",
     "load_lexicon",
-    "load_task_prompts",
-    "task_prompts",
 ]

@@ -55,9 +55,9 @@ class Encoder(Protocol):
         ...
 
     def encode_text(self, prompt: str) -> np.ndarray:
-        """Embedding of a text prompt; an unknown prompt raises ``KeyError`` listing known ones."""
+        """Embedding of a text prompt; an unknown prompt raises ``ValueError`` listing known ones."""
         ...
 
-    def task_threshold(self, prompt_or_item: str) -> float:
-        """Task threshold of a prompt or of an item's explore prompt."""
+    def task_threshold(self, prompt: str) -> float:
+        """Task threshold of a prompt (its text, as the task gives it)."""
         ...

@@ -155,8 +155,8 @@ class SemanticEncoder:
     def thresholds(self) -> EncoderThresholds:
         return self._thresholds
 
-    def task_threshold(self, prompt_or_item: str) -> float:
-        return self._thresholds.task_threshold(prompt_or_item)
+    def task_threshold(self, prompt: str) -> float:
+        return self._thresholds.task_threshold(prompt)
 
     def reset(self) -> None:
         self._ring[:] = 0

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from mrsteve.perception.prompts import load_task_prompts
+from mrsteve.naming import unknown_name
 
 
 @dataclass(frozen=True)
@@ -44,15 +44,12 @@ class EncoderThresholds:
         if self.status not in ("estimate", "calibrated"):
             raise ValueError(f"status must be 'estimate' or 'calibrated', got {self.status!r}")
 
-    def task_threshold(self, prompt_or_item: str) -> float:
-        """Threshold of a prompt, or of an item's explore prompt (``"water_bucket"``)."""
-        if prompt_or_item in self.task:
-            return self.task[prompt_or_item]
-        table = load_task_prompts()
-        if prompt_or_item in table.items:
-            return self.task_threshold(table.for_item(prompt_or_item).explore)
-        raise KeyError(f"no task threshold for {prompt_or_item!r}; prompts: "
-                       f"{', '.join(self.task)}; items: {', '.join(table.items)}")
+    def task_threshold(self, prompt: str) -> float:
+        """Threshold of a text prompt (``"near water"``; the task tells the agent its prompts)."""
+        try:
+            return self.task[prompt]
+        except KeyError:
+            raise unknown_name("task prompt", prompt, self.task) from None
 
 
 def parse_thresholds(raw: Mapping[str, Any]) -> EncoderThresholds:

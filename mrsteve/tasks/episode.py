@@ -2,78 +2,44 @@
 
 One loop serves every experiment (ABA-Sparse, ABA-Random, SEQ(4), Long-Instruction, the memory
 tasks' task phase): a task is an item to obtain; it starts with the item it needs in hand
-(``data/tasks.toml``: a bucket for water or milk, a sword for killing), succeeds when the item's
-count in the inventory rises (MineDojo's success checker, appendix "Environments Setting"), and the
-next task starts only after a success (ABA-Sparse) or after ``task_limit`` steps (Long-Instruction
-cancels a task after 20K steps). Logging, recording and metrics attach as callbacks
-(:class:`EpisodeCallback`), never as branches in the loop.
+(``data/tasks.toml``: a bucket for water or milk, a sword for killing), the agent is told its
+prompts (``agent.set_task(prompts, t)``), it succeeds when the item's count in the inventory rises
+(MineDojo's success checker, appendix "Environments Setting"), and the next task starts only after
+a success (ABA-Sparse) or after ``task_limit`` steps (Long-Instruction cancels a task after 20K
+steps). The task side lives with the environment (:class:`~mrsteve.tasks.wrapper.ItemTasks`, a
+Gymnasium wrapper); this loop drives the agent on it. Logging, recording and metrics attach as
+callbacks (:class:`EpisodeCallback`), never as branches in the loop.
 """
 
 from __future__ import annotations
 
-import tomllib
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from functools import cache
-from importlib import resources
-from types import MappingProxyType
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from mrsteve.agent.protocols import Agent
+from mrsteve.perception.prompts import TaskPrompts
+from mrsteve.seeding import episode_rng
+from mrsteve.spaces import Action, Observation
+from mrsteve.tasks.catalog import ItemTask
+from mrsteve.tasks.outcomes import EpisodeResult, TaskOutcome
+from mrsteve.tasks.wrapper import ItemSource, ItemTasks
 
 
-@dataclass(frozen=True)
-class TaskRules:
-    """Which item each task hands over at its start (``data/tasks.toml``)."""
+@runtime_checkable
+class Agent(Protocol):
+    """What the episode loop runs: given tasks one after another, acts every step."""
 
-    tools: Mapping[str, str]
+    name: str
 
-    def tool_for(self, item: str) -> str | None:
-        return self.tools.get(item)
+    def reset(self, obs: Observation, rng: np.random.Generator) -> None:
+        """Start a new episode (``obs`` is the first observation)."""
 
+    def set_task(self, task: TaskPrompts, t: int) -> None:
+        """A new task at step ``t``: obtain ``task.item``, told by its prompts."""
 
-@cache
-def load_task_rules() -> TaskRules:
-    """The task rules, parsed and checked against the world's items once per process."""
-    from mrsteve.world.content import load_content
-
-    text = resources.files("mrsteve.tasks").joinpath("data/tasks.toml").read_text("utf-8")
-    tools = dict(tomllib.loads(text)["tool"])
-    items = set(load_content().item_names)
-    unknown = sorted({*tools, *tools.values()} - items)
-    if unknown:
-        raise ValueError(f"tasks.toml: unknown items {unknown}; known: {sorted(items)}")
-    return TaskRules(MappingProxyType(tools))
-
-
-@dataclass
-class TaskOutcome:
-    """One task of an episode."""
-
-    item: str
-    start: int
-    """Step at which the task was given."""
-    end: int | None = None
-    """Step at which it succeeded or was given up (``None`` while running)."""
-    success: bool = False
-
-    @property
-    def duration(self) -> int | None:
-        return None if self.end is None else self.end - self.start
-
-
-@dataclass
-class EpisodeResult:
-    """Every task given in one episode, in order, and the steps taken."""
-
-    tasks: list[TaskOutcome] = field(default_factory=list)
-    steps: int = 0
-
-    @property
-    def successes(self) -> int:
-        return sum(task.success for task in self.tasks)
+    def act(self, obs: Observation, t: int) -> Action:
+        """The action for step ``t``."""
 
 
 class EpisodeCallback:
@@ -95,7 +61,7 @@ class EpisodeCallback:
 def run_tasks(
     env: Any,
     agent: Agent,
-    items: Sequence[str] | Callable[[int, np.random.Generator], str],
+    items: ItemSource,
     *,
     seed: int,
     max_steps: int,
@@ -108,66 +74,42 @@ def run_tasks(
     ``items`` is the task sequence (the episode ends when the last succeeds) or a function
     ``(task_index, rng) -> item`` giving an endless random sequence (Long-Instruction). A task is
     given up after ``task_limit`` steps without success (``None``: never), and the next begins.
-    Everything random comes from ``seed``: the world's generator (``env.reset(seed=seed)``) and the
-    agent's, which is derived from it.
+    Everything random comes from ``seed``: the world's generator (``env.reset(seed=seed)``), the
+    agent's (:func:`mrsteve.seeding.episode_rng`) and the random item draws (its ``task`` stream).
+    The agent is told each task's prompts (``agent.set_task(prompts, t)``).
     """
     if max_steps < 1:
         raise ValueError(f"max_steps must be >= 1, got {max_steps}")
-    rules = load_task_rules()
-    item_names = list(env.unwrapped.item_names)
-    next_item = items if callable(items) else None
-    sequence = None if callable(items) else list(items)
-    if sequence is not None:
-        unknown = sorted(set(sequence) - set(item_names))
-        if unknown or not sequence:
-            raise ValueError(f"tasks must be a non-empty list of items {item_names}, got {sequence}")
-
-    obs, info = env.reset(seed=seed, options=options)
-    rng = np.random.default_rng([seed, 1])  # the agent's generator, derived from the episode seed
-    agent.reset(obs, rng, info["camera"])
+    tasks = ItemTasks(env, items, task_limit=task_limit)
+    obs, info = tasks.reset(seed=seed, options=options)
+    agent.reset(obs, episode_rng(seed), info["camera"])
     for callback in callbacks:
         callback.on_reset(env, agent, obs)
 
-    result = EpisodeResult()
-
-    def start(index: int, t: int) -> tuple[TaskOutcome, int, int] | None:
-        if sequence is not None and index >= len(sequence):
-            return None
-        item = sequence[index] if sequence is not None else next_item(index, rng)
-        tool = rules.tool_for(item)
-        if tool is not None:
-            env.unwrapped.apply_commands({"give": {tool: 1}, "equip": tool})
-        slot = item_names.index(item)
-        task = TaskOutcome(item=item, start=t)
-        result.tasks.append(task)
-        agent.set_task(item, t)
+    def started(item_task: ItemTask, t: int) -> None:
+        agent.set_task(item_task.prompts, t)
         for callback in callbacks:
-            callback.on_task_start(task)
-        return task, slot, int(env.unwrapped.world.inventory.counts[slot])
+            callback.on_task_start(tasks.task)
 
-    def finish(task: TaskOutcome, t: int, success: bool) -> None:
-        task.end, task.success = t, success
+    def ended(task: TaskOutcome) -> None:
         for callback in callbacks:
             callback.on_task_end(task)
 
-    current = start(0, 0)
+    started(info["task"], 0)
     t = 0
-    while current is not None and t < max_steps:
-        task, slot, baseline = current
+    while tasks.task is not None and t < max_steps:
         action = agent.act(obs, t)
-        obs, _, terminated, truncated, _ = env.step(action)
+        obs, _, terminated, truncated, info = tasks.step(action)
         t += 1
         for callback in callbacks:
             callback.on_step(t, obs, action, agent)
-        if obs["inventory"][slot] > baseline:
-            finish(task, t, True)
-            current = start(len(result.tasks), t)
-        elif task_limit is not None and t - task.start >= task_limit:
-            finish(task, t, False)
-            current = start(len(result.tasks), t)
+        if "task_end" in info:
+            ended(info["task_end"])
+        if "task" in info:
+            started(info["task"], t)
         if terminated or truncated:
             break
-    if current is not None:
-        finish(current[0], t, False)
-    result.steps = t
-    return result
+    unfinished = tasks.close_tasks()
+    if unfinished is not None:
+        ended(unfinished)
+    return tasks.result

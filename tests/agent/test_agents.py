@@ -39,6 +39,42 @@ def test_every_named_agent_is_built_with_its_memory(name):
         assert agent.memory.config.center_only
 
 
+def test_make_agent_builds_the_config_tree_with_the_papers_defaults():
+    from dataclasses import asdict
+
+    from mrsteve.agent.config import AgentConfig, MemoryConfig
+    from mrsteve.agent.factory import agent_config
+    from mrsteve.agent.mrsteve import MrSteveConfig
+
+    agent = make_agent("pmc-fm", world_size=(100, 100), capacity=500)
+    tree = agent.config_tree
+    assert tree == agent_config("pmc-fm", world_size=(100, 100), capacity=500)
+    assert tree.memory == MemoryConfig("fifo", 500)
+    assert (tree.explorer.kind, tree.explorer.navigator) == ("plan4mc", "straight")
+    assert tree.explorer.bounds == (1.0, 1.0, 99.0, 99.0)
+    assert tree.mode_selector == MrSteveConfig() and tree.mode_selector.requery_interval == 600
+    mrsteve = agent_config("mrsteve", world_size=(200, 200))
+    assert mrsteve.explorer.goals.patch_size == pytest.approx(0.15 * 198), "G = 30 on 200 x 200"
+    assert mrsteve.memory.capacity is None, "unlimited, as in ABA-Sparse"
+    assert agent_config("steve1", world_size=(100, 100)).memory is None
+    assert asdict(tree)["explorer"]["kind"] == "plan4mc"  # what summaries save
+    custom = make_agent("mrsteve", world_size=(100, 100), config=MrSteveConfig(requery_interval=50))
+    assert custom.config.requery_interval == 50
+    rebuilt = make_agent("mrsteve", world_size=(100, 100), config=AgentConfig("mrsteve"))
+    assert rebuilt.config_tree.memory == MemoryConfig()
+
+
+def test_agents_are_told_their_prompts_by_the_task():
+    from mrsteve.tasks import task_prompts
+
+    steve1 = make_agent("steve1", world_size=(100, 100))
+    steve1.set_task(task_prompts("beef"), 0)
+    assert steve1.prompt == "kill cow"
+    mrsteve = make_agent("mrsteve", world_size=(100, 100))
+    mrsteve.set_task(task_prompts("water_bucket"), 0)
+    assert mrsteve.task.explore == "near water"
+
+
 def test_unknown_agent_lists_the_known_ones():
     with pytest.raises(ValueError, match="known: mrsteve"):
         make_agent("mr-steve", world_size=(100, 100))
@@ -91,7 +127,7 @@ def test_steve1_without_memory_does_not_know_where_A_was():
 
 def test_task_conditioned_mrsteve_explores_toward_the_tasks_place_prompt():
     from mrsteve.control.goals import TaskConditionedGoalSelector
-    from mrsteve.perception import task_prompts
+    from mrsteve.tasks import task_prompts
 
     env = gym.make("mrsteve/Voxel-v0", world="map2")
     agent = make_agent("mrsteve-tc", world_size=(100, 100))

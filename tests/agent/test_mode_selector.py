@@ -13,6 +13,7 @@ import pytest
 from mrsteve.agent.mrsteve import Mode, MrSteve, MrSteveConfig
 from mrsteve.memory import FIFOMemory, MemoryRead
 from mrsteve.perception import SemanticEncoder
+from mrsteve.tasks import task_prompts
 from mrsteve.world.camera import Camera
 
 START = np.array([10.0, 16.0, 20.0, 0.0, 0.0])
@@ -106,7 +107,7 @@ def agent():
         config=MrSteveConfig(requery_interval=600),
     )
     agent.reset(observation(), np.random.default_rng(0), Camera(40, 64))
-    agent.set_task("water_bucket", 0)
+    agent.set_task(task_prompts("water_bucket"), 0)
     return agent
 
 
@@ -167,7 +168,7 @@ def test_a_new_task_resets_the_mode_and_queries_with_its_explore_prompt(agent):
     agent.navigator.arrived = True
     agent.act(observation(), 0)
     assert agent.mode is Mode.EXECUTE
-    agent.set_task("log", 1)
+    agent.set_task(task_prompts("log"), 1)
     assert agent.mode is None and agent.task.explore == "near tree"
     agent.act(observation(), 1)
     assert agent.last_query.prompt == "near tree"

@@ -16,18 +16,73 @@ def invoke(*args: str):
     return CliRunner().invoke(app, ["eval", *args, "--no-progress"])
 
 
-@pytest.mark.parametrize("command", [[], ["exploration"], ["navigation"]])
-def test_help(command):
-    result = CliRunner().invoke(app, ["eval", *command, "--help"])
+EXPERIMENT_OPTIONS = {
+    "exploration": ("--agent", "--steps"),
+    "navigation": ("--terrain", "--navigator", "--max-steps"),
+    "aba-sparse": ("--task", "--agent", "--capacity"),
+    "aba-random": ("--task", "--agent", "--capacity"),
+    "seq4": ("--agent", "--capacity"),
+}
+
+
+def test_every_experiment_is_a_command():
+    from mrsteve.eval.experiments import EXPERIMENTS
+
+    assert list(EXPERIMENTS) == list(EXPERIMENT_OPTIONS)
+    result = CliRunner().invoke(app, ["eval", "--help"])
     assert result.exit_code == 0
-    for option in ("--episodes", "--seed", "--workers", "--json", "--plots") if command else ():
-        assert option in result.output
+    for name in EXPERIMENT_OPTIONS:
+        assert name in result.output
+
+
+@pytest.mark.parametrize("command", list(EXPERIMENT_OPTIONS))
+def test_every_experiment_shares_the_sweep_options_and_has_its_own(command):
+    result = CliRunner().invoke(app, ["eval", command, "--help"], terminal_width=200)
+    assert result.exit_code == 0
+    shared = ("--episodes", "--seed", "--workers", "--json", "--plots", "--progress")
+    for option in (*shared, *EXPERIMENT_OPTIONS[command]):
+        assert option in result.output, option
+
+
+def test_the_commands_defaults_are_the_experiments_configs():
+    import inspect
+
+    from mrsteve.cli.eval import make_command
+    from mrsteve.eval.experiments import EXPERIMENTS
+
+    defaults = {name: {p.name: p.default
+                       for p in inspect.signature(make_command(e)).parameters.values()}
+                for name, e in EXPERIMENTS.items()}
+    assert defaults["exploration"] == {"agent": "count-based", "steps": 6000, "episodes": 20,
+                                            "seed": 42, "workers": 1, "json_path": None,
+                                            "plots": None, "progress": True}
+    assert (defaults["navigation"]["terrain"], defaults["navigation"]["navigator"],
+            defaults["navigation"]["max_steps"], defaults["navigation"]["episodes"]) == (
+        "all", "depth", 1000, 20)
+    for name in ("aba-sparse", "aba-random"):
+        assert (defaults[name]["task"], defaults[name]["agent"], defaults[name]["capacity"],
+                defaults[name]["episodes"]) == ("all", "mrsteve", None, 10)
+    assert "task" not in defaults["seq4"] and defaults["seq4"]["episodes"] == 10
+
+
+def test_python_dash_m_runs_the_command_line():
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    result = subprocess.run([sys.executable, "-m", "mrsteve", "eval", "--help"], env=env,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0 and "aba-sparse" in result.stdout
 
 
 @pytest.mark.parametrize(
     ("args", "valid"),
     [
         (["exploration", "--agent", "random"], "count-based, count-based-straight, plan4mc"),
+        (["aba-random", "--task", "water-sand-water"], "water-log-water, beef-log-beef"),
         (["navigation", "--terrain", "swamp"], "flat, plains, mountain, river"),
         (["navigation", "--navigator", "vpt"], "depth, straight"),
     ],
@@ -50,21 +105,29 @@ def test_a_run_writes_its_summary_and_records_and_a_second_run_resumes(tmp_path,
     assert set(summary["metrics"]) == {"map_coverage", "revisit_count"}
     assert summary["metrics"]["map_coverage"]["mean"] > 0
     assert summary["config"]["task"]["steps"] == 200 and summary["config"]["seeds"] == [42]
+    assert summary["config"]["agent"]["kind"] == "count-based"
+    assert summary["config"]["agent"]["goals"]["patch_size"] == 15.0
     assert "84.42" in result.output  # the paper's figure beside ours
     records = records_path_for(summary_path).read_text().splitlines()
     assert len(records) == 1 and json.loads(records[0])["seed"] == 42
     assert (tmp_path / "plots" / "exploration_count-based_000.png").stat().st_size > 0
 
-    from mrsteve.eval import experiments
+    from mrsteve.eval.exploration import EXPLORATION
 
     def must_not_run(spec):
         raise AssertionError(f"episode {spec} was already recorded")
 
-    monkeypatch.setattr(experiments, "exploration_episode", must_not_run)
+    monkeypatch.setattr(EXPLORATION, "episode", must_not_run)
     again = invoke(*args)
     assert again.exit_code == 0, again.output
     assert records_path_for(summary_path).read_text().splitlines() == records
     assert json.loads(summary_path.read_text())["metrics"] == summary["metrics"]
+
+    other_settings = [*args]
+    other_settings[other_settings.index("200")] = "100"
+    rerun = invoke(*other_settings)
+    assert rerun.exit_code != 0, "records of other settings are not resumed from"
+    assert "already recorded" in str(rerun.exception)
 
 
 def test_navigation_writes_one_summary_per_terrain(tmp_path):
@@ -90,6 +153,9 @@ def test_aba_sparse_writes_its_summary_and_plots_success(tmp_path):
     assert set(summary["metrics"]) == {"success_rate", "success_A", "success_B", "success_A2",
                                        "duration_A", "duration_B", "duration_A2"}
     assert summary["config"]["task"]["world"] == "map2"
+    agent = summary["config"]["agent"]  # the agent's configuration tree
+    assert agent["name"] == "steve1" and agent["memory"] is None
+    assert set(agent) >= {"explorer", "navigator", "skills", "mode_selector"}
     assert (tmp_path / "aba-sparse-success.png").stat().st_size > 0
 
 

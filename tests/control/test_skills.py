@@ -13,7 +13,7 @@ import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
 from mrsteve.control.skill_book import load_skills
 from mrsteve.control.skills import InstructionPolicy, ScriptedSkills, SkillConfig
 from mrsteve.env.voxel_env import BUTTONS
-from mrsteve.perception.prompts import load_task_prompts
+from mrsteve.tasks import load_catalog
 from mrsteve.world.camera import Camera
 from mrsteve.world.content import load_content
 from mrsteve.world.layout import WorldLayout
@@ -130,7 +130,7 @@ def test_each_prompt_obtains_its_item(make_policy, prompt, item, at, target, opt
 
 @pytest.mark.parametrize("make_policy", POLICIES)
 def test_every_execute_prompt_of_the_task_table_has_a_skill(make_policy):
-    executes = {task.execute for task in load_task_prompts().tasks}
+    executes = {task.prompts.execute for task in load_catalog().items.values()}
     assert executes <= set(load_skills().prompts)
     policy = make_policy()
     policy.reset(np.random.default_rng(0), CAMERA)

@@ -16,3 +16,4 @@ def test_demo_writes_plot_video_and_results(tmp_path):
     assert [t["item"] for t in results["tasks"]] == [t.item for t in demo.result.tasks]
     assert demo.files["plot"].read_bytes()[:4] == b"\x89PNG"
     assert demo.files["video"].read_bytes()[:3] == b"GIF"
+    assert results["config"]["name"] == results["agent"]  # the agent's configuration tree

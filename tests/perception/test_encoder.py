@@ -84,9 +84,12 @@ def test_unknown_prompt_raises_listing_the_known_ones(encoder):
 def test_every_prompt_has_a_task_threshold(encoder):
     for prompt in encoder.lexicon.texts:
         assert -1.0 <= encoder.task_threshold(prompt) <= 1.0
-    # (KeyError today; ValueError from mrsteve.naming once thresholds look prompts up by name only.)
-    with pytest.raises((KeyError, ValueError), match="near water"):
-        encoder.task_threshold("near lava")
+
+
+def test_task_threshold_is_looked_up_by_prompt_text(encoder):
+    assert encoder.task_threshold("near water") == encoder.thresholds.task["near water"]
+    with pytest.raises(ValueError, match="unknown task prompt 'water_bucket'; known: .*near water"):
+        encoder.task_threshold("water_bucket")  # an item: the task tells the agent its prompts
 
 
 def test_event_thresholds_are_ordered_like_the_papers(encoder):

@@ -1,4 +1,4 @@
-"""Prompt table, lexicon and thresholds data files: loaded into frozen dataclasses and checked."""
+"""The prompts type, lexicon and thresholds data files: loaded into frozen dataclasses and checked."""
 
 from __future__ import annotations
 
@@ -7,9 +7,8 @@ from types import MappingProxyType
 
 import pytest
 
-from mrsteve.perception import TaskPrompts, load_lexicon, load_task_prompts, task_prompts
+from mrsteve.perception import TaskPrompts, load_lexicon
 from mrsteve.perception.lexicon import parse_lexicon
-from mrsteve.perception.prompts import parse_task_prompts
 from mrsteve.perception.thresholds import EncoderThresholds, format_thresholds, parse_thresholds
 from mrsteve.world.content import load_content
 
@@ -26,72 +25,22 @@ REFERENCE_PROMPTS = (
 )
 
 
-def test_task_prompts_follow_the_release_table():
-    assert task_prompts("water_bucket") == TaskPrompts(
-        "water_bucket", "near water", "get water bucket", "near pasture", pytest.approx(0.2214)
-    )
-    assert task_prompts("log").place == "near pasture"
-    assert task_prompts("sand").place == "near desert"
-    assert task_prompts("wheat_seeds").explore == "near grass"
-    assert task_prompts("wool").mineclip_threshold == pytest.approx(0.2342)
-    assert set(load_task_prompts().items) == {
-        "log",
-        "leaves",
-        "water_bucket",
-        "beef",
-        "milk_bucket",
-        "wool",
-        "sand",
-        "wheat_seeds",
-        "dirt",
-        "leather",
-    }
+def test_task_prompts_are_a_frozen_dataclass_with_the_default_place_prompt():
+    prompts = TaskPrompts("log", "near tree", "cut a tree")
+    assert prompts.place == "near pasture" and prompts.mineclip_threshold is None
     with pytest.raises(dataclasses.FrozenInstanceError):
-        task_prompts("beef").explore = "near pig"
+        prompts.explore = "near pig"
 
 
-def test_unknown_item_lists_the_known_ones():
-    with pytest.raises(KeyError, match="water_bucket"):
-        task_prompts("diamond")
+def test_every_reference_prompt_is_in_the_lexicon():
+    assert set(REFERENCE_PROMPTS) <= set(load_lexicon().texts)
 
 
-def test_every_prompt_of_the_table_and_the_reference_is_in_the_lexicon():
-    texts = set(load_lexicon().texts)
-    assert set(REFERENCE_PROMPTS) <= texts
-    for task in load_task_prompts().tasks:
-        assert {task.explore, task.execute, task.place} <= texts
-
-
-def test_task_table_is_checked_at_load():
-    items = load_content().item_names
-    entry = {
-        "item": "beef",
-        "explore": "near cow",
-        "execute": "kill cow",
-        "mineclip_threshold": 23.55,
-    }
-    with pytest.raises(ValueError, match="not an item"):
-        parse_task_prompts({"task": [{**entry, "item": "pork"}]}, items)
-    with pytest.raises(ValueError, match="MineCLIP units"):
-        parse_task_prompts({"task": [{**entry, "mineclip_threshold": 0.2355}]}, items)
-    with pytest.raises(ValueError, match="duplicate"):
-        parse_task_prompts({"task": [entry, entry]}, items)
-
-
-def test_lexicon_is_checked_at_load():
-    classes = load_content().semantic_classes
-    entry = {"text": "near cow", "classes": {"cow": 1.0}, "visible_fraction": 0.01}
-    assert parse_lexicon({"prompt": [entry]}, classes).meaning("near cow").classes == {"cow": 1.0}
-    with pytest.raises(ValueError, match="unknown \\['pig'\\]"):
-        parse_lexicon({"prompt": [{**entry, "classes": {"pig": 1.0}}]}, classes)
-    with pytest.raises(ValueError, match="positive"):
-        parse_lexicon({"prompt": [{**entry, "classes": {"cow": 0.0}}]}, classes)
-    with pytest.raises(ValueError, match="visible_fraction"):
-        parse_lexicon({"prompt": [{**entry, "visible_fraction": 2.0}]}, classes)
-    with pytest.raises(ValueError, match="duplicate"):
-        parse_lexicon({"prompt": [entry, entry]}, classes)
-    with pytest.raises(KeyError, match="near cow"):
-        parse_lexicon({"prompt": [entry]}, classes).meaning("near pig")
+def test_a_task_threshold_is_looked_up_by_prompt_text():
+    thresholds = EncoderThresholds(MappingProxyType({"near water": 0.25}), 0.8, 0.855, 0.85)
+    assert thresholds.task_threshold("near water") == 0.25
+    with pytest.raises(ValueError, match="unknown task prompt 'water_bucket'; known: near water"):
+        thresholds.task_threshold("water_bucket")
 
 
 def test_thresholds_round_trip_through_their_file_format():

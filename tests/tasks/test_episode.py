@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 import mrsteve.env  # noqa: F401  (registers the environment)
-from mrsteve.tasks.episode import EpisodeCallback, load_task_rules, run_tasks
+from mrsteve.tasks.catalog import load_catalog
+from mrsteve.tasks.episode import Agent, EpisodeCallback, run_tasks
 
 
 class DigDown:
@@ -16,8 +17,9 @@ class DigDown:
     def reset(self, obs, rng, camera):
         self.items = []
 
-    def set_task(self, item, t):
-        self.items.append((item, t))
+    def set_task(self, task, t):
+        self.items.append((task.item, t))
+        self.prompts = task
 
     def act(self, obs, t):
         return {"attack": 1, "camera": np.array([90.0 - obs["pose"][4], 0.0], np.float32)}
@@ -81,12 +83,54 @@ def test_endless_random_tasks_come_from_the_seeded_generator(env):
 
 
 def test_bad_task_lists_are_rejected(env):
-    with pytest.raises(ValueError, match="items"):
+    with pytest.raises(ValueError, match="unknown task item 'diamond'; known: log"):
         run_tasks(env, DigDown(), ["diamond"], seed=0, max_steps=10)
+    with pytest.raises(ValueError, match="items"):
+        run_tasks(env, DigDown(), [], seed=0, max_steps=10)
     with pytest.raises(ValueError, match="max_steps"):
         run_tasks(env, DigDown(), ["dirt"], seed=0, max_steps=0)
 
 
-def test_tools_name_real_items():
-    rules = load_task_rules()
-    assert rules.tool_for("water_bucket") == "bucket" and rules.tool_for("log") is None
+def test_the_agent_is_told_the_tasks_prompts(env):
+    agent = DigDown()
+    assert isinstance(agent, Agent)
+    run_tasks(env, agent, ["dirt"], seed=0, max_steps=5)
+    assert agent.prompts == load_catalog().prompts("dirt")
+    assert (agent.prompts.explore, agent.prompts.execute) == ("near dirt", "get dirt")
+
+
+def test_the_agent_generator_is_the_episode_stream(env):
+    from mrsteve.seeding import episode_rng
+
+    class Draw(DigDown):
+        def reset(self, obs, rng, camera):
+            super().reset(obs, rng, camera)
+            self.draw = rng.random()
+
+    agent = Draw()
+    run_tasks(env, agent, ["dirt"], seed=5, max_steps=1)
+    assert agent.draw == episode_rng(5).random()
+    assert agent.draw == np.random.default_rng([5, 1]).random(), "the generator runs had before"
+
+
+def test_the_wrapper_keeps_the_tasks_with_the_environment(env):
+    from mrsteve.tasks import ItemTasks
+
+    tasks = ItemTasks(env, ["dirt", "water_bucket"], task_limit=100)
+    obs, info = tasks.reset(seed=0)
+    assert info["task"].item == "dirt" and info["task"].prompts.execute == "get dirt"
+    agent = DigDown()
+    agent.reset(obs, None, info["camera"])
+    ends = []
+    for t in range(200):
+        obs, _, terminated, _, info = tasks.step(agent.act(obs, t))
+        if "task_end" in info:
+            ends.append((info["task_end"].item, info["task_end"].success))
+            assert "task" in info or terminated
+        if "task" in info:
+            assert info["task"].tool == "bucket"
+            assert env.unwrapped.world.inventory.held_item == "bucket"
+        if terminated:
+            break
+    assert ends == [("dirt", True), ("water_bucket", False)], "the water task is given up"
+    assert terminated and tasks.task is None and tasks.close_tasks() is None

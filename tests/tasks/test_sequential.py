@@ -1,12 +1,13 @@
-"""The sequential task suites as the paper defines them."""
+"""The sequential task suites as the paper defines them, and what one episode reports."""
 
 import pytest
 
-from mrsteve.tasks.sequential import TASK_SUITES, find_tasks, task_by_key
+from mrsteve.tasks.episode import EpisodeResult, TaskOutcome
+from mrsteve.tasks.sequential import find_tasks, sequential_record, task_by_key, task_suites
 
 
 def test_aba_sparse_has_the_papers_twenty_tasks_on_the_right_maps():
-    tasks = TASK_SUITES["aba-sparse"]
+    tasks = task_suites()["aba-sparse"]
     assert len(tasks) == 20
     for task in tasks.values():
         a, b, a2 = task.name.split("-")
@@ -15,23 +16,38 @@ def test_aba_sparse_has_the_papers_twenty_tasks_on_the_right_maps():
         assert task.world == expected, task.name
     assert tasks["wool-log-wool"].items == ("wool", "log", "wool")
     assert tasks["milk-seeds-milk"].items == ("milk_bucket", "wheat_seeds", "milk_bucket")
+    assert [t.name for t in tasks.values()][:6] == [
+        "water-log-water", "water-dirt-water", "water-seeds-water", "water-leaves-water",
+        "water-sand-water", "beef-log-beef"]
 
 
 def test_aba_random_and_seq4():
-    assert set(TASK_SUITES["aba-random"]) == {"water-log-water", "beef-log-beef", "wool-log-wool"}
-    (seq4,) = TASK_SUITES["seq4"].values()
+    suites = task_suites()
+    assert set(suites["aba-random"]) == {"water-log-water", "beef-log-beef", "wool-log-wool"}
+    (seq4,) = suites["seq4"].values()
     assert seq4.items == ("log", "water_bucket", "wool", "beef") and seq4.max_steps == 16_000
-    assert {t.world for t in TASK_SUITES["aba-random"].values()} == {"plains"}
+    assert {t.world for t in suites["aba-random"].values()} == {"plains"}
 
 
 def test_metric_names_follow_the_labels():
     task = task_by_key("aba-sparse/water-log-water")
+    assert task.key == "aba-sparse/water-log-water"
     assert task.metric_names == ("success_rate", "success_A", "success_B", "success_A2",
                                  "duration_A", "duration_B", "duration_A2")
 
 
+def test_a_record_counts_the_episode_a_success_only_when_every_subtask_succeeds():
+    task = task_by_key("aba-sparse/water-log-water")
+    done = EpisodeResult([TaskOutcome("water_bucket", 0, 100, True),
+                          TaskOutcome("log", 100, 130, True)], steps=12_000)
+    record = sequential_record(task, done)
+    assert record["success_A"] == record["success_B"] == 100.0 and record["success_A2"] == 0.0
+    assert (record["duration_A"], record["duration_B"], record["duration_A2"]) == (100, 30, None)
+    assert record["success_rate"] == 0.0 and record["steps"] == 12_000
+
+
 def test_unknown_names_list_the_valid_ones():
-    with pytest.raises(ValueError, match="known: aba-sparse"):
+    with pytest.raises(ValueError, match="unknown task suite 'aba'; known: aba-sparse"):
         find_tasks("aba", "all")
     with pytest.raises(ValueError, match="water-log-water"):
         find_tasks("aba-sparse", "water-wood-water")

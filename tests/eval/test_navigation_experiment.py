@@ -12,15 +12,10 @@ import pytest
 import mrsteve.env  # noqa: F401
 from mrsteve.control.heightmap import HeightMap
 from mrsteve.control.planning import reachable
-from mrsteve.eval.experiments import config_from_spec, navigation_episode
-from mrsteve.eval.runner import make_specs
-from mrsteve.tasks.navigation import (
-    METRICS,
-    TERRAINS,
-    NavigationTaskConfig,
-    compact_trajectory,
-    pick_goal,
-)
+from mrsteve.eval.experiment import config_from_options
+from mrsteve.eval.navigation import TERRAINS, NavigationTaskConfig, navigation_episode, pick_goal
+from mrsteve.eval.sweep import make_specs
+from mrsteve.tasks.navigation import METRICS, compact_trajectory
 from mrsteve.world.content import load_content
 
 
@@ -80,15 +75,16 @@ def test_shortest_path_on_flat_ground_is_the_straight_line_to_the_success_disc()
 
 
 def test_unknown_terrain_or_navigator_names_the_valid_ones():
-    with pytest.raises(ValueError, match="valid: flat, plains, mountain, river"):
+    with pytest.raises(ValueError, match="known: flat, plains, mountain, river"):
         NavigationTaskConfig(terrain="swamp")
-    with pytest.raises(ValueError, match="valid: depth, straight"):
+    with pytest.raises(ValueError, match="known: depth, straight"):
         NavigationTaskConfig(navigator="vpt")
 
 
 def test_an_episode_reports_the_metrics_and_its_trajectory():
     (spec,) = make_specs(["navigation/flat"], ["depth"], 1, 7, max_steps=300, obs_size=(24, 40))
-    config = config_from_spec(NavigationTaskConfig, spec, terrain="flat", navigator="depth")
+    config = config_from_options(NavigationTaskConfig, dict(spec.options), terrain="flat",
+                                 navigator="depth")
     assert config == NavigationTaskConfig(terrain="flat", navigator="depth", max_steps=300,
                                           obs_size=(24, 40))
     record = navigation_episode(spec)

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from mrsteve.eval.runner import EpisodeSpec, episode_seed, make_specs, read_records, run_episodes
+from mrsteve.eval.sweep import EpisodeSpec, episode_seed, make_specs, read_records, run_episodes
 
 
 def square_of_seed(spec: EpisodeSpec) -> dict:
@@ -60,3 +60,35 @@ def test_worker_processes_give_the_same_records_as_one_process(tmp_path):
     parallel = run_episodes(square_of_seed, specs, workers=2, progress=False)
     assert serial == parallel
     assert [r["value"] for r in serial] == [25, 36, 25, 36]
+
+
+def test_a_sweep_writes_one_summary_per_group_with_its_config(tmp_path):
+    from mrsteve.eval.sweep import Group, SweepOptions, run_sweep
+
+    groups = [Group("t", "a", "first", {"agent": {"name": "a"}}, {"size": 1}),
+              Group("t", "b", "second", {"agent": {"name": "b"}}, {"size": 1})]
+    options = SweepOptions(episodes=2, seed=10, json_path=tmp_path / "run.json", progress=False)
+    summaries = run_sweep(groups, square_of_seed, ["value"], options, echo=lambda _: None)
+    assert summaries[("t", "a")]["value"]["mean"] == (100 + 121) / 2
+    summary = json.loads((tmp_path / "run.second.json").read_text())
+    assert summary["agent"] == "b" and summary["config"]["agent"] == {"name": "b"}
+    assert summary["config"]["seeds"] == [10, 11]
+    assert (tmp_path / "run.first.episodes.jsonl").exists()
+
+
+def test_records_of_other_settings_are_not_resumed(tmp_path):
+    path = tmp_path / "run.episodes.jsonl"
+    run_episodes(square_of_seed, make_specs(["t"], ["a"], 1, 0, steps=100), records_path=path,
+                 progress=False)
+    calls = []
+
+    def episode(spec):
+        calls.append(spec)
+        return {"value": 0}
+
+    run_episodes(episode, make_specs(["t"], ["a"], 1, 0, steps=200), records_path=path,
+                 progress=False)
+    assert len(calls) == 1, "steps=200 is another setting: the steps=100 record does not count"
+    run_episodes(episode, make_specs(["t"], ["a"], 1, 0, steps=200), records_path=path,
+                 progress=False)
+    assert len(calls) == 1, "now it is recorded"

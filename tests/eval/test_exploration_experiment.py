@@ -4,22 +4,22 @@ from __future__ import annotations
 
 import pytest
 
-from mrsteve.eval.experiments import config_from_spec, exploration_episode
-from mrsteve.eval.runner import make_specs
-from mrsteve.tasks.exploration import (
+from mrsteve.eval.experiment import config_from_options
+from mrsteve.eval.exploration import (
     EXPLORERS,
-    METRICS,
     PAPER_RESULTS,
     ExplorationTaskConfig,
-    walkable_bounds,
+    exploration_episode,
 )
+from mrsteve.eval.sweep import make_specs
+from mrsteve.tasks.exploration import METRICS, walkable_bounds
 
 
 @pytest.mark.parametrize("agent", EXPLORERS)
 def test_every_explorer_runs_an_episode_and_reports_the_metrics(agent):
     (spec,) = make_specs(["exploration"], [agent], 1, 3, steps=120, obs_size=(24, 40))
-    assert config_from_spec(ExplorationTaskConfig, spec, agent=agent) == ExplorationTaskConfig(
-        agent=agent, steps=120, obs_size=(24, 40))
+    config = config_from_options(ExplorationTaskConfig, dict(spec.options), agent=agent)
+    assert config == ExplorationTaskConfig(agent=agent, steps=120, obs_size=(24, 40))
     record = exploration_episode(spec)
     assert set(METRICS) <= set(record)
     assert 0 < record["map_coverage"] <= 100 and record["revisit_count"] == 0.0
@@ -36,5 +36,5 @@ def test_walkable_bounds_are_inside_the_wall_ring():
 
 
 def test_unknown_agent_names_the_valid_ones():
-    with pytest.raises(ValueError, match="valid: count-based, count-based-straight, plan4mc"):
+    with pytest.raises(ValueError, match="known: count-based, count-based-straight, plan4mc"):
         ExplorationTaskConfig(agent="random")

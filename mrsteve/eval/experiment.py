@@ -1,0 +1,115 @@
+"""What an experiment of the paper is: a config dataclass, its groups of episodes, an episode
+function, metrics, a table beside the paper's numbers, and plots.
+
+Each experiment (:mod:`mrsteve.eval.exploration`, :mod:`~mrsteve.eval.navigation`,
+:mod:`~mrsteve.eval.sequential`) is one :class:`Experiment` object. :meth:`Experiment.run` sweeps
+it (:func:`mrsteve.eval.sweep.run_sweep`); the command line (``mrsteve eval <name>``) is generated
+from it: one option per name in :attr:`Experiment.options`, with the config field's default and
+its docstring as help, plus the options every experiment shares
+(:class:`~mrsteve.eval.sweep.SweepOptions`).
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import inspect
+import textwrap
+from collections.abc import Callable, Mapping, Sequence
+from functools import cache
+from pathlib import Path
+from typing import Any, ClassVar
+
+from mrsteve.eval.sweep import EpisodeFn, Group, Record, SweepOptions, run_sweep
+
+Summaries = dict[tuple[str, str], dict[str, dict[str, float]]]
+"""Metric summaries of a sweep by ``(task, agent)``."""
+
+
+@cache
+def field_docs(config_type: type) -> Mapping[str, str]:
+    """The docstring under each field of a dataclass (``field: int = 1`` then ``\"\"\"...\"\"\"``),
+    one line each: the help of the command-line options generated from it."""
+    docs: dict[str, str] = {}
+    for cls in reversed(config_type.__mro__):
+        try:
+            tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
+        except (OSError, TypeError):
+            continue
+        body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
+        for node, after in zip(body, body[1:]):
+            if (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
+                    and isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant)
+                    and isinstance(after.value.value, str)):
+                docs[node.target.id] = " ".join(after.value.value.split())
+    return docs
+
+
+def config_from_options(config_type: type, options: Mapping[str, Any], **fixed: Any) -> Any:
+    """``config_type`` with ``fixed`` fields and those of ``options`` it has (sizes as tuples,
+    since JSON records hold lists)."""
+    names = {field.name for field in dataclasses.fields(config_type)}
+    fields = {key: value for key, value in options.items() if key in names and key not in fixed}
+    for key, value in fields.items():
+        if isinstance(value, list):
+            fields[key] = tuple(value)
+    return config_type(**fields, **fixed)
+
+
+class Experiment:
+    """One experiment of the paper. Subclasses fill in the class attributes and :meth:`groups`,
+    :meth:`metrics` and :meth:`table`; :meth:`plot_episode` and :meth:`plot_summary` are
+    optional."""
+
+    name: ClassVar[str]
+    """The command name (``mrsteve eval <name>``)."""
+    config_type: ClassVar[type]
+    """The experiment's configuration dataclass (the paper's values as defaults)."""
+    options: ClassVar[tuple[str, ...]] = ()
+    """Config fields offered on the command line (``--max-steps`` for ``max_steps``)."""
+    default_episodes: ClassVar[int] = 10
+    """Episodes per group unless ``--episodes`` says otherwise."""
+    episode: EpisodeFn
+    """The module-level (picklable) function running one episode: ``spec -> record``."""
+
+    @property
+    def summary(self) -> str:
+        """What the experiment measures (its docstring): the command's help."""
+        doc = inspect.getdoc(self) or self.name
+        return "\n\n".join(" ".join(part.split()) for part in doc.split("\n\n"))
+
+    def groups(self, config: Any) -> list[Group]:
+        """The (task, agent) groups of a sweep."""
+        raise NotImplementedError
+
+    def metrics(self, config: Any) -> Sequence[str]:
+        """The metric names summarised over each group's episodes."""
+        raise NotImplementedError
+
+    def table(self, config: Any, groups: Sequence[Group], summaries: Summaries) -> str:
+        """The results table, with the paper's figures beside ours."""
+        raise NotImplementedError
+
+    def plot_episode(self, record: Record, path: Path) -> None:  # noqa: B027 (optional hook)
+        """Draw one episode record to ``path`` (nothing by default)."""
+
+    def plot_summary(self, config: Any, summaries: Summaries, plots: Path) -> Path | None:
+        """Draw the sweep's figure into the folder ``plots`` (nothing by default)."""
+        return None
+
+    @property
+    def plots_episodes(self) -> bool:
+        return type(self).plot_episode is not Experiment.plot_episode
+
+    def run(self, config: Any, sweep: SweepOptions,
+            echo: Callable[[str], Any] = print) -> Summaries:
+        """Sweep every group, print the table and write summaries and plots."""
+        groups = self.groups(config)
+        summaries = run_sweep(groups, self.episode, self.metrics(config), sweep,
+                              plot=self.plot_episode if self.plots_episodes else None, echo=echo)
+        echo(self.table(config, groups, summaries))
+        if sweep.plots is not None:
+            path = self.plot_summary(config, summaries, sweep.plots)
+            if path is not None:
+                echo(f"wrote {path}")
+        return summaries

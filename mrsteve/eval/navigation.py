@@ -1,0 +1,234 @@
+"""The Navigation experiment (appendix "VPT Navigator Ablation Study").
+
+A navigator starts at a terrain's spawn and must come within 3 blocks of a goal 10 to 20 blocks
+away. Terrains (``TERRAINS``) are the embedded world's test maps: ``flat``, ``plains`` (world
+``plains_nav``), ``mountain`` and ``river``. Metrics per episode: success (as a percentage, so the
+mean is the success rate) and SPL, success weighted by ``shortest / max(taken, shortest)``.
+
+The evaluator, unlike the navigator, reads the world's blocks:
+
+- the goal is the centre of a column of walkable ground (not water, no tree, inside the walls) at
+  10 to 20 blocks from the spawn, that the player can reach; on ``river`` it must lie across the
+  water (no dry path leads there) with its success disc on land (swim across, then climb out);
+- the shortest path length is planned on the true height map of the world
+  (:meth:`~mrsteve.control.mapping.HeightMap.from_blocks`) with the walking rules of the game (steps
+  up of one block, drops, swimming): A* over columns with plain distances, straightened by string
+  pulling (so open ground counts as a straight line), measured up to where it enters the success
+  disc. The taken path is the agent's ground-plane trajectory until it is within the disc.
+
+The paper does not state the time limit: we give ``max_steps = 1000`` steps (50 s of game time),
+about five times what walking 20 blocks takes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+
+import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
+from mrsteve.agent.factory import NAVIGATORS, make_navigator
+from mrsteve.control.heightmap import HeightMap
+from mrsteve.control.navigation import NavigatorConfig
+from mrsteve.control.planning import GEOMETRIC, distance_to_disc, plan_path, reachable
+from mrsteve.env.voxel_env import DEFAULT_OBS_SIZE
+from mrsteve.eval.experiment import Experiment, config_from_options
+from mrsteve.eval.results import format_metric, format_table
+from mrsteve.eval.sweep import EpisodeSpec, Group, Record
+from mrsteve.naming import choose, lookup
+from mrsteve.tasks.navigation import METRICS, NavigationGoal, compact_trajectory, run_navigation
+
+TERRAINS = {"flat": "flat", "plains": "plains_nav", "mountain": "mountain", "river": "river"}
+"""Terrain names of the experiment and the world recipes they run on."""
+
+PAPER_RESULTS = {
+    # (SPL, success rate %) per terrain, appendix Table "Performance of different Low-Level
+    # Navigators": the heuristic and VPT-Nav (KL = 1e-4).
+    "straight": {"flat": (0.962, 100), "plains": (0.906, 94), "mountain": (0.188, 100),
+                 "river": (0.000, 0)},
+    "depth": {"flat": (0.849, 96), "plains": (0.780, 88), "mountain": (0.157, 100),
+              "river": (0.274, 87)},
+}  # fmt: skip
+"""The paper's figures the results table prints beside ours (``depth`` stands for VPT-Nav)."""
+
+
+@dataclass(frozen=True)
+class NavigationTaskConfig:
+    """The Navigation experiment's set-up."""
+
+    terrain: str = "all"
+    """flat, plains, mountain, river (comma-separated, or 'all')."""
+    navigator: str = "depth"
+    """depth (the VPT-Nav stand-in) or straight (the paper's heuristic); comma-separated, or
+    'all'."""
+    max_steps: int = 1000
+    """Steps before an episode fails (the paper does not say; 1000 = 50 s)."""
+    min_distance: float = 10.0
+    """Least distance from the spawn to the goal in blocks (the paper: 10)."""
+    max_distance: float = 20.0
+    """Largest distance from the spawn to the goal in blocks (the paper: 20)."""
+    success_radius: float = 3.0
+    """Success within this many blocks of the goal (the paper: 3)."""
+    trajectory_every: int = 2
+    """The record keeps every this-many-th position of the trajectory (for plots)."""
+    obs_size: tuple[int, int] = DEFAULT_OBS_SIZE
+    """``(height, width)`` of the observations."""
+
+    def __post_init__(self) -> None:
+        choose(self.terrain, list(TERRAINS), "terrain")
+        choose(self.navigator, list(NAVIGATORS), "navigator")
+        if not 0 < self.min_distance <= self.max_distance:
+            raise ValueError(f"need 0 < min_distance <= max_distance, got {self.min_distance}, "
+                             f"{self.max_distance}")
+        if self.max_steps < 1 or self.trajectory_every < 1 or not self.success_radius > 0:
+            raise ValueError(f"max_steps and trajectory_every must be >= 1 and success_radius "
+                             f"> 0, got {self}")
+
+    @property
+    def terrains(self) -> list[str]:
+        return choose(self.terrain, list(TERRAINS), "terrain")
+
+    @property
+    def navigators(self) -> list[str]:
+        return choose(self.navigator, list(NAVIGATORS), "navigator")
+
+
+def pick_goal(
+    blocks: np.ndarray,
+    start: tuple[float, float],
+    rng: np.random.Generator,
+    config: NavigationTaskConfig,
+    *,
+    across_water: bool = False,
+) -> NavigationGoal:
+    """A goal column for an episode (module docstring), drawn uniformly with ``rng`` among those
+    that qualify, and the shortest path to it."""
+    world = HeightMap.from_blocks(blocks)
+    levels = world.levels()
+    sx, sz = levels.shape
+    i, k = np.meshgrid(np.arange(sx), np.arange(sz), indexing="ij")
+    distance = np.hypot(i + 0.5 - start[0], k + 0.5 - start[1])
+    walkable = (levels > 0) & (levels < blocks.shape[1]) & ~world.water
+    wall_free = np.zeros_like(walkable)
+    wall_free[1:-1, 1:-1] = True
+    candidates = (
+        walkable & wall_free & reachable(world, start)
+        & (distance >= config.min_distance) & (distance <= config.max_distance)
+    )  # fmt: skip
+    if across_water:  # no dry way there, and the success disc is out of the water
+        candidates &= ~reachable(world, start, allow_water=False)
+        wet_i, wet_k = np.nonzero(world.water)
+        near = np.zeros_like(candidates)
+        cand_i, cand_k = np.nonzero(candidates)
+        if len(wet_i) and len(cand_i):
+            gap = np.hypot(cand_i[:, None] - wet_i[None, :], cand_k[:, None] - wet_k[None, :])
+            near[cand_i, cand_k] = gap.min(axis=1) <= config.success_radius + 0.5
+        candidates &= ~near
+    cells = np.flatnonzero(candidates)
+    if len(cells) == 0:
+        raise ValueError(
+            f"no goal {config.min_distance:g}-{config.max_distance:g} blocks from {start} "
+            f"on this world{' across water' if across_water else ''}"
+        )
+    gi, gk = divmod(int(rng.choice(cells)), sz)
+    goal = (gi + 0.5, gk + 0.5)
+    # the walk to the goal column itself, measured up to where it enters the success disc
+    path, reached = plan_path(world, start, goal, 0.5, GEOMETRIC, smooth=levels.size)
+    if not reached:
+        raise RuntimeError(f"goal {goal} is reachable, yet the planner found no path to it")
+    return NavigationGoal(start, goal, distance_to_disc(path, goal, config.success_radius))
+
+
+def navigation_run(config: NavigationTaskConfig, seed: int):
+    """One episode on ``config.terrain`` with ``config.navigator`` (one of each): the world and
+    the goal from ``seed``, the navigator until success or ``max_steps``
+    (:class:`~mrsteve.tasks.navigation.NavigationEpisode`)."""
+    world = lookup(TERRAINS, config.terrain, "terrain")
+    env = gym.make("mrsteve/Voxel-v0", world=world, obs_size=config.obs_size)
+    navigator = make_navigator(config.navigator,
+                               NavigatorConfig(success_radius=config.success_radius))
+
+    def goal(blocks: np.ndarray, start: tuple[float, float], rng: np.random.Generator):
+        return pick_goal(blocks, start, rng, config, across_water=config.terrain == "river")
+
+    try:
+        return run_navigation(env, navigator, goal, seed=seed, max_steps=config.max_steps)
+    finally:
+        env.close()
+
+
+def navigation_episode(spec: EpisodeSpec) -> Record:
+    """The episode function (``spec.task`` is ``navigation/<terrain>``): metrics, goal and
+    trajectory (every ``trajectory_every``-th position)."""
+    config = config_from_options(NavigationTaskConfig, dict(spec.options),
+                                 terrain=spec.task.partition("/")[2], navigator=spec.agent)
+    episode = navigation_run(config, spec.seed)
+    return {
+        **episode.metrics,
+        "goal": list(episode.goal),
+        "trajectory": compact_trajectory(episode.trajectory, config.trajectory_every),
+    }
+
+
+class Navigation(Experiment):
+    """Navigation (paper appendix, navigator table): success rate and SPL per terrain.
+
+    The navigator must come within 3 blocks of a goal 10-20 blocks from the spawn (across the
+    water on river) within --max-steps steps. SPL weighs success by the shortest path length on
+    the true terrain over the path taken.
+    """
+
+    name = "navigation"
+    config_type = NavigationTaskConfig
+    options = ("terrain", "navigator", "max_steps")
+    default_episodes = 20
+    episode = staticmethod(navigation_episode)
+
+    def groups(self, config: NavigationTaskConfig) -> list[Group]:
+        several = len(config.navigators) > 1
+        groups = []
+        for terrain in config.terrains:
+            for nav in config.navigators:
+                one = replace(config, terrain=terrain, navigator=nav)
+                options = {k: v for k, v in asdict(one).items()
+                           if k not in ("terrain", "navigator")}
+                navigator = NavigatorConfig(success_radius=one.success_radius)
+                tree = {"kind": nav, "config": asdict(navigator)}
+                groups.append(Group(f"navigation/{terrain}", nav,
+                                    f"{terrain}.{nav}" if several else terrain,
+                                    {"task": asdict(one), "world": TERRAINS[terrain],
+                                     "agent": tree}, options))
+        return groups
+
+    def metrics(self, config: NavigationTaskConfig) -> tuple[str, ...]:
+        return METRICS
+
+    def table(self, config, groups, summaries) -> str:
+        rows = []
+        for group in groups:
+            summary = summaries[(group.task, group.agent)]
+            terrain = group.task.partition("/")[2]
+            paper_spl, paper_success = PAPER_RESULTS[group.agent][terrain]
+            rows.append([terrain, group.agent, format_metric(summary["success_rate"], 1),
+                         format_metric(summary["spl"], 3),
+                         f"{paper_spl:.3f} ({paper_success} %)"])
+        table = format_table(["terrain", "navigator", "success %", "SPL", "paper SPL (success)"],
+                             rows)
+        return (table + "\npaper: 'straight' beside the Heuristic row, 'depth' beside VPT-Nav "
+                "(KL = 1e-4)")
+
+    def plot_episode(self, record: Record, path: Path) -> None:
+        from mrsteve.eval.plots import save_trajectory_plot, world_blocks
+
+        terrain = record["task"].partition("/")[2]
+        save_trajectory_plot(
+            path, world_blocks(TERRAINS[terrain], record["seed"]), record["trajectory"],
+            target=record["goal"],
+            title=f"{terrain}, {record['agent']}, seed {record['seed']}: "
+                  f"{'success' if record['success_rate'] else 'failure'}, SPL {record['spl']:.2f}",
+        )  # fmt: skip
+
+
+NAVIGATION = Navigation()

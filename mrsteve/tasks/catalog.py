@@ -1,0 +1,149 @@
+"""What the paper's tasks are, as data: ``data/tasks.toml`` loaded into frozen dataclasses.
+
+An *item task* is "obtain <item>": the tool handed over at its start and the prompts the agent is
+told (:class:`~mrsteve.perception.prompts.TaskPrompts`). A *sequential task* is items to obtain in
+order on a world within a step budget; the *suites* (ABA-Sparse, ABA-Random, SEQ(4)) group them.
+Everything is checked against the world's items and recipes when the file is loaded.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from types import MappingProxyType
+from typing import Any
+
+from mrsteve.naming import choose, lookup, unknown_name
+from mrsteve.perception.prompts import DEFAULT_PLACE_PROMPT, TaskPrompts
+
+
+@dataclass(frozen=True)
+class ItemTask:
+    """Obtain one item: the tool it starts with and the prompts the agent gets."""
+
+    item: str
+    tool: str | None
+    """Given (one) and held when the task starts; ``None``: bare hand."""
+    prompts: TaskPrompts
+
+
+@dataclass(frozen=True)
+class SequentialTask:
+    """Items to obtain in order within ``max_steps`` on ``world``. ``labels`` name the sub-tasks
+    in the metrics (``A``, ``B``, ``A2`` for ABA tasks)."""
+
+    name: str
+    suite: str
+    world: str
+    items: tuple[str, ...]
+    labels: tuple[str, ...]
+    max_steps: int
+
+    @property
+    def key(self) -> str:
+        """``suite/name``, as stored in episode records."""
+        return f"{self.suite}/{self.name}"
+
+    @property
+    def metric_names(self) -> tuple[str, ...]:
+        return (
+            "success_rate",
+            *(f"success_{label}" for label in self.labels),
+            *(f"duration_{label}" for label in self.labels),
+        )
+
+
+@dataclass(frozen=True)
+class TaskCatalog:
+    """Every item task and every suite of sequential tasks."""
+
+    items: Mapping[str, ItemTask]
+    suites: Mapping[str, Mapping[str, SequentialTask]]
+
+    def item(self, item: str) -> ItemTask:
+        return lookup(self.items, item, "task item")
+
+    def prompts(self, item: str) -> TaskPrompts:
+        """The prompts of ``item``, e.g. ``prompts("water_bucket").explore == "near water"``."""
+        return self.item(item).prompts
+
+    def find(self, suite: str, names: str) -> list[SequentialTask]:
+        """The tasks of ``suite`` named in ``names`` (comma separated, or ``all``)."""
+        tasks = lookup(self.suites, suite, "task suite")
+        return [tasks[name] for name in choose(names, list(tasks), f"{suite} task")]
+
+    def by_key(self, key: str) -> SequentialTask:
+        """A task from its ``suite/name`` key."""
+        suite, _, name = key.partition("/")
+        return lookup(lookup(self.suites, suite, "task suite"), name, f"{suite} task")
+
+
+def parse_catalog(raw: Mapping[str, Any], item_names: tuple[str, ...],
+                  world_names: tuple[str, ...]) -> TaskCatalog:
+    """Build and check a :class:`TaskCatalog` from the parsed TOML mapping."""
+    items: dict[str, ItemTask] = {}
+    for entry in raw["item"]:
+        item = entry["item"]
+        if item in items:
+            raise ValueError(f"tasks.toml: duplicate item {item!r}")
+        for name in (item, entry.get("tool", item)):
+            if name not in item_names:
+                raise unknown_name("item (tasks.toml)", name, item_names)
+        threshold = float(entry["mineclip_threshold"])
+        if not 1.0 < threshold < 100.0:
+            raise ValueError(f"tasks.toml: {item!r}: mineclip_threshold must be in MineCLIP units "
+                             f"(cosine x 100, between 1 and 100), got {threshold}")
+        prompts = TaskPrompts(item=item, explore=entry["explore"], execute=entry["execute"],
+                              place=entry.get("place", DEFAULT_PLACE_PROMPT),
+                              mineclip_threshold=threshold / 100.0)
+        items[item] = ItemTask(item, entry.get("tool"), prompts)
+    short = dict(raw.get("short", {}))
+    suites: dict[str, Mapping[str, SequentialTask]] = {}
+    for suite, spec in raw["suite"].items():
+        labels = tuple(spec["labels"])
+        tasks = {}
+        for task in spec["tasks"]:
+            name = task["name"]
+            sequence = tuple(lookup(short, part, "short item name") for part in name.split("-"))
+            if len(sequence) != len(labels):
+                raise ValueError(f"tasks.toml: {suite}/{name}: {len(sequence)} items for labels "
+                                 f"{labels}")
+            for item in sequence:
+                lookup(items, item, "task item")
+            world = task.get("world", spec.get("world"))
+            if world not in world_names:
+                raise unknown_name("world (tasks.toml)", world, world_names)
+            tasks[name] = SequentialTask(name, suite, world, sequence, labels,
+                                         int(task.get("max_steps", spec["max_steps"])))
+        suites[suite] = MappingProxyType(tasks)
+    return TaskCatalog(MappingProxyType(items), MappingProxyType(suites))
+
+
+@cache
+def load_catalog() -> TaskCatalog:
+    """The shipped catalog, parsed and checked once per process."""
+    from mrsteve.world.content import load_content
+    from mrsteve.world.recipes import WORLD_RECIPES
+
+    text = resources.files("mrsteve.tasks").joinpath("data/tasks.toml").read_text("utf-8")
+    return parse_catalog(tomllib.loads(text), tuple(load_content().item_names),
+                         tuple(WORLD_RECIPES))
+
+
+def task_prompts(item: str) -> TaskPrompts:
+    """The prompts the agent gets for a task to obtain ``item``."""
+    return load_catalog().prompts(item)
+
+
+def find_tasks(suite: str, names: str) -> list[SequentialTask]:
+    """The tasks of ``suite`` named in ``names`` (comma separated, or ``all``); unknown suites or
+    task names raise ``ValueError`` listing the valid ones."""
+    return load_catalog().find(suite, names)
+
+
+def task_by_key(key: str) -> SequentialTask:
+    """A task from its ``suite/name`` key (as stored in episode records)."""
+    return load_catalog().by_key(key)
