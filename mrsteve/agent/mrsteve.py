@@ -151,12 +151,12 @@ class MrSteve:
             goal = (self.target[0], self.target[2])
             if not self.navigator.reached(obs, goal):
                 return self.navigator.act(obs, goal)
-            self._enter(Mode.CAM_ADJUST)
+            self.mode = Mode.CAM_ADJUST  # the selected mode's sub-steps share its timer
         if self.mode is Mode.CAM_ADJUST:
             action = self._turn_to_target(pose)
             if action is not None:
                 return action
-            self._enter(Mode.EXECUTE)
+            self.mode = Mode.EXECUTE
         if self.mode is Mode.EXECUTE:
             return self.policy.act(obs, self.task.execute)
         return self.explorer.act(obs)
@@ -182,7 +182,10 @@ class MrSteve:
 
     def _select_mode(self, pose: np.ndarray, t: int) -> None:
         """The mode selector (Algorithm 2, lines 15-25): read the memory with the explore prompt;
-        with candidates, target the one nearest the agent; else explore."""
+        with candidates, target the one nearest the agent; else explore. Each selection restarts
+        the one timer of the selected mode (Algorithm 2 keeps one per selection: NAVIGATE, then
+        CAM_ADJUST and EXECUTE toward the same target, share it); the same target found again
+        while navigating keeps the navigation going."""
         rel = self.relative(pose)
         found = self.memory.read(
             self._query_vector, self._threshold, top_k=self.config.top_k, near=(rel[0], rel[2])
@@ -193,13 +196,13 @@ class MrSteve:
                 t, self.task.explore, len(found), float(found.score.max()), target, int(found.t[0])
             )
             if self.mode is not Mode.NAVIGATE or target != self.target:
-                self._enter(Mode.NAVIGATE)
+                self.mode = Mode.NAVIGATE
             self.target = target
         else:
             self.last_query = Query(t, self.task.explore, 0, None, None, None)
-            if self.mode is not Mode.EXPLORE:
-                self._enter(Mode.EXPLORE)
+            self.mode = Mode.EXPLORE
             self.target = None
+        self._mode_steps = 0
 
     def _turn_to_target(self, pose: np.ndarray) -> Action | None:
         """CAM_ADJUST: a camera action toward the target's stored yaw and pitch, or ``None`` once

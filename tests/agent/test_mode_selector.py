@@ -163,6 +163,37 @@ def test_memory_is_read_again_after_L_steps_in_a_mode(agent):
     assert agent.mode is Mode.EXPLORE, "after L steps with no candidate the agent explores"
 
 
+def test_one_timer_per_selected_mode_covers_navigate_camera_and_execute(agent):
+    """Algorithm 2: the L-step timer starts when the selector picks a target; reaching it, turning
+    to the stored view and executing do not restart it."""
+    agent.memory.candidate = [0.0, 0.0, 0.0, 0.0, 0.0]
+    agent.act(observation(), 0)  # selected: NAVIGATE
+    reads = len(agent.memory.reads)
+    for t in range(1, 400):
+        agent.act(observation(), t)
+    agent.navigator.arrived = True
+    for t in range(400, 600):  # CAM_ADJUST at once (aligned), then EXECUTE
+        agent.act(observation(), t)
+    assert agent.mode is Mode.EXECUTE
+    assert len(agent.memory.reads) == reads, "no read before L steps since the selection"
+    agent.act(observation(), 600)
+    assert len(agent.memory.reads) == reads + 1, "read L steps after the selection, not after EXECUTE began"
+
+
+def test_the_same_target_found_again_restarts_the_timer(agent):
+    """A re-read while navigating that returns the same target keeps navigating and waits another
+    L steps before reading again (it does not read on every later step)."""
+    agent.memory.candidate = [30.0, 0.0, 0.0, 0.0, 0.0]
+    for t in range(601):
+        agent.act(observation(), t)
+    assert agent.mode is Mode.NAVIGATE
+    reads = len(agent.memory.reads)
+    for t in range(601, 1200):
+        agent.act(observation(), t)
+    assert len(agent.memory.reads) == reads
+    assert agent.navigator.goals[-1] == pytest.approx((40.0, 20.0))
+
+
 def test_a_new_task_resets_the_mode_and_queries_with_its_explore_prompt(agent):
     agent.memory.candidate = [0.0, 0.0, 0.0, 0.0, 0.0]
     agent.navigator.arrived = True
