@@ -1,4 +1,5 @@
-"""The read hot path compiled with numba: scoring scattered frames without gathering them."""
+"""The read hot path compiled with numba: one call ranks every cluster centre, keeps the top-k,
+and scores the frames of those clusters through their slot lists, with no Python per cluster."""
 
 from __future__ import annotations
 
@@ -7,15 +8,82 @@ import numpy as np
 
 
 @numba.njit(cache=True, nogil=True, fastmath={"reassoc"})
-def score_rows(matrix: np.ndarray, rows: np.ndarray, query: np.ndarray) -> np.ndarray:
-    """``matrix[rows] @ query`` without copying the rows out first: a read scores about a
-    thousand scattered frames, and numpy's gather-then-multiply costs three times as much.
-    (Reassociation lets the sum vectorise; its rounding differs from BLAS in the last bits.)"""
-    scores = np.empty(rows.shape[0], np.float32)
-    for index in range(rows.shape[0]):
-        row = rows[index]
+def search_clusters(
+    centres: np.ndarray,
+    live: np.ndarray,
+    live_count: int,
+    allowed: np.ndarray,
+    top_k: int,
+    base: np.ndarray,
+    head: np.ndarray,
+    tail: np.ndarray,
+    arena: np.ndarray,
+    embeddings: np.ndarray,
+    centre_slot: np.ndarray,
+    query: np.ndarray,
+    threshold: np.float32,
+    centres_only: bool,
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """The paper's Algorithm "Read" over a :class:`~mrsteve.memory.clusters.ClusterTable`:
+    ``(slots, scores, dot products computed)`` of the frames scoring at least ``threshold`` in
+    the ``top_k`` clusters whose centres score best among the rows where ``allowed`` is true
+    (``allowed`` of length 0: every row). Ties at the k-th centre score go to the lower row.
+    With ``centres_only`` the centre frames of those clusters stand for them. (Reassociation
+    lets the sums vectorise; their rounding differs from BLAS in the last bits.)"""
+    dim = query.shape[0]
+    scores = np.empty(live_count, np.float32)
+    for row in range(live_count):
         total = np.float32(0.0)
-        for column in range(query.shape[0]):
-            total += matrix[row, column] * query[column]
-        scores[index] = total
-    return scores
+        for column in range(dim):
+            total += centres[row, column] * query[column]
+        scores[row] = total
+    if allowed.shape[0] == live_count:
+        candidates = np.flatnonzero(allowed[:live_count])
+    else:
+        candidates = np.arange(live_count)
+    count = candidates.shape[0]
+    if count > top_k:
+        candidate_scores = scores[candidates]
+        kth = np.partition(candidate_scores, count - top_k)[count - top_k]
+        chosen = np.empty(top_k, np.int64)
+        taken = 0
+        for index in range(count):
+            if candidate_scores[index] > kth:
+                chosen[taken] = candidates[index]
+                taken += 1
+        for index in range(count):
+            if taken == top_k:
+                break
+            if candidate_scores[index] == kth:
+                chosen[taken] = candidates[index]
+                taken += 1
+        candidates = chosen
+    if centres_only:
+        slots = np.empty(candidates.shape[0], np.int64)
+        found = np.empty(candidates.shape[0], np.float32)
+        kept = 0
+        for row in candidates:
+            if scores[row] >= threshold:
+                slots[kept] = centre_slot[live[row]]
+                found[kept] = scores[row]
+                kept += 1
+        return slots[:kept], found[:kept], live_count
+    total_frames = 0
+    for row in candidates:
+        cluster = live[row]
+        total_frames += tail[cluster] - head[cluster]
+    slots = np.empty(total_frames, np.int64)
+    found = np.empty(total_frames, np.float32)
+    kept = 0
+    for row in candidates:
+        cluster = live[row]
+        for entry in range(base[cluster] + head[cluster], base[cluster] + tail[cluster]):
+            slot = arena[entry]
+            total = np.float32(0.0)
+            for column in range(dim):
+                total += embeddings[slot, column] * query[column]
+            if total >= threshold:
+                slots[kept] = slot
+                found[kept] = total
+                kept += 1
+    return slots[:kept], found[:kept], live_count + total_frames
