@@ -34,7 +34,7 @@ from mrsteve.memory.base import (
 from mrsteve.memory.clusters import ClusterTable
 from mrsteve.memory.fileformat import write_archive
 from mrsteve.memory.frames import FrameStore
-from mrsteve.memory.kernels import search_clusters
+from mrsteve.memory.kernels import collect_frames, search_clusters
 from mrsteve.naming import unknown_name
 
 
@@ -186,23 +186,18 @@ class ClusteredMemory(ABC):
         )
         if self._size == 0:
             return MemoryRead.empty()
-        with np.errstate(over="ignore"):  # compared as float32, like the scores
-            bar = np.float32(threshold)
+        # compared in float32, like the scores (a threshold past float32 is +-inf)
+        bar = np.float32(threshold if abs(threshold) <= _FLOAT32_MAX else threshold * np.inf)
         slots, scores, frames_scored = self._score(vector, top_k, window, bar)
-        steps, poses = self._frames.steps, self._frames.poses  # np.take: fast small-row gathers
+        steps, poses = self._frames.steps, self._frames.poses
         if window.active:
-            keep = window.frames(np.take(steps, slots), np.take(poses, slots, axis=0))
+            keep = window.frames(steps[slots], poses[slots])
             slots, scores = slots[keep], scores[keep]
-        if near_xz is None:
-            order = np.argsort(-scores, kind="stable")
-        else:
-            dx = np.take(poses[:, 0], slots).astype(np.float64) - near_xz[0]
-            dz = np.take(poses[:, 2], slots).astype(np.float64) - near_xz[1]
-            order = np.lexsort((-scores, dx * dx + dz * dz))
-        slots = slots[order]
-        return MemoryRead(
-            np.take(steps, slots), np.take(poses, slots, axis=0), scores[order], frames_scored
+        near_x, near_z = near_xz if near_xz is not None else (0.0, 0.0)
+        t, pose, score = collect_frames(
+            slots, scores, steps, poses, near_x, near_z, near_xz is not None
         )
+        return MemoryRead(t, pose, score, frames_scored)
 
     def _default_top_k(self) -> int:
         return self.config.top_k
@@ -216,9 +211,8 @@ class ClusteredMemory(ABC):
         table = self._clusters
         allowed = table.searchable(window) if window.active else _EVERY_CLUSTER
         return search_clusters(
-            table.centres,
+            table.centres[: table.live_count] @ query,
             table.live,
-            table.live_count,
             allowed,
             top_k,
             table.base,
@@ -350,6 +344,7 @@ class ClusteredMemory(ABC):
         """Restore what :meth:`_save_index` wrote."""
 
 
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
 _EVERY_CLUSTER = np.zeros(0, bool)
 """``allowed`` for an unfiltered read: every cluster may be searched."""
 
