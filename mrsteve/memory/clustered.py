@@ -255,6 +255,11 @@ class ClusteredMemory(ABC):
         slots = self._clusters.centre_slot[live]
         return self._frames.embeddings[slots].copy(), self._frames.poses[slots].copy()
 
+    def centre_rows(self) -> int:
+        """Rows of the centre matrix a read scores: one per cluster holding frames (a cluster
+        emptied by eviction leaves it at once)."""
+        return 0 if self._clusters is None else self._clusters.live_count
+
     def _centre_index(self, cluster: int, slots: np.ndarray) -> int | None:
         return int(np.flatnonzero(slots == self._clusters.centre_slot[cluster])[0])
 
