@@ -34,7 +34,7 @@ from mrsteve.memory.base import (
 from mrsteve.memory.clusters import ClusterTable
 from mrsteve.memory.fileformat import write_archive
 from mrsteve.memory.frames import FrameStore
-from mrsteve.memory.kernels import collect_frames, search_clusters
+from mrsteve.memory.kernels import order_frames, search_clusters
 from mrsteve.naming import unknown_name
 
 
@@ -188,29 +188,27 @@ class ClusteredMemory(ABC):
             return MemoryRead.empty()
         # compared in float32, like the scores (a threshold past float32 is +-inf)
         bar = np.float32(threshold if abs(threshold) <= _FLOAT32_MAX else threshold * np.inf)
-        slots, scores, frames_scored = self._score(vector, top_k, window, bar)
-        steps, poses = self._frames.steps, self._frames.poses
+        t, pose, scores, frames_scored = self._score(vector, top_k, window, bar)
         if window.active:
-            keep = window.frames(steps[slots], poses[slots])
-            slots, scores = slots[keep], scores[keep]
+            keep = window.frames(t, pose)
+            t, pose, scores = t[keep], pose[keep], scores[keep]
         near_x, near_z = near_xz if near_xz is not None else (0.0, 0.0)
-        t, pose, score = collect_frames(
-            slots, scores, steps, poses, near_x, near_z, near_xz is not None
-        )
-        return MemoryRead(t, pose, score, frames_scored)
+        t, pose, scores = order_frames(t, pose, scores, near_x, near_z, near_xz is not None)
+        return MemoryRead(t, pose, scores, frames_scored)
 
     def _default_top_k(self) -> int:
         return self.config.top_k
 
     def _score(
         self, query: np.ndarray, top_k: int, window: ReadFilter, threshold: np.float32
-    ) -> tuple[np.ndarray, np.ndarray, int]:
-        """``(slots, scores, dot products computed)`` of the searched frames scoring at least
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+        """``(t, poses, scores, dot products computed)`` of the searched frames scoring at least
         ``threshold``: rank the clusters by centre, then score the frames of the top-k (or take
         their centres' scores), in one compiled call."""
         table = self._clusters
+        frames = self._frames
         allowed = table.searchable(window) if window.active else _EVERY_CLUSTER
-        return search_clusters(
+        _, t, pose, scores, scored = search_clusters(
             table.centres[: table.live_count] @ query,
             table.live,
             allowed,
@@ -219,12 +217,15 @@ class ClusteredMemory(ABC):
             table.head,
             table.tail,
             table.arena,
-            self._frames.embeddings,
+            frames.embeddings,
+            frames.steps,
+            frames.poses,
             table.centre_slot,
             query,
             threshold,
             self.scores_centres_only,
         )
+        return t, pose, scores, scored
 
     # --- inspection ---
 

@@ -29,13 +29,13 @@ class FIFOMemory(ClusteredMemory):
 
     def _score(
         self, query: np.ndarray, top_k: int, window: ReadFilter, threshold: np.float32
-    ) -> tuple[np.ndarray, np.ndarray, int]:
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
         frames = self._frames
         scores = frames.embeddings[: frames.used] @ query
         slots = self._clusters.slots(_ALL)
         scores = scores[slots]
-        keep = scores >= threshold
-        return slots[keep], scores[keep], int(slots.shape[0])
+        found = slots[scores >= threshold]
+        return frames.steps[found], frames.poses[found], scores[scores >= threshold], int(slots.shape[0])
 
     def _centre_index(self, cluster: int, slots: np.ndarray) -> int | None:
         return None
