@@ -555,7 +555,9 @@ def measure_peers(
     )
     answers = [set(memory.read(q, threshold, top_k=top_k).t.tolist()) for q in recall_set]
     truth = [_place_event_searched_answer(memory, q, top_k, threshold) for q in recall_set]
-    scanned = float(np.mean([memory.read(q, threshold, top_k=top_k).frames_scored for q in queries]))
+    scanned = float(
+        np.mean([memory.read(q, threshold, top_k=top_k).frames_scored for q in queries])
+    )
     label = f"Place Event Memory (top-{top_k})"
     rows.append(row("place-event", label, timings, memory.build_s, scanned, truth, answers))
     return rows
@@ -583,7 +585,9 @@ def _recall(answers: list[set[int]], truths: list[set[int]]) -> float:
 def _time_queries(read: Callable[[np.ndarray], Any], queries, label: str, progress: bool):
     read(queries[0])  # untimed warm-up
     timings = []
-    for query in tqdm(queries, desc=f"read {label}", unit="query", disable=not progress, leave=False):
+    for query in tqdm(
+        queries, desc=f"read {label}", unit="query", disable=not progress, leave=False
+    ):
         started = time.perf_counter()
         read(query)
         timings.append((time.perf_counter() - started) * 1e3)
@@ -614,7 +618,7 @@ def format_peers(rows: list[dict[str, Any]], frames: int) -> str:
     return "\n".join(lines)
 
 
-# --- long runs at a capacity ------------------------------------------------------------------------
+# --- long runs at a capacity ---------------------------------------------------------------------
 
 
 @dataclass(frozen=True)

@@ -29,9 +29,13 @@ def _pin_blas_to_one_thread() -> bool:
 
 def command(
     frames: Annotated[
-        int,
-        typer.Option("--frames", help="Trajectory length (frames stored; with --long-run: written)."),
-    ] = 100_000,
+        int | None,
+        typer.Option(
+            "--frames",
+            help="Trajectory length: frames stored (default 100,000), or with --long-run frames "
+            "written (default 1,000,000).",
+        ),
+    ] = None,
     queries: Annotated[int, typer.Option("--queries", help="Reads per memory and top-k.")] = 1000,
     dim: Annotated[int, typer.Option("--dim", help="Embedding size (MineCLIP: 512).")] = 512,
     seed: Annotated[
@@ -80,6 +84,8 @@ def command(
     a long episode. numpy's BLAS (and faiss) are pinned to one thread, so the numbers are one
     core's."""
     pinned = _pin_blas_to_one_thread()
+    if frames is None:
+        frames = 1_000_000 if long_run else 100_000
     for name, value, least in (
         ("--frames", frames, 1),
         ("--queries", queries, 1),
@@ -99,9 +105,8 @@ def command(
     from mrsteve.bench import memory as bench
 
     if long_run:
-        explicit = any(arg == "--frames" or arg.startswith("--frames=") for arg in sys.argv)
         config = bench.LongRunConfig(
-            frames=frames if explicit or frames != 100_000 else bench.LongRunConfig.frames,
+            frames=frames,
             capacity=capacity,
             dim=dim,
             seed=seed,

@@ -34,8 +34,9 @@ class FIFOMemory(ClusteredMemory):
         scores = frames.embeddings[: frames.used] @ query
         slots = self._clusters.slots(_ALL)
         scores = scores[slots]
-        found = slots[scores >= threshold]
-        return frames.steps[found], frames.poses[found], scores[scores >= threshold], int(slots.shape[0])
+        keep = scores >= threshold
+        found = slots[keep]
+        return frames.steps[found], frames.poses[found], scores[keep], int(slots.shape[0])
 
     def _centre_index(self, cluster: int, slots: np.ndarray) -> int | None:
         return None
