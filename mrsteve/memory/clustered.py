@@ -209,8 +209,12 @@ class ClusteredMemory(ABC):
         frames = self._frames
         allowed = table.searchable(window) if window.active else _EVERY_CLUSTER
         _, t, pose, scores, scored = search_clusters(
-            table.centres[: table.live_count] @ query,
+            table.codes,
+            table.scales,
+            table.residuals,
+            table.centres,
             table.live,
+            table.live_count,
             allowed,
             top_k,
             table.base,

@@ -123,6 +123,11 @@ class ClusterTable:
         """``(x_min, x_max, z_min, z_max)`` of the frames held (when not stale)."""
         self.centres = np.zeros((0, frames.dim), np.float32)
         """Centre embeddings of the open clusters, rows ``0 .. live_count - 1`` (spare after)."""
+        self.codes = np.zeros((0, frames.dim), np.int8)
+        self.scales = np.zeros(0, np.float32)
+        self.residuals = np.zeros(0, np.float32)
+        """Per row of :attr:`centres`: the centre as int8 ``codes * scales``, and an upper bound
+        on the L2 norm of what that misses (the read ranks from the codes first)."""
         self.live = np.zeros(0, np.int64)
         """Cluster id of each row of :attr:`centres`."""
         self.live_count = 0
@@ -150,8 +155,7 @@ class ClusterTable:
         self.head[cluster] = self.tail[cluster] = 0
         row = self.live_count
         if row == self.centres.shape[0]:
-            self.centres = _grown(self.centres, row + max(ID_GROWTH, row // 2))
-            self.live = _grown(self.live, self.centres.shape[0])
+            self._grow_rows(row + max(ID_GROWTH, row // 2))
         self.live[row] = cluster
         self.row[cluster] = row
         self.live_count = row + 1
@@ -165,12 +169,17 @@ class ClusterTable:
         row, last = int(self.row[cluster]), self.live_count - 1
         if row != last:
             moved = int(self.live[last])
-            self.centres[row] = self.centres[last]
+            for array in (self.centres, self.codes, self.scales, self.residuals):
+                array[row] = array[last]
             self.live[row] = moved
             self.row[moved] = row
         self.row[cluster] = -1
         self.live_count = last
         self.free_ids.append(cluster)
+
+    def _grow_rows(self, rows: int) -> None:
+        for name in ("centres", "codes", "scales", "residuals", "live"):
+            setattr(self, name, _grown(getattr(self, name), rows))
 
     def _grow_ids(self) -> None:
         rows = self.row.shape[0] + ID_GROWTH
@@ -294,7 +303,22 @@ class ClusterTable:
 
     def set_centre(self, cluster: int, slot: int) -> None:
         self.centre_slot[cluster] = slot
-        self.centres[self.row[cluster]] = self.frames.embeddings[slot]
+        row = self.row[cluster]
+        centre = self.frames.embeddings[slot]
+        self.centres[row] = centre
+        self._quantise(row, row + 1)
+
+    def _quantise(self, start: int, stop: int) -> None:
+        """Int8 codes of centre rows ``start:stop``: a scale per row (largest magnitude / 127)
+        and the residual norm, rounded up so that it bounds the float32 truth."""
+        centres = self.centres[start:stop].astype(np.float64)
+        scales = np.abs(centres).max(axis=1) / 127.0
+        scales = np.where(scales > 0, scales, 1.0).astype(np.float32)
+        codes = np.clip(np.rint(centres / scales[:, None]), -127, 127)
+        residual = np.sqrt(((centres - codes * scales[:, None].astype(np.float64)) ** 2).sum(1))
+        self.codes[start:stop] = codes
+        self.scales[start:stop] = scales
+        self.residuals[start:stop] = (residual * (1 + 1e-6) + 1e-12).astype(np.float32)
 
     def centre_of(self, clusters: int | list[int] | np.ndarray) -> np.ndarray:
         """Centre embeddings of open clusters."""
@@ -343,6 +367,7 @@ class ClusterTable:
     def nbytes(self) -> int:
         arrays = sum(getattr(self, name).nbytes for name in self._PER_CLUSTER)
         arrays += self.centres.nbytes + self.live.nbytes + self.arena.nbytes
+        arrays += self.codes.nbytes + self.scales.nbytes + self.residuals.nbytes
         return arrays + container_nbytes(self.free_ids) + self.buckets.nbytes
 
     # --- persistence ---
@@ -382,8 +407,10 @@ class ClusterTable:
         table.stale[:count] = True
         live = arrays["live"].astype(np.int64)
         table.live_count = int(live.shape[0])
-        table.centres = _grown(arrays["centres"].astype(np.float32), centre_rows)
-        table.live = _grown(live, centre_rows)
+        table._grow_rows(centre_rows)
+        table.centres[: live.shape[0]] = arrays["centres"]
+        table.live[: live.shape[0]] = live
+        table._quantise(0, live.shape[0])
         table.row[live] = np.arange(live.shape[0])
         arena = arrays["arena"]
         table.arena = _grown(arena.astype(np.int32), arena_length)

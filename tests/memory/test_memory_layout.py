@@ -26,6 +26,10 @@ def check_layout(memory) -> None:
     np.testing.assert_array_equal(
         table.live_centres(), memory._frames.embeddings[table.centre_slot[live]]
     )
+    rows = slice(0, live.shape[0])  # the int8 codes stand within their bound of each centre
+    decoded = table.codes[rows].astype(np.float64) * table.scales[rows, None]
+    missed = np.linalg.norm(table.live_centres().astype(np.float64) - decoded, axis=1)
+    assert (missed <= table.residuals[rows]).all()
     starts, ends = table.base[live], table.base[live] + table.block[live]
     order = np.argsort(starts)
     assert (ends[order][:-1] <= starts[order][1:]).all()
@@ -87,24 +91,28 @@ def write_and_check(name, seed, count, capacity, update_freq, spread, top_k):
 
 
 def test_the_kernel_breaks_ties_at_the_kth_centre_by_row():
-    scores = np.array([0.5, 0.9, 0.5, 0.5], np.float32)
+    centres = np.array([[0.5], [0.9], [0.5], [0.5]], np.float32)
+    codes = np.array([[64], [115], [64], [64]], np.int8)  # scale 0.5 / 64 etc., near enough
+    scales = np.array([0.5 / 64, 0.9 / 115, 0.5 / 64, 0.5 / 64], np.float32)
+    residuals = np.full(4, 1e-3, np.float32)
     live = np.arange(4)
     base = np.arange(4) * 2
     head = np.zeros(4, np.int64)
     tail = np.ones(4, np.int64)
     arena = np.array([0, -1, 1, -1, 2, -1, 3, -1], np.int32)
-    embeddings = np.eye(4, dtype=np.float32)
+    embeddings = np.ones((4, 1), np.float32)
     steps = np.arange(4) * 10
     poses = np.zeros((4, 5), np.float32)
-    query = np.ones(4, np.float32)
+    query = np.ones(1, np.float32)
+    index = (codes, scales, residuals, centres, live, 4)
     slots, t, _, found, scored = search_clusters(
-        scores, live, np.zeros(0, bool), 2, base, head, tail, arena, embeddings, steps, poses,
+        *index, np.zeros(0, bool), 2, base, head, tail, arena, embeddings, steps, poses,
         live, query, np.float32(0.0), False,
     )
     assert sorted(slots.tolist()) == [0, 1] and sorted(t.tolist()) == [0, 10] and scored == 4 + 2
     allowed = np.array([False, True, True, True])
     slots, *_ = search_clusters(
-        scores, live, allowed, 2, base, head, tail, arena, embeddings, steps, poses,
+        *index, allowed, 2, base, head, tail, arena, embeddings, steps, poses,
         live, query, np.float32(0.0), False,
     )
     assert sorted(slots.tolist()) == [1, 2]
