@@ -6,6 +6,10 @@ The trajectory stands in for the paper's 100K-step MineDojo episode (see
 :func:`synthetic_trajectory`); its structure is tuned so that the memories form clusters of the
 sizes the paper reports (Place about 2,300 places of 43 frames, Place Event about 3,000 events of
 30, Event about 580 events of 172), which is what read times depend on.
+
+Also here: peers on the same frames and queries (:func:`measure_peers`: a numpy full scan and
+faiss's flat and IVF indexes, faiss imported only there), and a long run of a capacity-limited
+Place Event Memory (:func:`run_long_run`).
 """
 
 from __future__ import annotations
