@@ -159,7 +159,7 @@ class ClusterTable:
         self.head[cluster] = self.tail[cluster] = 0
         row = self.live_count
         if row == self.centres.shape[0]:
-            self._grow_rows(row + max(ID_GROWTH, row // 2))
+            self._grow_rows(row + max(ID_GROWTH, row // 8))  # spare rows <= 1/8
         self.live[row] = cluster
         self.row[cluster] = row
         self.live_count = row + 1
