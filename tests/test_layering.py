@@ -70,18 +70,7 @@ KNOWN_VIOLATIONS: frozenset[tuple[str, str]] = frozenset()
 """``(importer, imported)`` module pairs that break a rule today and that another branch of the
 redesign removes. Empty this once those branches are merged."""
 
-KNOWN_CYCLES: frozenset[frozenset[str]] = frozenset({
-    # memory branch (redesign-memory): persistence imports every memory class (inside ``load``)
-    # and the memories import persistence back.
-    frozenset({
-        "mrsteve.memory.clustered",
-        "mrsteve.memory.event",
-        "mrsteve.memory.fifo",
-        "mrsteve.memory.persistence",
-        "mrsteve.memory.place",
-        "mrsteve.memory.place_event",
-    }),
-})
+KNOWN_CYCLES: frozenset[frozenset[str]] = frozenset()
 """Sets of modules that import each other in a circle today (strongly connected components) and
 that another branch removes. Empty this once those branches are merged."""
 

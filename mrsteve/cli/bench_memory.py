@@ -1,4 +1,5 @@
-"""`mrsteve bench memory`: the paper's memory query-time experiment, on one CPU core."""
+"""`mrsteve bench memory`: the paper's memory query-time experiment, on one CPU core, with peers
+(faiss) on the same frames and a long run at a capacity."""
 
 from __future__ import annotations
 
@@ -10,9 +11,11 @@ from typing import Annotated
 import typer
 
 from mrsteve.cli.output import fail, write_json
+from mrsteve.naming import check_name
 
 _BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 _MEMORY_NAMES = ("fifo", "place", "event", "place-event", "place-event-centre")
+_PEER_NAMES = ("faiss",)
 
 
 def _pin_blas_to_one_thread() -> bool:
@@ -26,8 +29,13 @@ def _pin_blas_to_one_thread() -> bool:
 
 def command(
     frames: Annotated[
-        int, typer.Option("--frames", help="Trajectory length (frames stored).")
-    ] = 100_000,
+        int | None,
+        typer.Option(
+            "--frames",
+            help="Trajectory length: frames stored (default 100,000), or with --long-run frames "
+            "written (default 1,000,000).",
+        ),
+    ] = None,
     queries: Annotated[int, typer.Option("--queries", help="Reads per memory and top-k.")] = 1000,
     dim: Annotated[int, typer.Option("--dim", help="Embedding size (MineCLIP: 512).")] = 512,
     seed: Annotated[
@@ -40,6 +48,26 @@ def command(
             help=f"Benchmark only these (repeatable): {', '.join(_MEMORY_NAMES)}. Default: all.",
         ),
     ] = None,
+    peers: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--peers",
+            help="Also measure these libraries on the same frames and queries (repeatable): "
+            "faiss (IndexFlatIP and IndexIVFFlat range search, with a numpy full scan). "
+            "Needs pip install 'mrsteve[bench]'.",
+        ),
+    ] = None,
+    long_run: Annotated[
+        bool,
+        typer.Option(
+            "--long-run",
+            help="Instead: write --frames frames (default here 1,000,000) into a Place Event "
+            "Memory with --capacity, sampling read time and cluster count along the way.",
+        ),
+    ] = False,
+    capacity: Annotated[
+        int, typer.Option("--capacity", help="Capacity of the memory in --long-run.")
+    ] = 20_000,
     json_path: Annotated[
         Path | None, typer.Option("--json", help="Also write the results to this JSON file.")
     ] = None,
@@ -50,29 +78,58 @@ def command(
     """Build FIFO, Place, Event, Place Event and Place Event (centre only) memories from one
     synthetic trajectory, then time reads for top-k in {1, 2, 4, 10, 30}: ms per query, frames
     scored, clusters, write cost per frame and bytes per frame, beside the paper's numbers
-    (Appendix "Computational Complexity of Query Operation"). numpy's BLAS is pinned to one
-    thread, so the numbers are one core's."""
+    (Appendix "Computational Complexity of Query Operation"). With --peers faiss, faiss's flat
+    and IVF indexes and a numpy full scan answer the same range queries on the same frames (times,
+    build times, recalls). With --long-run, a capacity-limited Place Event Memory is followed over
+    a long episode. numpy's BLAS (and faiss) are pinned to one thread, so the numbers are one
+    core's."""
     pinned = _pin_blas_to_one_thread()
+    if frames is None:
+        frames = 1_000_000 if long_run else 100_000
     for name, value, least in (
         ("--frames", frames, 1),
         ("--queries", queries, 1),
         ("--dim", dim, 1),
+        ("--capacity", capacity, 1),
     ):
         if value < least:
             raise fail(f"{name} must be >= {least}, got {value}")
-    unknown = sorted(set(memory or ()) - set(_MEMORY_NAMES))
-    if unknown:
-        raise fail(f"unknown --memory {unknown}; choose from {', '.join(_MEMORY_NAMES)}")
+    try:
+        for name in memory or ():
+            check_name(name, _MEMORY_NAMES, "--memory")
+        for name in peers or ():
+            check_name(name, _PEER_NAMES, "--peers")
+    except ValueError as error:
+        raise fail(str(error)) from None
 
-    from mrsteve.bench.memory import MemoryBenchConfig, format_report, run_memory_benchmark
+    from mrsteve.bench import memory as bench
 
-    selected = tuple(name for name in _MEMORY_NAMES if not memory or name in memory)
-    config = MemoryBenchConfig(
-        frames=frames, queries=queries, dim=dim, seed=seed, memories=selected
-    )
-    report = run_memory_benchmark(config, progress=progress)
-    report["machine"]["blas_pinned_to_one_thread"] = pinned
-    typer.echo(format_report(report))
+    if long_run:
+        config = bench.LongRunConfig(
+            frames=frames,
+            capacity=capacity,
+            dim=dim,
+            seed=seed,
+        )
+        report = bench.run_long_run(config, progress=progress)
+        text = bench.format_long_run(report)
+    else:
+        selected = tuple(name for name in _MEMORY_NAMES if not memory or name in memory)
+        config = bench.MemoryBenchConfig(
+            frames=frames,
+            queries=queries,
+            dim=dim,
+            seed=seed,
+            memories=selected,
+            peers=tuple(peers or ()),
+        )
+        try:
+            report = bench.run_memory_benchmark(config, progress=progress)
+        except bench.MissingPeer as error:
+            raise fail(str(error)) from None
+        text = bench.format_report(report)
+    report.setdefault("machine", {})["blas_pinned_to_one_thread"] = pinned
+    typer.echo(text)
     if not pinned:
         typer.secho(
             "warning: numpy was loaded before the benchmark could pin its BLAS to one thread",

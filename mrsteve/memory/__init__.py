@@ -2,9 +2,11 @@
 Memory (with its "Center Embed" variant), DP-Means, and a versioned file format.
 
 Modules, lowest first: ``base`` (the ``Memory`` protocol, read results, input checks), ``frames``
-(contiguous frame storage), ``clusters`` (per-cluster slot queues, centres, size buckets),
-``kernels`` (the numba read kernel), ``dpmeans``, ``clustered`` (what the variants share), the
-variants ``fifo``, ``place``, ``event``, ``place_event``, and ``persistence``.
+(contiguous frame storage), ``clusters`` (per-cluster slot blocks in one arena, the centre
+matrix of open clusters, size buckets),
+``kernels`` (the numba read kernel), ``dpmeans``, ``fileformat`` (the versioned file format),
+``clustered`` (what the variants share), the variants ``fifo``, ``place``, ``event``,
+``place_event``, and ``persistence`` (loading).
 
 numpy and one numba kernel only: this layer imports neither gymnasium nor torch.
 
@@ -27,7 +29,8 @@ from mrsteve.memory.clustered import ClusterConfig, MemoryConfig
 from mrsteve.memory.dpmeans import DPMeans, DPMeansResult
 from mrsteve.memory.event import EventConfig, EventMemory
 from mrsteve.memory.fifo import FIFOMemory
-from mrsteve.memory.persistence import FORMAT_VERSION, load
+from mrsteve.memory.fileformat import FORMAT_VERSION
+from mrsteve.memory.persistence import load
 from mrsteve.memory.place import PlaceConfig, PlaceMemory, place_key
 from mrsteve.memory.place_event import PlaceEventConfig, PlaceEventMemory
 

@@ -32,8 +32,10 @@ from mrsteve.memory.base import (
     require,
 )
 from mrsteve.memory.clusters import ClusterTable
+from mrsteve.memory.fileformat import write_archive
 from mrsteve.memory.frames import FrameStore
-from mrsteve.memory.kernels import score_rows
+from mrsteve.memory.kernels import order_frames, search_clusters
+from mrsteve.naming import unknown_name
 
 
 @dataclass(frozen=True)
@@ -56,11 +58,15 @@ class ClusterConfig(MemoryConfig):
         require(is_int(self.top_k) and self.top_k >= 1, "top_k must be an int >= 1", self.top_k)
 
 
-def make_config(config_type: type[MemoryConfig], hyperparameters: dict[str, Any]) -> MemoryConfig:
+def make_config(
+    config_type: type[MemoryConfig], hyperparameters: dict[str, Any], owner: str
+) -> MemoryConfig:
+    """``config_type(**hyperparameters)``; an unknown name raises the package's unknown-name
+    error, naming ``owner`` (the memory class) and the accepted names."""
     names = [field.name for field in dataclasses.fields(config_type)]
-    unknown = sorted(set(hyperparameters) - set(names))
-    if unknown:
-        raise ValueError(f"unknown hyperparameter(s) {unknown}; accepted: {names}")
+    for name in hyperparameters:
+        if name not in names:
+            raise unknown_name(f"{owner} hyperparameter", name, names or ["(none)"])
     return config_type(**hyperparameters)
 
 
@@ -75,7 +81,7 @@ class ClusteredMemory(ABC):
         self, capacity: int | None = None, *, dim: int | None = None, **hyperparameters: Any
     ):
         self._capacity = check_capacity(capacity)
-        self.config = make_config(self.Config, hyperparameters)
+        self.config = make_config(self.Config, hyperparameters, type(self).__name__)
         self._dim: int | None = None
         self._frames: FrameStore | None = None
         self._clusters: ClusterTable | None = None
@@ -180,37 +186,50 @@ class ClusteredMemory(ABC):
         )
         if self._size == 0:
             return MemoryRead.empty()
-        slots, scores, frames_scored = self._score(vector, top_k, window)
-        steps, poses = self._frames.steps, self._frames.poses  # np.take: fast small-row gathers
-        keep = scores >= threshold
+        # compared in float32, like the scores (a threshold past float32 is +-inf)
+        bar = np.float32(threshold if abs(threshold) <= _FLOAT32_MAX else threshold * np.inf)
+        t, pose, scores, frames_scored = self._score(vector, top_k, window, bar)
         if window.active:
-            keep &= window.frames(np.take(steps, slots), np.take(poses, slots, axis=0))
-        slots, scores = slots[keep], scores[keep]
-        if near_xz is None:
-            order = np.argsort(-scores, kind="stable")
-        else:
-            dx = np.take(poses[:, 0], slots).astype(np.float64) - near_xz[0]
-            dz = np.take(poses[:, 2], slots).astype(np.float64) - near_xz[1]
-            order = np.lexsort((-scores, dx * dx + dz * dz))
-        slots = slots[order]
-        return MemoryRead(
-            np.take(steps, slots), np.take(poses, slots, axis=0), scores[order], frames_scored
-        )
+            keep = window.frames(t, pose)
+            t, pose, scores = t[keep], pose[keep], scores[keep]
+        near_x, near_z = near_xz if near_xz is not None else (0.0, 0.0)
+        t, pose, scores = order_frames(t, pose, scores, near_x, near_z, near_xz is not None)
+        return MemoryRead(t, pose, scores, frames_scored)
 
     def _default_top_k(self) -> int:
         return self.config.top_k
 
     def _score(
-        self, query: np.ndarray, top_k: int, window: ReadFilter
-    ) -> tuple[np.ndarray, np.ndarray, int]:
-        """``(slots searched, their scores, dot products computed)``: rank the clusters by
-        centre, then score the frames of the top-k (or take their centres' scores)."""
-        clusters, centre_scores, centres_scored = self._clusters.rank(query, top_k, window)
-        if self.scores_centres_only:
-            return self._clusters.centre_slot[clusters], centre_scores, centres_scored
-        slots = self._clusters.gather(clusters)
-        scores = score_rows(self._frames.embeddings, slots, query)
-        return slots, scores, centres_scored + int(slots.shape[0])
+        self, query: np.ndarray, top_k: int, window: ReadFilter, threshold: np.float32
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+        """``(t, poses, scores, dot products computed)`` of the searched frames scoring at least
+        ``threshold``: rank the clusters by centre, then score the frames of the top-k (or take
+        their centres' scores), in one compiled call."""
+        table = self._clusters
+        frames = self._frames
+        allowed = table.searchable(window) if window.active else _EVERY_CLUSTER
+        _, t, pose, scores, scored = search_clusters(
+            table.codes,
+            table.scales,
+            table.residuals,
+            table.centres,
+            table.live,
+            table.live_count,
+            allowed,
+            top_k,
+            table.base,
+            table.head,
+            table.tail,
+            table.arena,
+            frames.embeddings,
+            frames.steps,
+            frames.poses,
+            table.centre_slot,
+            query,
+            threshold,
+            self.scores_centres_only,
+        )
+        return t, pose, scores, scored
 
     # --- inspection ---
 
@@ -219,7 +238,7 @@ class ClusteredMemory(ABC):
         if self._clusters is None:
             return []
         views = []
-        for cluster in self._clusters.live().tolist():
+        for cluster in self._clusters.live_ids().tolist():
             slots = self._clusters.slots(cluster)
             centre = self._centre_index(cluster, slots)
             views.append(
@@ -237,9 +256,14 @@ class ClusteredMemory(ABC):
         (``float32[n, dim]``, ``float32[n, 5]``): what task-conditioned exploration scores."""
         if self._clusters is None:
             return np.zeros((0, self.dim or 0), np.float32), np.zeros((0, 5), np.float32)
-        live = self._clusters.live()
+        live = self._clusters.live_ids()
         slots = self._clusters.centre_slot[live]
         return self._frames.embeddings[slots].copy(), self._frames.poses[slots].copy()
+
+    def centre_rows(self) -> int:
+        """Rows of the centre matrix a read scores: one per cluster holding frames (a cluster
+        emptied by eviction leaves it at once)."""
+        return 0 if self._clusters is None else self._clusters.live_count
 
     def _centre_index(self, cluster: int, slots: np.ndarray) -> int | None:
         return int(np.flatnonzero(slots == self._clusters.centre_slot[cluster])[0])
@@ -270,13 +294,20 @@ class ClusteredMemory(ABC):
         """Bytes of the variant's own index structures."""
         return 0
 
-    # --- persistence (file format in mrsteve.memory.persistence) ---
+    # --- persistence (file format in mrsteve.memory.fileformat) ---
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the memory to ``path`` atomically; :func:`mrsteve.memory.load` restores it."""
-        from mrsteve.memory.persistence import save_memory
-
-        save_memory(self, path)
+        """Write the memory to ``path`` atomically; :func:`mrsteve.memory.load` restores it
+        (format: :mod:`mrsteve.memory.fileformat`)."""
+        scalars, arrays = self._state()
+        header = {
+            "kind": type(self).__name__,
+            "capacity": self._capacity,
+            "dim": self._dim,
+            "config": dataclasses.asdict(self.config),
+            "state": scalars,
+        }
+        write_archive(path, header, arrays)
 
     def _state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         """``(JSON-able scalars, arrays)`` that restore this memory exactly."""
@@ -321,6 +352,11 @@ class ClusteredMemory(ABC):
 
     def _load_index(self, scalars: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
         """Restore what :meth:`_save_index` wrote."""
+
+
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+_EVERY_CLUSTER = np.zeros(0, bool)
+"""``allowed`` for an unfiltered read: every cluster may be searched."""
 
 
 def _section(arrays: dict[str, np.ndarray], prefix: str) -> dict[str, np.ndarray]:

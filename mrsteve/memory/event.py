@@ -167,7 +167,7 @@ class EventClusteredMemory(ClusteredMemory):
         """The group's event most similar to ``centre`` if above ``fold_threshold``."""
         if not group.events:
             return None
-        similarities = self._clusters.centres[group.events] @ centre
+        similarities = self._clusters.centre_of(group.events) @ centre
         best = int(np.argmax(similarities))
         return group.events[best] if similarities[best] > self.config.fold_threshold else None
 
@@ -187,7 +187,7 @@ class EventClusteredMemory(ClusteredMemory):
             clusters.set_centre(cluster, int(clusters.slots(cluster)[0]))
         elif slot == clusters.centre_slot[cluster]:  # the remaining frame nearest the old centre
             slots = clusters.slots(cluster)
-            similarities = self._frames.embeddings[slots] @ clusters.centres[cluster]
+            similarities = self._frames.embeddings[slots] @ clusters.centre_of(cluster)
             clusters.set_centre(cluster, int(slots[np.argmax(similarities)]))
 
     def _places_and_events(self) -> tuple[int, int]:

@@ -28,12 +28,15 @@ class FIFOMemory(ClusteredMemory):
         return 1
 
     def _score(
-        self, query: np.ndarray, top_k: int, window: ReadFilter
-    ) -> tuple[np.ndarray, np.ndarray, int]:
+        self, query: np.ndarray, top_k: int, window: ReadFilter, threshold: np.float32
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
         frames = self._frames
         scores = frames.embeddings[: frames.used] @ query
         slots = self._clusters.slots(_ALL)
-        return slots, scores[slots], int(slots.shape[0])
+        scores = scores[slots]
+        keep = scores >= threshold
+        found = slots[keep]
+        return frames.steps[found], frames.poses[found], scores[keep], int(slots.shape[0])
 
     def _centre_index(self, cluster: int, slots: np.ndarray) -> int | None:
         return None

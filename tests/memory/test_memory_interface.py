@@ -234,5 +234,5 @@ def test_bad_capacity_raises(make, capacity):
 
 
 def test_unknown_hyperparameter_names_the_accepted_ones(make):
-    with pytest.raises(ValueError, match="accepted"):
+    with pytest.raises(ValueError, match="unknown .*Memory hyperparameter 'cell_sise'; known: "):
         make(cell_sise=4)

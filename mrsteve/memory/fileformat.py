@@ -1,0 +1,80 @@
+"""The memory file format: an uncompressed ``.npz`` archive whose ``header`` member is UTF-8 JSON
+``{"format": "mrsteve.memory", "version", "kind", "capacity", "dim", "config", "state"}`` and whose
+other members are the memory's arrays. Writing goes to a temporary file renamed over the target,
+so a crash never leaves half a file; reading checks the header and every member's CRC, and raises
+``ValueError`` for anything that is not an intact memory file of a version this code reads.
+
+Versions: 2 stores each cluster's slots as a block of one arena and the centre matrix of the open
+clusters (``clusters.arena``, ``clusters.live``); 1 stored a slot queue per cluster and centres by
+cluster id, and still loads (converted on load). This module knows nothing of the memory classes,
+so the memories (which save) and :mod:`mrsteve.memory.persistence` (which loads) both import it
+without importing each other.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+FORMAT = "mrsteve.memory"
+FORMAT_VERSION = 2
+READABLE_VERSIONS = (1, 2)
+_HEADER = "header"
+_ZIP_MAGIC = b"PK\x03\x04"
+
+
+def write_archive(path: str | os.PathLike[str], header: dict[str, Any], arrays: dict) -> None:
+    """Write ``header`` (``format`` and ``version`` added) and ``arrays`` to ``path`` atomically."""
+    header = {"format": FORMAT, "version": FORMAT_VERSION, **header}
+    members = {_HEADER: np.frombuffer(json.dumps(header).encode("utf-8"), np.uint8), **arrays}
+    target = Path(path)
+    descriptor, temporary = tempfile.mkstemp(
+        dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"
+    )
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            np.savez(handle, **members)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def read_archive(path: str | os.PathLike[str]) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """``(header, arrays)`` of a memory file of a readable version."""
+    arrays = _read_members(Path(path))
+    try:
+        header = json.loads(arrays.pop(_HEADER).tobytes().decode("utf-8"))
+    except KeyError:
+        raise ValueError(f"{path}: not a mrsteve memory file (no header)") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ValueError(f"{path}: corrupted memory file header ({error})") from None
+    if not isinstance(header, dict) or header.get("format") != FORMAT:
+        raise ValueError(f"{path}: not a mrsteve memory file (format is not {FORMAT!r})")
+    if header.get("version") not in READABLE_VERSIONS:
+        raise ValueError(
+            f"{path}: memory file version {header.get('version')!r}, this mrsteve reads "
+            f"versions {', '.join(map(str, READABLE_VERSIONS))}"
+        )
+    return header, arrays
+
+
+def _read_members(path: Path) -> dict[str, np.ndarray]:
+    with open(path, "rb") as handle:
+        if handle.read(4) != _ZIP_MAGIC:
+            raise ValueError(f"{path}: not a mrsteve memory file (not an .npz archive)")
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            return {name: archive[name] for name in archive.files}
+    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile) as error:
+        raise ValueError(
+            f"{path}: corrupted memory file ({type(error).__name__}: {error})"
+        ) from None

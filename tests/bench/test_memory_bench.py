@@ -1,0 +1,49 @@
+"""`mrsteve.bench.memory` at tiny sizes: the faiss peers, the missing-faiss message, the long run.
+(Timings are printed by the benchmark, never asserted.)"""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from mrsteve.bench import memory as bench
+
+
+def test_peers_answer_the_same_queries_with_recalls():
+    pytest.importorskip("faiss")
+    config = bench.MemoryBenchConfig(
+        frames=1500, queries=8, dim=16, memories=("place-event",), peers=("faiss",),
+        top_ks=(30,), recall_queries=8,
+    )
+    report = bench.run_memory_benchmark(config, progress=False)
+    rows = {row["peer"]: row for row in report["peers"]}
+    assert set(rows) == {"numpy", "faiss-flat", "faiss-ivf", "place-event"}
+    for name in ("numpy", "faiss-flat"):
+        assert rows[name]["recall_full_scan"] == pytest.approx(1.0)
+        assert rows[name]["scanned"] == 1500
+    for name in ("faiss-ivf", "place-event"):  # exact over what each searches
+        assert rows[name]["recall_searched"] == pytest.approx(1.0)
+        assert rows[name]["scanned"] < 1500 + 1500
+    assert "place_event_over_faiss_ivf" in report["targets"]
+    assert "faiss IndexIVFFlat" in bench.format_report(report)
+
+
+def test_without_faiss_the_peers_fail_with_how_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "faiss", None)
+    config = bench.MemoryBenchConfig(frames=50, queries=2, dim=8, peers=("faiss",))
+    with pytest.raises(bench.MissingPeer, match=r"pip install 'mrsteve\[bench\]'"):
+        bench.run_memory_benchmark(config, progress=False)
+
+
+def test_a_long_run_keeps_the_capacity_and_one_centre_row_per_cluster():
+    config = bench.LongRunConfig(
+        frames=1200, capacity=200, dim=8, checkpoints=4, queries=3, chunk=500
+    )
+    report = bench.run_long_run(config, progress=False)
+    samples = report["samples"]
+    assert [s["written"] for s in samples] == [300, 600, 900, 1200]
+    for sample in samples:
+        assert sample["frames"] == min(sample["written"], 200)
+        assert sample["centre_rows"] == sample["clusters"] > 0
+    assert "centre rows" in bench.format_long_run(report)

@@ -1,0 +1,118 @@
+"""The read's index layout under eviction: slot blocks in one arena and a centre matrix that holds
+exactly the clusters with frames, checked after every write of random interleavings."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from memory_streams import MEMORIES, random_frames
+
+from mrsteve.memory import clusters
+from mrsteve.memory.kernels import search_clusters
+
+DIM = 6
+
+
+def check_layout(memory) -> None:
+    """The centre matrix has one row per cluster holding frames, with its centre frame's
+    embedding; blocks of open clusters do not overlap and lie inside the arena."""
+    table = memory._clusters
+    live = table.live[: table.live_count]
+    sizes = table.sizes()
+    assert sorted(live.tolist()) == np.flatnonzero(sizes > 0).tolist()
+    assert memory.centre_rows() == memory.stats().clusters == live.shape[0]
+    np.testing.assert_array_equal(table.row[live], np.arange(live.shape[0]))
+    np.testing.assert_array_equal(
+        table.live_centres(), memory._frames.embeddings[table.centre_slot[live]]
+    )
+    rows = slice(0, live.shape[0])  # the int8 codes stand within their bound of each centre
+    decoded = table.codes[rows].astype(np.float64) * table.scales[rows, None]
+    missed = np.linalg.norm(table.live_centres().astype(np.float64) - decoded, axis=1)
+    assert (missed <= table.residuals[rows]).all()
+    starts, ends = table.base[live], table.base[live] + table.block[live]
+    order = np.argsort(starts)
+    assert (ends[order][:-1] <= starts[order][1:]).all()
+    assert (ends <= table.arena_used).all() and table.arena_used <= table.arena.shape[0]
+    assert (table.tail[live] <= table.block[live]).all()
+
+
+def brute_force(memory, query: np.ndarray, threshold: np.float32, top_k: int) -> set[int]:
+    """Steps of the frames of the top-k clusters (by centre score, float64) scoring at least
+    ``threshold``, from :meth:`clusters` alone (ties at the k-th centre excluded)."""
+    views = memory.clusters()
+    centres = np.array([v.embedding[v.centre_index].astype(np.float64) @ query for v in views])
+    kth = np.sort(centres)[::-1][top_k - 1] if len(views) > top_k else -np.inf
+    found = set()
+    for score, view in zip(centres, views, strict=True):
+        if score > kth + 1e-5:
+            scores = view.embedding.astype(np.float64) @ query
+            found.update(view.t[scores >= threshold + 1e-5].tolist())
+    return found
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    name=st.sampled_from(["place", "event", "place_event"]),
+    seed=st.integers(0, 2**16),
+    count=st.integers(1, 200),
+    capacity=st.integers(1, 50),
+    update_freq=st.integers(1, 12),
+    spread=st.sampled_from([2.0, 10.0, 40.0]),
+    top_k=st.integers(1, 5),
+    small_arena=st.booleans(),
+)
+def test_every_write_keeps_the_layout_and_reads_match_a_scan(
+    name, seed, count, capacity, update_freq, spread, top_k, small_arena
+):
+    saved_minimum = clusters.MIN_ARENA
+    clusters.MIN_ARENA = 16 if small_arena else saved_minimum  # pack the arena often
+    try:
+        write_and_check(name, seed, count, capacity, update_freq, spread, top_k)
+    finally:
+        clusters.MIN_ARENA = saved_minimum
+
+
+def write_and_check(name, seed, count, capacity, update_freq, spread, top_k):
+    hyperparameters = {"update_freq": update_freq} if "event" in name else {}
+    memory = MEMORIES[name](capacity, **hyperparameters)
+    rng = np.random.default_rng(seed)
+    embeddings, poses = random_frames(rng, count, DIM, spread=spread)
+    threshold = np.float32(0.1)
+    for t, (embedding, pose) in enumerate(zip(embeddings, poses)):
+        memory.write(embedding, pose, t)
+        check_layout(memory)
+        if t % 7 == 0:
+            query = embeddings[rng.integers(t + 1)].astype(np.float32)
+            got = set(memory.read(query, float(threshold), top_k=top_k).t.tolist())
+            assert brute_force(memory, query, threshold, top_k) <= got
+            held = {int(step) for view in memory.clusters() for step in view.t}
+            assert got <= held
+
+
+def test_the_kernel_breaks_ties_at_the_kth_centre_by_row():
+    centres = np.array([[0.5], [0.9], [0.5], [0.5]], np.float32)
+    codes = np.array([[64], [115], [64], [64]], np.int8)  # scale 0.5 / 64 etc., near enough
+    scales = np.array([0.5 / 64, 0.9 / 115, 0.5 / 64, 0.5 / 64], np.float32)
+    residuals = np.full(4, 1e-3, np.float32)
+    live = np.arange(4)
+    base = np.arange(4) * 2
+    head = np.zeros(4, np.int64)
+    tail = np.ones(4, np.int64)
+    arena = np.array([0, -1, 1, -1, 2, -1, 3, -1], np.int32)
+    embeddings = np.ones((4, 1), np.float32)
+    steps = np.arange(4) * 10
+    poses = np.zeros((4, 5), np.float32)
+    query = np.ones(1, np.float32)
+    index = (codes, scales, residuals, centres, live, 4)
+    slots, t, _, found, scored = search_clusters(
+        *index, np.zeros(0, bool), 2, base, head, tail, arena, embeddings, steps, poses,
+        live, query, np.float32(0.0), False,
+    )
+    assert sorted(slots.tolist()) == [0, 1] and sorted(t.tolist()) == [0, 10] and scored == 4 + 2
+    allowed = np.array([False, True, True, True])
+    slots, *_ = search_clusters(
+        *index, allowed, 2, base, head, tail, arena, embeddings, steps, poses,
+        live, query, np.float32(0.0), False,
+    )
+    assert sorted(slots.tolist()) == [1, 2]
