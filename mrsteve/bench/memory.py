@@ -536,10 +536,15 @@ def measure_peers(
     ivf.add(embeddings)
     build_s = time.perf_counter() - started
     ivf.nprobe = top_k
-    timings = _time_queries(
-        lambda q: ivf.range_search(q[None], threshold),
+    # IVF and the memory answer each query in turn (the first alternating), so that a change of
+    # machine load during the run weighs on both alike and their ratio stays meaningful.
+    ivf_timings, memory_timings = _time_queries_interleaved(
+        (
+            lambda q: ivf.range_search(q[None], threshold),
+            lambda q: memory.read(q, threshold, top_k=top_k),
+        ),
         queries,
-        f"faiss IVF nprobe {top_k}",
+        f"faiss IVF nprobe {top_k} and Place Event top-{top_k}",
         progress,
     )
     lists = quantizer.search(embeddings, 1)[1][:, 0]
@@ -552,18 +557,17 @@ def measure_peers(
         truth.append(set(np.flatnonzero(searched & (embeddings @ q >= threshold)).tolist()))
     scanned = nlist + float(np.mean([list_sizes[p].sum() for p in probed]))
     label = f"faiss IndexIVFFlat (nlist {nlist:,}, nprobe {top_k})"
-    rows.append(row("faiss-ivf", label, timings, build_s, scanned, truth, answers))
+    rows.append(row("faiss-ivf", label, ivf_timings, build_s, scanned, truth, answers))
 
-    timings = _time_queries(
-        lambda q: memory.read(q, threshold, top_k=top_k), queries, "Place Event", progress
-    )
     answers = [set(memory.read(q, threshold, top_k=top_k).t.tolist()) for q in recall_set]
     truth = [_place_event_searched_answer(memory, q, top_k, threshold) for q in recall_set]
     scanned = float(
         np.mean([memory.read(q, threshold, top_k=top_k).frames_scored for q in queries])
     )
     label = f"Place Event Memory (top-{top_k})"
-    rows.append(row("place-event", label, timings, memory.build_s, scanned, truth, answers))
+    rows.append(
+        row("place-event", label, memory_timings, memory.build_s, scanned, truth, answers)
+    )
     return rows
 
 
@@ -584,6 +588,25 @@ def _place_event_searched_answer(memory: Any, query: np.ndarray, top_k: int, thr
 def _recall(answers: list[set[int]], truths: list[set[int]]) -> float:
     values = [len(a & t) / len(t) if t else 1.0 for a, t in zip(answers, truths, strict=True)]
     return float(np.mean(values)) if values else 1.0
+
+
+def _time_queries_interleaved(
+    reads: tuple[Callable[[np.ndarray], Any], ...], queries, label: str, progress: bool
+) -> list[np.ndarray]:
+    """ms per query of each of ``reads``, every query answered by all of them in turn, the
+    order rotating from query to query."""
+    for read in reads:
+        read(queries[0])  # untimed warm-up
+    timings: list[list[float]] = [[] for _ in reads]
+    for number, query in enumerate(
+        tqdm(queries, desc=f"read {label}", unit="query", disable=not progress, leave=False)
+    ):
+        for turn in range(len(reads)):
+            which = (number + turn) % len(reads)
+            started = time.perf_counter()
+            reads[which](query)
+            timings[which].append((time.perf_counter() - started) * 1e3)
+    return [np.asarray(values) for values in timings]
 
 
 def _time_queries(read: Callable[[np.ndarray], Any], queries, label: str, progress: bool):

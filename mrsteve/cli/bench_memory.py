@@ -54,7 +54,7 @@ def command(
             "--peers",
             help="Also measure these libraries on the same frames and queries (repeatable): "
             "faiss (IndexFlatIP and IndexIVFFlat range search, with a numpy full scan). "
-            "Needs pip install 'mrsteve[bench]'.",
+            "Needs pip install 'mrsteve\\[bench]'.",
         ),
     ] = None,
     long_run: Annotated[

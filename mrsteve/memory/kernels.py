@@ -148,8 +148,8 @@ def order_frames(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The found frames ``(t, pose, score)`` in result order: best score first, or, with
     ``by_distance``, nearest first to ``(near_x, near_z)`` on the ground, ties best score first
-    (the distance sort is stable; equal scores keep a deterministic order)."""
-    order = np.argsort(-scores)  # quicksort: a quarter faster than merge sort at ~1,000 frames
+    (both sorts are stable: equal keys keep the order the frames were found in)."""
+    order = best_first(scores)
     if by_distance:
         distance = np.empty(order.shape[0], np.float64)
         for index in range(order.shape[0]):
@@ -167,3 +167,44 @@ def order_frames(
         ordered_pose[index] = pose[row]
         ordered_score[index] = scores[row]
     return ordered_t, ordered_pose, ordered_score
+
+
+_RADIX_BITS = 8
+_RADIX_PASSES = 4
+
+
+@numba.njit(cache=True, nogil=True)
+def best_first(scores: np.ndarray) -> np.ndarray:
+    """Indices that order float32 ``scores`` from highest to lowest, stably (NaN-free input).
+
+    An LSD radix sort on the scores' bits, 8 bits a pass: each float is mapped to an unsigned
+    key that sorts like the float (flip every bit of negatives, the sign bit of the rest), then
+    complemented for descending order. Four linear passes; at a read's ~1,000 found frames it is
+    several times faster than a comparison sort, and its order does not depend on the data."""
+    count = scores.shape[0]
+    keys = np.empty(count, np.uint32)
+    bits = np.ascontiguousarray(scores).view(np.uint32)
+    for index in range(count):
+        value = bits[index]
+        if value == np.uint32(0x80000000):
+            value = np.uint32(0)  # -0.0 ties with 0.0, as the floats compare
+        if value & np.uint32(0x80000000):
+            keys[index] = value  # ~(~value): negative floats sort reversed
+        else:
+            keys[index] = ~(value | np.uint32(0x80000000))
+    order = np.arange(count)
+    spare = np.empty(count, np.int64)
+    buckets = 1 << _RADIX_BITS
+    for shift in range(0, _RADIX_BITS * _RADIX_PASSES, _RADIX_BITS):
+        starts = np.zeros(buckets + 1, np.int64)
+        for index in range(count):
+            starts[((keys[index] >> shift) & (buckets - 1)) + 1] += 1
+        for bucket in range(buckets):
+            starts[bucket + 1] += starts[bucket]
+        for index in range(count):
+            row = order[index]
+            bucket = (keys[row] >> shift) & (buckets - 1)
+            spare[starts[bucket]] = row
+            starts[bucket] += 1
+        order, spare = spare, order
+    return order

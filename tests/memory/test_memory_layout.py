@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from memory_streams import MEMORIES, random_frames
 
 from mrsteve.memory import clusters
-from mrsteve.memory.kernels import search_clusters
+from mrsteve.memory.kernels import best_first, search_clusters
 
 DIM = 6
 
@@ -116,3 +116,18 @@ def test_the_kernel_breaks_ties_at_the_kth_centre_by_row():
         live, query, np.float32(0.0), False,
     )
     assert sorted(slots.tolist()) == [1, 2]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from([-1.0, -0.5, -0.0, 0.0, 0.25, 0.5, 1.0])
+        | st.floats(-1.0, 1.0, width=32, allow_nan=False),
+        max_size=300,
+    )
+)
+def test_results_are_ordered_best_first_and_ties_keep_their_found_order(values) -> None:
+    """A read lists frames highest score first; equal scores (-0.0 and 0.0 included) stay in
+    the order they were found, so the same memory answers the same query the same way."""
+    scores = np.asarray(values, np.float32)
+    np.testing.assert_array_equal(best_first(scores), np.argsort(-scores, kind="stable"))
