@@ -11,7 +11,7 @@ under ``if TYPE_CHECKING:`` and inside functions alike. The rules (lowest layer 
 * ``tasks`` imports no ``agent`` or ``control``; ``perception`` no ``env`` and of the world only
   ``world.content``; ``control`` no ``world.render`` (what the agent may see comes through the
   observation, not the renderer);
-* the root leaf modules (``naming``, ``seeding``, ``spaces``, ``fileio``) may be imported by anyone
+* the root leaf modules (``naming``, ``seeding``, ``spaces``, ``fileio``, ``visibility``) may be imported by anyone
   and import no other module of the package;
 * no import cycles between modules.
 
@@ -48,7 +48,7 @@ LAYERS: dict[str, int] = {
 }
 """Rank of each subpackage: a module imports only lower ranks (and its own package)."""
 
-LEAVES = frozenset({"naming", "seeding", "spaces", "fileio"})
+LEAVES = frozenset({"naming", "seeding", "spaces", "fileio", "visibility"})
 """Root modules anyone may import; they import nothing else of the package."""
 
 FORBIDDEN: tuple[tuple[str, str], ...] = (

@@ -33,6 +33,7 @@ import numba as nb
 import numpy as np
 
 from mrsteve.control.visitation import padding_to_cover
+from mrsteve.visibility import VISIBILITY
 from mrsteve.world.camera import EYE_HEIGHT, Camera, camera_basis
 from mrsteve.world.content import Content, load_content
 
@@ -67,8 +68,9 @@ class HeightMapConfig:
     """Columns added to a side when the agent or a goal comes near the map's edge."""
     margin: float = 24.0
     """Blocks kept on the map around the agent and the goal."""
-    max_range: float = 48.0
-    """Hits farther than this (blocks along the ray) are ignored."""
+    max_range: float = VISIBILITY.max_distance
+    """Hits farther than this (blocks along the ray) are ignored (the shared visibility rule,
+    :mod:`mrsteve.visibility`)."""
 
     def __post_init__(self) -> None:
         if self.size < 8 or self.growth < 1 or not self.margin >= 0 or not self.max_range > 0:

@@ -7,8 +7,10 @@ world :class:`ScriptedSkills` stands in for it without weights. It reads what ST
 first-person frame, here as depth and semantics, and the inventory) plus the pose, and for each
 prompt follows the rules of ``data/skills.toml`` (target classes, item to hold, attack or use):
 
-- find the target classes in view and lock onto the nearest (by depth): a block cell, or a mob
-  followed from frame to frame as it moves;
+- find the target classes it can make out in view (the shared rule of :mod:`mrsteve.visibility`:
+  a target's region must fill a quarter of a percent of the view, within 48 blocks: a cow up to
+  about 12 blocks away; one 30 blocks away, a speck of a pixel or two, is not pursued) and lock onto the nearest (by depth): a block cell, or
+  a mob followed from frame to frame as it moves;
 - turn toward it (a bounded turn per step), walk up to it (sprinting when far, jumping when
   stalled at a one-block step, a sideways detour when no progress is made);
 - once it is under the crosshair within reach, hold attack or press use until the item arrives;
@@ -38,6 +40,7 @@ from mrsteve.control.skill_book import Skill, SkillBook, SkillMethod, load_skill
 from mrsteve.control.view_geometry import ViewFrame, ray_enters_box
 from mrsteve.control.wander import WanderExplorer
 from mrsteve.spaces import Action, Observation
+from mrsteve.visibility import VISIBILITY, RegionLabeller, VisibilityRule
 from mrsteve.world.camera import EYE_HEIGHT, Camera, basis_matrix
 from mrsteve.world.content import Content, load_content
 
@@ -142,8 +145,11 @@ class ScriptedSkills:
         skills: SkillBook | None = None,
         content: Content | None = None,
         wanderer: WanderExplorer | None = None,
+        visibility: VisibilityRule = VISIBILITY,
     ):
         self.config = config if config is not None else SkillConfig()
+        self.visibility = visibility
+        self._regions = RegionLabeller()
         self.content = content if content is not None else load_content()
         self.skills = skills if skills is not None else load_skills()
         self.wanderer = wanderer if wanderer is not None else WanderExplorer()
@@ -225,15 +231,14 @@ class ScriptedSkills:
 
     def _find_target(self, obs: Observation, eye: np.ndarray, yaw: float, pitch: float) -> bool:
         """Update the lock from the frame: the locked target if still in view, else the block or
-        mob of the nearest target pixel (skipped targets ignored). Whether any target is in view;
-        :class:`~mrsteve.control.view_geometry.ViewFrame` keeps this cheap even when targets fill the view (the ground, for dirt)."""
+        mob of the nearest target pixel (skipped targets ignored). Whether any target is made out
+        in view (:meth:`_visible_targets`); :class:`~mrsteve.control.view_geometry.ViewFrame`
+        keeps this cheap even when targets fill the view (the ground, for dirt)."""
         cfg = self.config
-        semantic, depth = obs["semantic"], obs["depth"]
-        pixels = np.flatnonzero(self._task.is_target[semantic])
+        pixels, depths = self._visible_targets(obs["semantic"], obs["depth"])
         if pixels.size == 0:
             return False
-        depths = depth.ravel()[pixels]
-        frame = ViewFrame(self._camera(semantic.shape), basis_matrix(yaw, pitch), eye, pixels,
+        frame = ViewFrame(self._camera(obs["semantic"].shape), basis_matrix(yaw, pitch), eye, pixels,
                           depths)
         self._skips = [(p, until) for p, until in self._skips if until > self._t]
         if self._skips:
@@ -258,6 +263,19 @@ class ScriptedSkills:
             self._drop_lock()
             self._set_lock(None, frame.cell(frame.nearest()))
         return True
+
+    def _visible_targets(self, semantic: np.ndarray, depth: np.ndarray
+                         ) -> tuple[np.ndarray, np.ndarray]:
+        """Flat indices and depths of the target pixels the skill can make out: in regions of
+        the pursue clarity and within range (:mod:`mrsteve.visibility`)."""
+        pixels = np.flatnonzero(self._task.is_target[semantic])
+        if pixels.size == 0:
+            return pixels, pixels.astype(np.float32)
+        rule = self.visibility
+        sizes = self._regions.region_sizes(semantic).ravel()[pixels]
+        depths = depth.ravel()[pixels]
+        keep = (sizes >= rule.pursue_pixels(semantic.size)) & (depths <= rule.max_distance)
+        return pixels[keep], depths[keep]
 
     def _set_lock(self, point: np.ndarray | None, cell: np.ndarray | None) -> None:
         if self._lock is None:

@@ -38,6 +38,7 @@ from mrsteve.perception._data import read_data_toml
 from mrsteve.perception.encoder import Observation
 from mrsteve.perception.lexicon import Lexicon, load_lexicon
 from mrsteve.perception.thresholds import EncoderThresholds, parse_thresholds
+from mrsteve.visibility import VISIBILITY, RegionLabeller, label_regions
 from mrsteve.world.content import load_content
 
 
@@ -72,11 +73,12 @@ class SemanticEncoderConfig:
     half a place cluster's yaw bin (30 degrees) keeps a static scene one event."""
     salience: Mapping[str, float] = field(default_factory=load_salience)
     """Importance per unit of view area of each semantic class (> 0)."""
-    clear_region_share: float = 0.01
+    clear_region_share: float = VISIBILITY.clear_share
     """Share of the view a region (touching pixels of one class) must fill to count fully; a
     smaller one counts in proportion to its size, as a thing too small to make out hardly shows
-    in a picture: a cow 7 blocks away fills 1 % of the view, one 30 blocks away is a speck of 1 or
-    2 pixels at 40 x 64 that counts a few percent of a pixel (0: every pixel counts fully)."""
+    in a picture (the shared rule, :mod:`mrsteve.visibility`: a cow 7 blocks away fills 1 % of the
+    view, one 30 blocks away is a speck of 1 or 2 pixels at 40 x 64 that counts a few percent of a
+    pixel; 0: every pixel counts fully)."""
 
     def __post_init__(self) -> None:
         if self.window < 1:
@@ -137,9 +139,7 @@ class SemanticEncoder:
         self._ring = np.zeros((self.config.window, self._dim), dtype=np.int64)
         self._total = np.zeros(self._dim, dtype=np.int64)
         self._scratch = np.zeros(self._dim, dtype=np.int64)
-        self._runs = np.zeros((0, 3), dtype=np.int64)
-        self._parent = np.zeros(0, dtype=np.int64)
-        self._region_size = np.zeros(0, dtype=np.int64)
+        self._regions = RegionLabeller()
         self._text_cache: dict[str, np.ndarray] = {}
         self.reset()
 
@@ -198,14 +198,12 @@ class SemanticEncoder:
 
     def _count(self, semantic: np.ndarray, counts: np.ndarray) -> None:
         """Add a frame's pixel counts, weighted by region size, to ``counts``."""
-        if self._parent.size < semantic.size:
-            self._runs = np.zeros((semantic.size, 3), dtype=np.int64)
-            self._parent = np.zeros(semantic.size, dtype=np.int64)
-            self._region_size = np.zeros(semantic.size, dtype=np.int64)
+        regions = self._regions
+        regions.ensure(semantic.size)
         row_cell, col_bounds = _grid_cells(semantic.shape, self.config.grid)
         clear_pixels = max(1, round(self.config.clear_region_share * semantic.size))
         if not _count_frame(semantic, row_cell, col_bounds, self._n_classes, clear_pixels,
-                            self._runs, self._parent, self._region_size, counts):
+                            regions.runs, regions.parent, regions.size, counts):
             raise self._unknown_class_error(semantic)
 
     def _semantic_frame(self, observation: Observation) -> np.ndarray:
@@ -244,50 +242,18 @@ def _count_frame(semantic, row_cell, col_bounds, n_classes, clear_pixels, runs, 
                  counts):
     """Add one frame's pixel counts (*what* block, then *where* block) to ``counts``.
 
-    Each pixel counts ``min(n, clear_pixels)``, ``n`` the size of its region (8-connected pixels of
-    its class). Regions are found on runs (a row's stretches of one class): each run joins the runs
-    of its class that touch it in the row above (union-find; ``runs``, ``parent`` and ``size`` are
-    scratch space of at least ``H * W`` entries). Returns ``False``, with ``counts`` partly
-    updated, on a class id ``>= n_classes``.
+    Each pixel counts ``min(n, clear_pixels)``, ``n`` the size of its region
+    (:func:`mrsteve.visibility.label_regions`; ``runs``, ``parent`` and ``size`` are its scratch
+    space). Returns ``False``, with ``counts`` partly updated, on a class id ``>= n_classes``.
     """
-    height, width = semantic.shape
+    n_runs = label_regions(semantic, runs, parent, size)
     cols = col_bounds.size - 1
-    n_runs = 0
-    above = 0
-    for r in range(height):
-        first = n_runs
-        touching = above
-        c = 0
-        while c < width:
-            k = semantic[r, c]
-            if k >= n_classes:
-                return False
-            end = c + 1
-            while end < width and semantic[r, end] == k:
-                end += 1
-            runs[n_runs, 0] = r
-            runs[n_runs, 1] = c
-            runs[n_runs, 2] = end
-            parent[n_runs] = n_runs
-            size[n_runs] = 0
-            # Runs above touch [c, end) (diagonals included) when they start <= end and stop >= c.
-            while touching < first and runs[touching, 2] < c:
-                touching += 1
-            other = touching
-            while other < first and runs[other, 1] <= end:
-                if semantic[r - 1, runs[other, 1]] == k:
-                    _join(parent, n_runs, other)
-                other += 1
-            n_runs += 1
-            c = end
-        above = first
-    for i in range(n_runs):
-        parent[i] = _root(parent, i)
-        size[parent[i]] += runs[i, 2] - runs[i, 1]
     cell = 0
     for i in range(n_runs):
         r, start, end = runs[i, 0], runs[i, 1], runs[i, 2]
         k = semantic[r, start]
+        if k >= n_classes:
+            return False
         weight = min(size[parent[i]], clear_pixels)
         counts[k] += weight * (end - start)
         if start == 0:
@@ -300,25 +266,6 @@ def _count_frame(semantic, row_cell, col_bounds, n_classes, clear_pixels, runs, 
             counts[where + cell * n_classes] += weight * (stop - start)
             start = stop
     return True
-
-
-@nb.njit(cache=True)
-def _root(parent, i):
-    """Root of ``i``'s set, halving the path on the way."""
-    while parent[i] != i:
-        parent[i] = parent[parent[i]]
-        i = parent[i]
-    return i
-
-
-@nb.njit(cache=True)
-def _join(parent, a, b):
-    """Merge the sets of ``a`` and ``b`` (the smaller root becomes the root)."""
-    a, b = _root(parent, a), _root(parent, b)
-    if a < b:
-        parent[b] = a
-    elif b < a:
-        parent[a] = b
 
 
 @nb.njit(cache=True)

@@ -238,3 +238,33 @@ def test_config_rejects_bad_values():
         SkillConfig(max_turn=0.0)
     with pytest.raises(ValueError, match="give_up_steps must be at least 1"):
         SkillConfig(give_up_steps=0)
+
+
+@pytest.mark.parametrize("policy_class", POLICIES)
+@pytest.mark.parametrize(("distance", "pursued"), [(5.0, True), (30.0, False)])
+def test_targets_are_pursued_only_within_the_visibility_rule(policy_class, distance, pursued):
+    """The shared visibility rule (:mod:`mrsteve.visibility`): a cow 5 blocks ahead is made out and
+    pursued from the first step; one 30 blocks ahead (a speck of a few pixels, in plain view) is
+    not: the skill looks around on the spot instead of walking to it. (At 80 x 128 a cow 30 blocks
+    away still shows; at 40 x 64 it is below a pixel.)"""
+    env = gym.make("mrsteve/Voxel-v0", world="flat", obs_size=(80, 128))
+    obs, info = env.reset(seed=0, options={
+        "teleport": {"x": 20.5, "z": 10.5, "yaw": 0.0, "pitch": 0.0},
+        "give": {"sword": 1}, "equip": "sword",
+        "spawn_mobs": [{"kind": "cow", "x": 20.5, "z": 10.5 + distance, "count": 1, "roam": 0.0}],
+    })
+    cow = CONTENT.semantic_id("cow")
+    assert (obs["semantic"] == cow).any()  # in plain view either way
+    policy = policy_class()
+    policy.reset(np.random.default_rng(0), info["camera"])
+    start_z = float(obs["pose"][2])
+    moves = []
+    for _ in range(20):
+        action = policy.act(obs, "kill cow")
+        moves.append(int(action.get("forward", 0)))
+        obs, *_ = env.step(action)
+    walked = float(obs["pose"][2]) - start_z
+    if pursued:
+        assert moves[0] == 1 and walked > 2.0
+    else:
+        assert not any(moves) and abs(walked) < 0.1
