@@ -4,11 +4,21 @@ The environment (:mod:`mrsteve.env`) emits observations with the keys of
 :data:`OBSERVATION_KEYS`; an action is a dict in MineRL's form (button names to 0/1, ``camera`` a
 ``float32[2]`` change of pitch and yaw in degrees). These aliases are the one definition the
 perception, control and agent layers type against.
+
+What the agent may know (``notes/design.md``): the frame (and the stand-ins' semantic and depth
+frames of the same view), its position relative to the episode's start, its inventory and the
+task's text; never the map. :class:`AgentFrame` makes that structural: the loops that run agents
+(:mod:`mrsteve.tasks`) hand every agent part :meth:`AgentFrame.view` of the environment's
+observation, a read-only mapping of exactly :data:`AGENT_OBSERVATION_KEYS` whose pose is relative
+to the block the episode started in, so the map's own coordinates (where its walls are, how big it
+is) never reach an agent.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -27,3 +37,39 @@ OBSERVATION_KEYS = ("rgb", "depth", "semantic", "pose", "inventory")
 def noop_action() -> Action:
     """An action that presses nothing and leaves the camera still."""
     return {"camera": np.zeros(2, dtype=np.float32)}
+
+
+AGENT_OBSERVATION_KEYS = ("rgb", "depth", "semantic", "pose", "inventory")
+"""The keys an agent part receives (:meth:`AgentFrame.view`); nothing else of the environment."""
+
+
+class AgentFrame:
+    """The agent's coordinate frame of one episode: positions relative to the corner of the block
+    the episode started in (a whole-block shift, so block boundaries stay at whole numbers, as
+    the stand-ins that read depth need; yaw and pitch unchanged)."""
+
+    def __init__(self, start_pose: Sequence[float]) -> None:
+        self.origin = tuple(float(math.floor(float(v))) for v in start_pose[:3])
+        """World ``(x, y, z)`` of the agent frame's origin."""
+        self._shift = np.array([*self.origin, 0.0, 0.0])
+
+    @classmethod
+    def of(cls, obs: Mapping[str, Any]) -> AgentFrame:
+        """The frame of an episode whose first observation is ``obs``."""
+        return cls(obs["pose"])
+
+    def view(self, obs: Mapping[str, Any]) -> Observation:
+        """What the agent's parts receive of ``obs``: :data:`AGENT_OBSERVATION_KEYS` only,
+        read-only, the pose relative to the start's block."""
+        view = {key: obs[key] for key in AGENT_OBSERVATION_KEYS}
+        view["pose"] = np.asarray(obs["pose"], dtype=np.float64) - self._shift
+        return MappingProxyType(view)
+
+    def to_world(self, x: float, z: float) -> tuple[float, float]:
+        """A ground-plane position of the agent frame in world coordinates (for evaluators and
+        plots)."""
+        return x + self.origin[0], z + self.origin[2]
+
+    def from_world(self, x: float, z: float) -> tuple[float, float]:
+        """A world ground-plane position in the agent frame (a goal an evaluator sets)."""
+        return x - self.origin[0], z - self.origin[2]

@@ -8,11 +8,11 @@ under ``if TYPE_CHECKING:`` and inside functions alike. The rules (lowest layer 
 
 * a module never imports a higher layer, nor a sibling package of its own layer (so perception and
   control do not import each other, nor memory and world);
-* ``tasks`` imports no ``agent`` or ``control``; ``perception`` no ``env`` and of the world only
-  ``world.content``; ``control`` no ``world.render`` (what the agent may see comes through the
-  observation, not the renderer);
-* the root leaf modules (``naming``, ``seeding``, ``spaces``, ``fileio``, ``visibility``) may be imported by anyone
-  and import no other module of the package;
+* ``tasks`` imports no ``agent`` or ``control``; ``perception`` of the world only
+  ``world.content``; the agent's parts (``perception``, ``control``, ``agent``) no ``env`` and of
+  the world only its camera and content: what the agent sees comes through the observation;
+* the root leaf modules (``naming``, ``seeding``, ``spaces``, ``fileio``, ``visibility``) may be
+  imported by anyone and import no other module of the package;
 * no import cycles between modules.
 
 Known violations that other branches of the redesign remove are listed in
@@ -55,10 +55,19 @@ FORBIDDEN: tuple[tuple[str, str], ...] = (
     ("tasks", "agent"),
     ("tasks", "control"),
     ("perception", "env"),
-    ("control", "world.render"),
+    ("control", "env"),
+    ("agent", "env"),
 )
 """``(importer, imported)`` prefixes below ``mrsteve.`` that may not import each other at all
 (the ranks allow the first three; the agent's parts see the world only through observations)."""
+
+AGENT_PARTS = ("perception", "control", "agent")
+"""What the agent is made of: it sees the world only through observations (``notes/design.md``)."""
+
+WORLD_FOR_AGENTS = ("world.camera", "world.content")
+"""The world modules agent parts may import: the camera's intrinsics (the frame's geometry) and
+the names of the blocks, items and semantic classes; never the world's state, its maps or the
+renderer."""
 
 ONLY_FROM_LOWER: dict[str, tuple[str, ...]] = {"perception": ("world.content",)}
 """Packages that import nothing of lower layers but these modules (and the leaves): the encoders
@@ -143,6 +152,10 @@ def rule_broken(importer: str, imported: str) -> str | None:
             target == higher or target.startswith(higher + ".")
         ):
             return f"{lower} may not import {higher}"
+    if source_top in AGENT_PARTS and target_top == "world" and not any(
+        target == allowed or target.startswith(allowed + ".") for allowed in WORLD_FOR_AGENTS
+    ):
+        return f"agent part {source_top} imports {target} (only {', '.join(WORLD_FOR_AGENTS)})"
     if source_top not in LAYERS or target_top not in LAYERS:
         return f"{importer} or {imported} is in no layer (add it to LAYERS)"
     if LAYERS[target_top] > LAYERS[source_top]:

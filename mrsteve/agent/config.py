@@ -48,10 +48,8 @@ class ExplorerConfig:
     """One of :data:`EXPLORER_KINDS`."""
     navigator: str = "depth"
     """The explorer's own navigator, one of :data:`NAVIGATOR_KINDS` (``plan4mc``: ``straight``)."""
-    bounds: tuple[float, float, float, float] | None = None
-    """``(x_min, z_min, x_max, z_max)``: the walkable area the goals tile (inside the walls)."""
     goals: ExplorationConfig = field(default_factory=ExplorationConfig)
-    """Count-based goal selection; ``patch_size`` G is 15% of the map side (the paper: G = 15 on
+    """Count-based goal selection; ``patch_size`` G is a task-level setting (the paper: G = 15 on
     100 x 100 maps, 30 on 200 x 200)."""
     visitation: VisitationConfig = field(default_factory=VisitationConfig)
     """The visitation map of count-based and task-conditioned goals."""

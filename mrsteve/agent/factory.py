@@ -19,6 +19,7 @@ from mrsteve.agent.protocols import Agent
 from mrsteve.control.explorers import HierarchicalExplorer
 from mrsteve.control.goals import (
     CountBasedGoalSelector,
+    DirectionConfig,
     DirectionGoalSelector,
     ExplorationConfig,
     TaskConditionedGoalSelector,
@@ -83,20 +84,20 @@ def make_memory(kind: str, encoder: Encoder, capacity: int | None = None) -> Mem
 def agent_config(
     name: str,
     *,
-    world_size: tuple[int, int],
+    patch_size: float = 15.0,
     capacity: int | None = None,
     config: MrSteveConfig | None = None,
 ) -> AgentConfig:
-    """The configuration tree of the agent called ``name`` for a walled world of ``world_size``
-    (grid columns, wall ring included). The exploration goal patches are 15% of the map side (the
-    paper: G = 15 on 100 x 100 maps, 30 on 200 x 200) and cover the walkable area inside the
-    walls."""
+    """The configuration tree of the agent called ``name``. ``patch_size`` is the exploration goal
+    patch side G, a task-level setting as in the paper (15 on 100 x 100 maps, 30 on 200 x 200:
+    :func:`mrsteve.tasks.catalog.exploration_patch_size`); the Plan4MC-style explorer's grid cells
+    are 0.6 G (its 11 x 11 grid over a 100 x 100 map). The agent is told nothing else of the
+    world."""
     spec = lookup(AGENTS, name, "agent")
-    bounds = (1.0, 1.0, float(world_size[0] - 1), float(world_size[1] - 1))
-    patches = ExplorationConfig(patch_size=0.15 * min(world_size[0] - 2, world_size[1] - 2))
     explorer = ExplorerConfig(
         kind=spec.explorer, navigator="straight" if spec.explorer == "plan4mc" else "depth",
-        bounds=bounds, goals=patches,
+        goals=ExplorationConfig(patch_size=patch_size),
+        direction=DirectionConfig(cell_size=0.6 * patch_size),
     )  # fmt: skip
     return AgentConfig(
         name=name,
@@ -129,39 +130,32 @@ def build_explorer(config: ExplorerConfig, memory: Memory | None = None,
                    navigator: NavigatorConfig | None = None) -> HierarchicalExplorer:
     """The hierarchical explorer of ``config`` (``memory``: the event source of task-conditioned
     goals)."""
-    if config.bounds is None:
-        raise ValueError("the explorer needs the walkable bounds of the world")
     low = make_navigator(config.navigator, navigator)
     if config.kind == "plan4mc":
-        return HierarchicalExplorer(DirectionGoalSelector(config.bounds, config.direction), low)
+        return HierarchicalExplorer(DirectionGoalSelector(config.direction), low)
     if config.kind == "task-conditioned":
         if memory is None:
             raise ValueError("task-conditioned exploration reads the agent's memory")
-        selector = TaskConditionedGoalSelector(memory, config.goals, config.visitation,
-                                               bounds=config.bounds)
+        selector = TaskConditionedGoalSelector(memory, config.goals, config.visitation)
     else:
-        selector = CountBasedGoalSelector(config.goals, config.visitation, bounds=config.bounds)
+        selector = CountBasedGoalSelector(config.goals, config.visitation)
     return HierarchicalExplorer(selector, low)
 
 
 def make_agent(
     name: str,
     *,
-    world_size: tuple[int, int],
+    patch_size: float = 15.0,
     capacity: int | None = None,
     config: MrSteveConfig | AgentConfig | None = None,
 ) -> Agent:
-    """The agent called ``name`` for a walled world of ``world_size`` (see :func:`agent_config`).
-    ``config`` is the mode selector's configuration, or a whole :class:`AgentConfig` tree (``name``
-    wins; an explorer without bounds gets the world's walkable area); the built agent keeps
+    """The agent called ``name`` (see :func:`agent_config`). ``config`` is the mode selector's
+    configuration, or a whole :class:`AgentConfig` tree (``name`` wins); the built agent keeps
     its tree as ``agent.config_tree``."""
     if isinstance(config, AgentConfig):
         tree = replace(config, name=name)
-        if tree.explorer.bounds is None:
-            bounds = (1.0, 1.0, float(world_size[0] - 1), float(world_size[1] - 1))
-            tree = replace(tree, explorer=replace(tree.explorer, bounds=bounds))
     else:
-        tree = agent_config(name, world_size=world_size, capacity=capacity, config=config)
+        tree = agent_config(name, patch_size=patch_size, capacity=capacity, config=config)
     agent = build_agent(tree)
     agent.config_tree = tree
     return agent

@@ -17,7 +17,7 @@ import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
 from mrsteve.agent.factory import make_agent
 from mrsteve.tasks.episode import run_tasks
 from mrsteve.tasks.sequential import task_by_key
-from mrsteve.world.recipes import WORLD_RECIPES
+from mrsteve.tasks.catalog import exploration_patch_size
 
 PAPER_STEPS_PER_SECOND = 11.0
 """The paper's agent on one RTX 4090: a 20K-step episode in about 30 minutes."""
@@ -78,7 +78,7 @@ def bench_agent(
     if obs_size is not None:
         kwargs["obs_size"] = tuple(obs_size)
     env = gym.make("mrsteve/Voxel-v0", **kwargs)
-    agent = make_agent(agent_name, world_size=WORLD_RECIPES[task.world].size)
+    agent = make_agent(agent_name, patch_size=exploration_patch_size(task.world))
     totals: dict[str, float] = defaultdict(float)
     parts = {
         "memory": {"write": "memory write", "read": "memory read"},

@@ -57,7 +57,12 @@ class HierarchicalExplorer:
     """A goal selector (high level) over a goal-conditioned navigator (low level).
 
     ``selector`` is a :class:`~mrsteve.control.goals.GoalSelector`, or a function of no arguments
-    that builds one (called at every :meth:`reset`, for a fresh selector per episode)."""
+    that builds one (called at every :meth:`reset`, for a fresh selector per episode). Goals the
+    navigator finds out of reach (:meth:`~mrsteve.control.navigation.Navigator.blocked`) are given
+    up at once."""
+
+    max_give_ups = 8
+    """Goals given up in one step at most (each costs the navigator a plan)."""
 
     def __init__(
         self, selector: GoalSelector | Callable[[], GoalSelector], navigator: Navigator
@@ -91,5 +96,12 @@ class HierarchicalExplorer:
         self.selector.set_task(query, threshold)
 
     def act(self, obs: Observation) -> Action:
+        """Toward the selector's goal; a goal the navigator finds out of reach is given up at once
+        and another proposed (at most ``max_give_ups`` per step)."""
         self._goal = self.selector.propose(obs["pose"], self._t)
+        for _ in range(self.max_give_ups):
+            if not self.navigator.blocked(obs, self._goal):
+                break
+            self.selector.give_up(self._t)
+            self._goal = self.selector.propose(obs["pose"], self._t)
         return self.navigator.act(obs, self._goal)

@@ -14,17 +14,22 @@ least-painted one; a goal is reached within 3 blocks and abandoned after 2000 st
 Appendix "Task-Conditioned Hierarchical Episodic Exploration": among the least-visited patches,
 prefer those near Place Event Memory events that match a place prompt ("near pasture").
 
-Patches are anchored so that the start is the centre of a patch. Given the walkable ``bounds``
-(inside a map's walls) they are those of :func:`patch_bounds`, else they tile the visitation map.
-Positions are world coordinates; event poses from the agent's memory are relative to the start
-and are shifted to world coordinates.
+Patches are anchored so that the start is the centre of a patch and tile the visitation map
+(128 x 128 blocks around the start, as in the release, growing as the agent goes): the selectors
+know nothing of the map, not its size nor its walls. A goal the navigator finds it cannot reach
+(a wall or a cliff in the way, as far as it has seen) is given up at once (:meth:`give_up`) and its
+patch not chosen again; one never reached is given up after ``goal_timeout`` steps. Positions are
+in the agent's frame (:class:`mrsteve.spaces.AgentFrame`); event poses from the agent's memory,
+relative to the exact start, are shifted to it.
 
 Direction selection (appendix "Exploration Experiments Details"). Plan4MC's high level is an LSTM
 trained with PPO that reads the agent's past ``(x, y)`` positions and picks the next of four
-directions (north, south, east, west) on an 11 x 11 grid, to visit many distinct cells. The
-stand-in has no map either: it remembers only the last few grid cells it entered (the paper: the
-LSTM "struggled to keep track of visited locations as the trajectory grew longer") and prefers a
-direction whose neighbouring cell is not among them, at random among equals.
+directions (north, south, east, west) on an 11 x 11 grid over the map, to visit many distinct
+cells. The stand-in knows no map either: its cells (``cell_size`` blocks, a task-level setting like
+G: 9 blocks on 100 x 100 maps, a map side over 11) tile the plane around the start, it remembers
+only the last few cells it entered (the paper: the LSTM "struggled to keep track of visited
+locations as the trajectory grew longer") and prefers a direction whose neighbouring cell is not
+among them, at random among equals. It is a stand-in for a trained policy, not Plan4MC itself.
 """
 
 from __future__ import annotations
@@ -39,9 +44,6 @@ import numba as nb
 import numpy as np
 
 from mrsteve.control.visitation import VisitationConfig, VisitationMap, paint_sectors
-
-Bounds = tuple[float, float, float, float]
-"""``(x_min, z_min, x_max, z_max)`` of the walkable area."""
 
 _TIE = 1e-6
 """Scores (distances, counts, relevance) closer than this are ties."""
@@ -68,8 +70,8 @@ class ExplorationConfig:
 class DirectionConfig:
     """Configuration of :class:`DirectionGoalSelector` (Plan4MC's high level)."""
 
-    grid: int = 11
-    """Cells per side of the grid the directions move on (Plan4MC: 11 x 11)."""
+    cell_size: float = 9.0
+    """Side of a grid cell in blocks (Plan4MC's 11 x 11 grid over a 100 x 100 map: about 9)."""
     memory: int = 4
     """Distinct grid cells, most recent first, the selector remembers."""
     reach_distance: float = 3.0
@@ -78,8 +80,8 @@ class DirectionConfig:
     """Steps after which an unreached goal is given up and a new direction chosen."""
 
     def __post_init__(self) -> None:
-        if self.grid < 2 or self.memory < 0 or self.goal_timeout < 1:
-            raise ValueError(f"need grid >= 2, memory >= 0 and goal_timeout >= 1, got {self}")
+        if not self.cell_size > 0 or self.memory < 0 or self.goal_timeout < 1:
+            raise ValueError(f"need cell_size > 0, memory >= 0 and goal_timeout >= 1, got {self}")
 
 
 @runtime_checkable
@@ -103,6 +105,11 @@ class GoalSelector(Protocol):
     def propose(self, pose: Sequence[float], t: int) -> tuple[float, float]:
         """The goal to pursue at step ``t``: the current one, or a new one when it was reached or
         has timed out."""
+        ...
+
+    def give_up(self, t: int) -> None:
+        """Drop the current goal at step ``t``: the navigator found it unreachable. The next
+        :meth:`propose` picks another."""
         ...
 
     def set_task(self, query: np.ndarray, threshold: float) -> None:
@@ -142,42 +149,16 @@ class PatchStats:
         return _patch_sums(layer, *self.cell_patch, len(self.index_x), len(self.index_z))
 
 
-def patch_bounds(walkable: Bounds, start: tuple[float, float], patch_size: float) -> Bounds:
-    """The area goal patches tile: ``patch_size`` patches anchored with the start at a patch
-    centre (as in the release), as many as have their centre inside ``walkable``. Edge patches
-    reach past the walls, so their goals (the centres) lie near them."""
-    lows, highs = [], []
-    for axis in (0, 1):
-        below = math.floor((start[axis] - walkable[axis]) / patch_size)
-        above = math.floor((walkable[axis + 2] - start[axis]) / patch_size)
-        lows.append(start[axis] - (below + 0.5) * patch_size)
-        highs.append(start[axis] + (above + 0.5) * patch_size)
-    return (lows[0], lows[1], highs[0], highs[1])
-
-
-def _check_bounds(bounds: Bounds | None) -> None:
-    if bounds is not None and not (bounds[0] < bounds[2] and bounds[1] < bounds[3]):
-        raise ValueError(f"bounds must be (x_min, z_min, x_max, z_max) with min < max, got {bounds}")
-
-
-def patch_stats(visitation: VisitationMap, patch_size: float, bounds: Bounds | None = None
-                ) -> PatchStats:
-    """Patches over ``bounds`` (or the map's extent, centred on its start) and their paint."""
+def patch_stats(visitation: VisitationMap, patch_size: float) -> PatchStats:
+    """The patches over the visitation map (centred on its start) and their paint."""
     x_min, z_min, x_max, z_max = visitation.extent
     axes = []
     for axis, lo, hi in ((0, x_min, x_max), (1, z_min, z_max)):
         origin, size = visitation.origin[axis], patch_size
-        if bounds is not None:
-            b_lo, b_hi = bounds[axis], bounds[axis + 2]
-            count = max(1, math.ceil((b_hi - b_lo) / patch_size - _TIE))
-            size = (b_hi - b_lo) / count
-            index = np.arange(count)
-            low_edges = b_lo + index * size
-        else:
-            start = visitation.centre[axis]
-            index = np.arange(math.ceil((lo - start) / size), math.floor((hi - start) / size) + 1)
-            index = index[start + index * size < hi]
-            low_edges = start + (index - 0.5) * size
+        start = visitation.centre[axis]
+        index = np.arange(math.ceil((lo - start) / size), math.floor((hi - start) / size) + 1)
+        index = index[start + index * size < hi]
+        low_edges = start + (index - 0.5) * size
         edges = np.concatenate([low_edges, [low_edges[-1] + size]])
         cell_centres = origin + np.arange(visitation.counts.shape[axis]) + 0.5
         patch = np.searchsorted(edges, cell_centres, side="right") - 1
@@ -215,24 +196,19 @@ class CountBasedGoalSelector:
     the field of view at every :meth:`observe`. The goal is the centre of the nearest patch with
     no painted cell, else of the least-painted patch (nearest among equals); remaining ties are
     broken with the generator given to :meth:`reset`. :meth:`propose` keeps a goal until it is
-    reached or times out; a timed-out patch is not chosen again. With ``bounds``, the walkable
-    area inside a map's walls, the patches are those of :func:`patch_bounds`.
+    reached, times out or is given up; a patch whose goal timed out or was given up is not chosen
+    again.
     """
 
     def __init__(
         self,
         config: ExplorationConfig | None = None,
         visitation: VisitationConfig | None = None,
-        bounds: Bounds | None = None,
     ) -> None:
-        _check_bounds(bounds)
         self.config = config or ExplorationConfig()
         self.visitation_config = visitation or VisitationConfig()
-        self.bounds = bounds
         self.visitation: VisitationMap | None = None
         """The visitation map of the episode (from :meth:`reset` on)."""
-        self.patch_area: Bounds | None = None
-        """The area the goal patches tile (``None``: the whole visitation map)."""
         self.rng = np.random.default_rng(0)
         self._start = (0.0, 0.0, 0.0)
         self._goal: tuple[float, float] | None = None
@@ -245,9 +221,6 @@ class CountBasedGoalSelector:
         self._start = (float(pose[0]), float(pose[1]), float(pose[2]))
         start = (self._start[0], self._start[2])
         self.visitation = VisitationMap(self.visitation_config, start)
-        self.patch_area = (
-            None if self.bounds is None else patch_bounds(self.bounds, start, self.config.patch_size)
-        )
         self.rng = rng
         self._goal = None
         self._goal_patch: tuple[int, int] | None = None
@@ -261,7 +234,7 @@ class CountBasedGoalSelector:
         """Count-based exploration ignores tasks."""
 
     def select(self, x: float, z: float) -> tuple[float, float]:
-        stats = patch_stats(self.visitation, self.config.patch_size, self.patch_area)
+        stats = patch_stats(self.visitation, self.config.patch_size)
         candidates = np.ones(stats.painted_cells.shape, dtype=bool)
         for px, pz in self._abandoned:
             candidates[(stats.index_x == px)[:, None] & (stats.index_z == pz)[None, :]] = False
@@ -294,6 +267,11 @@ class CountBasedGoalSelector:
             self._goal_since = t
         return self._goal
 
+    def give_up(self, t: int) -> None:
+        if self._goal is not None:
+            self._abandoned.add(self._goal_patch)
+            self._goal = None
+
     def _prefer(self, stats: PatchStats, candidates: np.ndarray) -> np.ndarray:
         """Narrow the least-visited candidates before distance decides (hook for subclasses)."""
         return candidates
@@ -316,9 +294,8 @@ class TaskConditionedGoalSelector(CountBasedGoalSelector):
         events: EventSource,
         config: ExplorationConfig | None = None,
         visitation: VisitationConfig | None = None,
-        bounds: Bounds | None = None,
     ) -> None:
-        super().__init__(config, visitation, bounds)
+        super().__init__(config, visitation)
         self.events = events
         self._query: np.ndarray | None = None
         self._threshold = 0.0
@@ -372,18 +349,15 @@ def box_blur(grid: np.ndarray) -> np.ndarray:
 
 class DirectionGoalSelector:
     """Plan4MC-style high level (module docstring): one of north, south, east or west to the
-    neighbouring cell of a ``grid x grid`` division of ``bounds``, preferring cells not among the
-    last ``memory`` ones entered."""
+    neighbouring cell of a grid of ``cell_size`` cells around the start, preferring cells not
+    among the last ``memory`` ones entered."""
 
     DIRECTIONS = ((0, -1), (0, 1), (1, 0), (-1, 0))
     """North (-z), south (+z), east (+x), west (-x) in grid steps."""
 
-    def __init__(self, bounds: Bounds, config: DirectionConfig | None = None) -> None:
-        _check_bounds(bounds)
-        self.bounds = bounds
+    def __init__(self, config: DirectionConfig | None = None) -> None:
         self.config = config or DirectionConfig()
-        self._cell_size = ((bounds[2] - bounds[0]) / self.config.grid,
-                           (bounds[3] - bounds[1]) / self.config.grid)
+        self._corner = (0.0, 0.0)
         self._rng = np.random.default_rng(0)
         self._recent: deque[tuple[int, int]] = deque(maxlen=max(self.config.memory, 1))
         self._goal: tuple[float, float] | None = None
@@ -394,6 +368,8 @@ class DirectionGoalSelector:
         return self._goal
 
     def reset(self, pose: Sequence[float], rng: np.random.Generator) -> None:
+        half = self.config.cell_size / 2
+        self._corner = (float(pose[0]) - half, float(pose[2]) - half)  # the start cell's centre
         self._rng = rng
         self._recent.clear()
         self._goal = None
@@ -404,11 +380,10 @@ class DirectionGoalSelector:
         """Plan4MC's explorer ignores tasks."""
 
     def cell(self, x: float, z: float) -> tuple[int, int]:
-        """The grid cell holding ``(x, z)`` (clipped to the grid)."""
-        n = self.config.grid
-        i = math.floor((x - self.bounds[0]) / self._cell_size[0])
-        k = math.floor((z - self.bounds[1]) / self._cell_size[1])
-        return min(max(i, 0), n - 1), min(max(k, 0), n - 1)
+        """The grid cell holding ``(x, z)`` (the start's cell is ``(0, 0)``)."""
+        size = self.config.cell_size
+        return (math.floor((x - self._corner[0]) / size),
+                math.floor((z - self._corner[1]) / size))
 
     def observe(self, pose: Sequence[float]) -> None:
         cell = self.cell(float(pose[0]), float(pose[2]))
@@ -429,13 +404,19 @@ class DirectionGoalSelector:
             self._goal_since = t
         return self._goal
 
+    def give_up(self, t: int) -> None:
+        """Drop the goal; its cell counts as recently entered so another direction is taken."""
+        if self._goal is not None:
+            cell = self.cell(*self._goal)
+            if self.config.memory > 0 and cell not in self._recent:
+                self._recent.appendleft(cell)
+            self._goal = None
+
     def _next_goal(self, x: float, z: float) -> tuple[float, float]:
-        n = self.config.grid
         i, k = self.cell(x, z)
-        options = [(i + di, k + dk) for di, dk in self.DIRECTIONS
-                   if 0 <= i + di < n and 0 <= k + dk < n]
+        options = [(i + di, k + dk) for di, dk in self.DIRECTIONS]
         fresh = [cell for cell in options if cell not in self._recent]
         choices = fresh or options
         gi, gk = choices[int(self._rng.integers(len(choices)))]
-        return (self.bounds[0] + (gi + 0.5) * self._cell_size[0],
-                self.bounds[1] + (gk + 0.5) * self._cell_size[1])
+        size = self.config.cell_size
+        return self._corner[0] + (gi + 0.5) * size, self._corner[1] + (gk + 0.5) * size

@@ -17,7 +17,12 @@ never the world's blocks), and
 - unsticks itself: where it stalls (:class:`~mrsteve.control.motion.StallTracker`) the column ahead
   costs more and it replans; with no progress for long
   (:class:`~mrsteve.control.motion.ProgressTracker`) it walks a short random detour (like
-  VPT-Nav's forced jump when the agent stops).
+  VPT-Nav's forced jump when the agent stops);
+- says when a goal is out of reach as far as it has seen (:meth:`Navigator.blocked`): no path on
+  its map; the best one more than ``max_detour`` times as long as the straight line; a goal never
+  seen behind a wall or cliff face it cannot see over (:func:`~mrsteve.control.planning.wall_across`:
+  ``wall_rise`` blocks high, ``2 wall_half_width + 1`` wide); or ``give_up_detours`` detours
+  without getting closer. An explorer then gives the goal up at once.
 
 :class:`StraightNavigator` is the paper's "Heuristic" row (appendix "VPT Navigator Ablation Study"):
 turn toward the goal, walk, jump when stalled; no map, no swimming.
@@ -31,7 +36,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from mrsteve.control.heightmap import HeightMap, HeightMapConfig
+from mrsteve.control.heightmap import UNKNOWN, HeightMap, HeightMapConfig
 from mrsteve.control.motion import (
     ProgressTracker,
     StallTracker,
@@ -39,14 +44,15 @@ from mrsteve.control.motion import (
     noop_action,
     wrap_degrees,
 )
-from mrsteve.control.planning import PathCosts, plan_path
+from mrsteve.control.planning import PathCosts, distance_to_disc, plan_path, wall_across
 from mrsteve.spaces import Action, Observation
 from mrsteve.world.camera import Camera
 
 
 @runtime_checkable
 class Navigator(Protocol):
-    """pi_L-Nav: reaches an ``(x, z)`` goal from observations (absolute world coordinates)."""
+    """pi_L-Nav: reaches an ``(x, z)`` goal from observations (positions in the agent's frame,
+    :class:`mrsteve.spaces.AgentFrame`)."""
 
     success_radius: float
 
@@ -63,6 +69,10 @@ class Navigator(Protocol):
 
     def reached(self, obs: Observation, goal_xz: tuple[float, float]) -> bool:
         """Whether the agent is within ``success_radius`` of ``goal_xz`` on the ground plane."""
+
+    def blocked(self, obs: Observation, goal_xz: tuple[float, float]) -> bool:
+        """Whether ``goal_xz`` is out of reach from ``obs`` as far as the navigator has seen (a
+        navigator without a map never knows: ``False``)."""
 
 
 @dataclass(frozen=True)
@@ -103,6 +113,19 @@ class NavigatorConfig:
     (:class:`~mrsteve.control.motion.ProgressTracker`)."""
     progress_gain: float = 1.0
     """Blocks closer to the goal than ever before that count as progress."""
+    max_detour: float = 2.0
+    """A goal whose best path on the map (unseen ground counted walkable) is longer than this
+    many times the straight distance, plus :attr:`detour_slack`, is out of reach (a wall or a
+    cliff in the way); so is one with no path at all."""
+    detour_slack: float = 10.0
+    """Blocks of detour every goal is allowed on top of :attr:`max_detour` (around a pond, a
+    tree)."""
+    wall_rise: int = 3
+    """Blocks above the feet from which a seen column is a wall (a jump climbs one)."""
+    wall_half_width: int = 3
+    """A wall is ``2 wall_half_width + 1`` such columns long at least (a tree trunk is one)."""
+    give_up_detours: int = 2
+    """Detours without progress after which the goal is out of reach."""
     detour_steps: int = 24
     """Steps of a detour (a random heading away from the goal direction)."""
     costs: PathCosts = field(default_factory=PathCosts)
@@ -141,6 +164,10 @@ class _Steering:
 
     def observe(self, obs: Observation) -> None:
         """Nothing to record (no map)."""
+
+    def blocked(self, obs: Observation, goal_xz: tuple[float, float]) -> bool:
+        """Without a map nothing is known to be out of reach."""
+        return False
 
     def _steer(self, yaw: float, pitch: float, heading: float, jump: bool) -> Action:
         """Turn toward ``heading``; walk when roughly facing it, sprint when facing it."""
@@ -183,6 +210,8 @@ class DepthNavigator(_Steering):
         self._observed: Observation | None = None
         self._goal: tuple[float, float] | None = None
         self._path = np.zeros((0, 2))
+        self._blocked = False
+        self._detours = 0
         self._next = 0
         self._plan_age = 0
         self._progress = ProgressTracker(self.config.progress_gain, self.config.no_progress_steps)
@@ -202,16 +231,20 @@ class DepthNavigator(_Steering):
         self.map.integrate(obs)
         self._observed = obs
 
+    def blocked(self, obs: Observation, goal_xz: tuple[float, float]) -> bool:
+        """Out of reach as far as seen (module docstring), judged at the latest plan toward
+        ``goal_xz`` (made now for a new goal, which becomes the current one)."""
+        self.observe(obs)
+        if self._new_goal(goal_xz):
+            self._plan(*(float(v) for v in obs["pose"][:3]))
+        return self._blocked
+
     def act(self, obs: Observation, goal_xz: tuple[float, float]) -> Action:
         cfg = self.config
         self.observe(obs)
         x, y, z, yaw, pitch = (float(v) for v in obs["pose"][:5])
-        goal = (float(goal_xz[0]), float(goal_xz[1]))
-        if goal != self._goal:
-            self._goal = goal
-            self._progress.reset()
-            self._detour_left = 0
-            self._plan_age = cfg.replan_interval  # plan now
+        self._new_goal(goal_xz)
+        goal = self._goal
         distance = math.hypot(goal[0] - x, goal[1] - z)
         self._stall.update(x, z)
         if distance <= cfg.success_radius:
@@ -223,7 +256,7 @@ class DepthNavigator(_Steering):
             self._penalise_ahead(x, z, yaw)
         self._plan_age += 1
         if self._plan_age >= cfg.replan_interval or self._next >= len(self._path):
-            self._plan(x, z)
+            self._plan(x, y, z)
 
         if self._detour_left > 0:
             self._detour_left -= 1
@@ -237,12 +270,44 @@ class DepthNavigator(_Steering):
 
     # -- internals -------------------------------------------------------------------------------
 
-    def _plan(self, x: float, z: float) -> None:
+    def _new_goal(self, goal_xz: tuple[float, float]) -> bool:
+        """Make ``goal_xz`` the goal; whether it is a new one (then a plan is due)."""
+        goal = (float(goal_xz[0]), float(goal_xz[1]))
+        if goal == self._goal:
+            return False
+        self._goal = goal
+        self._progress.reset()
+        self._detour_left = 0
+        self._detours = 0
+        self._plan_age = self.config.replan_interval  # plan now
+        return True
+
+    def _plan(self, x: float, y: float, z: float) -> None:
+        """Plan toward the goal and judge whether it is out of reach."""
         cfg = self.config
         radius = max(cfg.success_radius - cfg.plan_margin, 0.5)
-        self._path, _ = plan_path(self.map, (x, z), self._goal, radius, cfg.costs)
+        self._path, reaches = plan_path(self.map, (x, z), self._goal, radius, cfg.costs)
         self._next = 1 if len(self._path) > 1 else 0
         self._plan_age = 0
+        straight = max(math.hypot(self._goal[0] - x, self._goal[1] - z) - radius, 0.0)
+        self._blocked = (
+            not reaches
+            or self._detours > cfg.give_up_detours
+            or distance_to_disc(self._path, self._goal, radius)
+            > cfg.max_detour * straight + cfg.detour_slack
+            or self._walled_off(x, y, z)
+        )
+
+    def _walled_off(self, x: float, y: float, z: float) -> bool:
+        """Whether the goal, never seen, lies behind a wall across the straight line to it."""
+        hm, (gx, gz) = self.map, self._goal
+        gi, gk = hm.cell(gx, gz)
+        levels = hm.levels()
+        if hm.inside(gi, gk) and levels[gi, gk] != UNKNOWN:
+            return False
+        ox, oz = hm.origin
+        return wall_across(levels, x - ox, z - oz, gx - ox, gz - oz, math.floor(y + 1e-3),
+                           self.config.wall_rise, self.config.wall_half_width)
 
     def _waypoint(self, x: float, z: float) -> tuple[float, float]:
         """The next waypoint not yet passed (the goal once the path is used up)."""
@@ -284,5 +349,6 @@ class DepthNavigator(_Steering):
         turn = side * float(self._rng.uniform(60.0, 150.0))
         self._detour_heading = wrap_degrees(heading_to(x, z, *self._goal) + turn)
         self._detour_left = cfg.detour_steps
+        self._detours += 1
         self._progress.restart(distance)
         self._plan_age = cfg.replan_interval

@@ -219,6 +219,43 @@ def line_of_walk(levels, water, x0, z0, x1, z1, allow_water):
 
 
 @nb.njit(cache=True)
+def wall_across(levels, x0, z0, x1, z1, feet, rise, half_width):
+    """Whether a wall stands across the segment between two points (cell coordinates): a known
+    column at least ``rise`` blocks above ``feet`` with at least ``2 half_width + 1`` such
+    columns in the square of side ``2 half_width + 1`` around it (a wall of that length through
+    it, whatever its direction, or a cliff face; not a tree trunk). The start's own column does
+    not count."""
+    nx, nz = levels.shape
+    length = math.hypot(x1 - x0, z1 - z0)
+    if length == 0.0:
+        return False
+    steps = math.ceil(length / 0.25)
+    start_i, start_k = math.floor(x0), math.floor(z0)
+    last_i, last_k = start_i, start_k
+    for s in range(1, steps + 1):
+        i = math.floor(x0 + (x1 - x0) * s / steps)
+        k = math.floor(z0 + (z1 - z0) * s / steps)
+        if (i, k) == (last_i, last_k) or not (0 <= i < nx and 0 <= k < nz):
+            continue
+        last_i, last_k = i, k
+        if not _tall(levels[i, k], feet, rise):
+            continue
+        count = 0
+        for a in range(max(i - half_width, 0), min(i + half_width + 1, nx)):
+            for b in range(max(k - half_width, 0), min(k + half_width + 1, nz)):
+                if _tall(levels[a, b], feet, rise):
+                    count += 1
+        if count >= 2 * half_width + 1:
+            return True
+    return False
+
+
+@nb.njit(cache=True)
+def _tall(level, feet, rise):
+    return level != UNKNOWN and level != BLOCKED and level - feet >= rise
+
+
+@nb.njit(cache=True)
 def _smooth(levels, water, points, window):
     """String pulling: keep a point only where the walk from the last kept one would be blocked,
     over the first ``window`` points (the rest are kept as they are)."""

@@ -19,9 +19,10 @@ import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
 from mrsteve.agent.factory import make_agent
 from mrsteve.eval.plots import save_figure
 from mrsteve.fileio import atomic_path, write_json
+from mrsteve.spaces import AgentFrame
+from mrsteve.tasks.catalog import exploration_patch_size
 from mrsteve.tasks.episode import EpisodeCallback, EpisodeResult, TaskOutcome, run_tasks
 from mrsteve.tasks.sequential import env_kwargs, task_by_key
-from mrsteve.world.recipes import WORLD_RECIPES
 from mrsteve.world.render import Renderer
 from mrsteve.world.topdown import top_down_image
 
@@ -76,6 +77,7 @@ class EpisodeRecording(EpisodeCallback):
 
     def on_reset(self, env, agent, obs) -> None:
         self.world = env.unwrapped.world
+        self.frame = AgentFrame.of(obs)  # the agent's targets are in its own frame
         self.renderer = Renderer(*self.frame_size)
         self.task = "-"
 
@@ -87,8 +89,10 @@ class EpisodeRecording(EpisodeCallback):
         self.xz.append((float(obs["pose"][0]), float(obs["pose"][2])))
         self.modes.append(mode.value if mode else None)
         target = getattr(agent, "target", None)
-        if target is not None and (not self.targets or self.targets[-1] != (target[0], target[2])):
-            self.targets.append((target[0], target[2]))
+        if target is not None:
+            target = self.frame.to_world(target[0], target[2])
+            if not self.targets or self.targets[-1] != target:
+                self.targets.append(target)
         if t % self.frame_every == 0 and len(self.frames) < self.max_frames:
             world = self.world
             frame = self.renderer.render(world.blocks, world.eye, world.yaw, world.pitch,
@@ -170,7 +174,7 @@ def run_demo(
     out = Path(out) if out is not None else Path("runs") / f"demo-{task.name}-{agent_name}-seed{seed}"
     out.mkdir(parents=True, exist_ok=True)
     env = gym.make("mrsteve/Voxel-v0", **env_kwargs(task))
-    agent = make_agent(agent_name, world_size=WORLD_RECIPES[task.world].size)
+    agent = make_agent(agent_name, patch_size=exploration_patch_size(task.world))
     recording = EpisodeRecording(frame_every=4 if video else 10**9)
     callbacks: list[Any] = [recording]
     bar = ProgressBar(task.max_steps) if progress else None

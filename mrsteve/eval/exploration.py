@@ -9,9 +9,11 @@ Explorers (:data:`EXPLORERS`, the columns of Table 1 with the paper's figures in
 ``count-based-straight`` (count-based goals over a navigator without terrain skills, for the
 paper's DQN low level), ``plan4mc`` (Plan4MC's direction-picking high level over our navigator),
 ``plan4mc-straight`` (Plan4MC: both its levels' stand-ins) and ``go-explore`` (STEVE-1 told to
-"go explore"). See :mod:`mrsteve.control.explorers` for how each stands in for the original. The
-hierarchical explorers know the walkable area (the paper sizes the visitation map to the map:
-L = 120, G = 15 on 100 x 100) and tile their goal patches over it.
+"go explore"). See :mod:`mrsteve.control.explorers` for how each stands in for the original. No
+explorer knows the map: the count-based ones tile the visitation map (128 x 128 around the start,
+growing) with G = 15 patches (the paper's setting for 100 x 100 maps) and give up goals their
+navigator finds out of reach (behind the walls); the metrics are measured by the task on the
+walkable area inside the walls.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import numpy as np
 import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
 from mrsteve.agent.config import ExplorerConfig
 from mrsteve.agent.factory import build_explorer
-from mrsteve.control.goals import ExplorationConfig
+from mrsteve.control.goals import DirectionConfig, ExplorationConfig
 from mrsteve.control.navigation import NavigatorConfig
 from mrsteve.control.wander import WanderConfig, WanderExplorer
 from mrsteve.env.voxel_env import DEFAULT_OBS_SIZE
@@ -34,7 +36,7 @@ from mrsteve.eval.experiment import Experiment, config_from_options
 from mrsteve.eval.results import format_metric, format_table
 from mrsteve.eval.sweep import EpisodeSpec, Group, Record
 from mrsteve.naming import choose, lookup
-from mrsteve.tasks.exploration import METRICS, Bounds, run_exploration
+from mrsteve.tasks.exploration import METRICS, run_exploration
 from mrsteve.tasks.navigation import compact_trajectory
 
 EXPLORERS: dict[str, ExplorerConfig | WanderConfig] = {
@@ -44,7 +46,7 @@ EXPLORERS: dict[str, ExplorerConfig | WanderConfig] = {
     "plan4mc-straight": ExplorerConfig("plan4mc", "straight"),
     "go-explore": WanderConfig(),
 }
-"""Explorer configurations by agent name (goal patches and bounds are set per world)."""
+"""Explorer configurations by agent name (the goal patch side G is set by the experiment)."""
 
 PAPER_RESULTS = {
     "count-based": (84.42, 0.38),  # Count-based + VPT-Nav (ours)
@@ -91,13 +93,14 @@ class ExplorationTaskConfig:
         return choose(self.agent, list(EXPLORERS), "agent")
 
 
-def explorer_config(config: ExplorationTaskConfig,
-                    bounds: Bounds | None = None) -> ExplorerConfig | WanderConfig:
-    """The configuration of ``config.agent``'s explorer (one agent) for a world's bounds."""
+def explorer_config(config: ExplorationTaskConfig) -> ExplorerConfig | WanderConfig:
+    """The configuration of ``config.agent``'s explorer (one agent); the Plan4MC-style grid cells
+    are 0.6 G (its 11 x 11 grid over a 100 x 100 map)."""
     explorer = lookup(EXPLORERS, config.agent, "agent")
     if isinstance(explorer, WanderConfig):
         return explorer
-    return replace(explorer, bounds=bounds, goals=ExplorationConfig(patch_size=config.patch_size))
+    return replace(explorer, goals=ExplorationConfig(patch_size=config.patch_size),
+                   direction=DirectionConfig(cell_size=0.6 * config.patch_size))
 
 
 def component_configs(config: ExplorationTaskConfig) -> dict[str, Any]:
@@ -117,8 +120,8 @@ def exploration_run(config: ExplorationTaskConfig, seed: int):
     """One episode of ``config.agent`` (one agent), seeded with ``seed``
     (:class:`~mrsteve.tasks.exploration.ExplorationEpisode`)."""
 
-    def make_explorer(bounds: Bounds):
-        explorer = explorer_config(config, bounds)
+    def make_explorer():
+        explorer = explorer_config(config)
         if isinstance(explorer, WanderConfig):
             return WanderExplorer(explorer)
         return build_explorer(explorer, navigator=NavigatorConfig())

@@ -28,7 +28,7 @@ from mrsteve.tasks.sequential import (
     run_sequential,
     task_by_key,
 )
-from mrsteve.world.recipes import WORLD_RECIPES
+from mrsteve.tasks.catalog import exploration_patch_size
 
 
 @dataclass(frozen=True)
@@ -56,15 +56,15 @@ class SequentialConfig:
 
 def agent_tree(task: SequentialTask, agent: str, capacity: int | None) -> dict[str, Any]:
     """The configuration tree of ``agent`` on ``task``'s world (saved in the summary)."""
-    size = WORLD_RECIPES[task.world].size
-    return asdict(agent_config(agent, world_size=size, capacity=capacity))
+    return asdict(agent_config(agent, patch_size=exploration_patch_size(task.world),
+                               capacity=capacity))
 
 
 def sequential_run(task: SequentialTask, agent: str, seed: int, *, capacity: int | None = None,
                    obs_size: tuple[int, int] | None = None) -> dict[str, Any]:
     """One episode of ``task`` for the agent called ``agent``: its record of metrics."""
     env = gym.make("mrsteve/Voxel-v0", **env_kwargs(task, obs_size))
-    config = agent_config(agent, world_size=WORLD_RECIPES[task.world].size, capacity=capacity)
+    config = agent_config(agent, patch_size=exploration_patch_size(task.world), capacity=capacity)
     try:
         return run_sequential(env, build_agent(config), task, seed)
     finally:

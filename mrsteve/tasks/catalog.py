@@ -133,6 +133,16 @@ def load_catalog() -> TaskCatalog:
                          tuple(WORLD_RECIPES))
 
 
+def exploration_patch_size(world: str) -> float:
+    """The exploration goal patch side G for tasks on ``world``: a task-level setting the agent is
+    given, as the paper sets it per map (15 on 100 x 100 maps, 30 on 200 x 200): 15 % of the
+    map's side, rounded to a block."""
+    from mrsteve.world.recipes import WORLD_RECIPES
+
+    size = lookup(WORLD_RECIPES, world, "world").size
+    return float(round(0.15 * min(size)))
+
+
 def task_prompts(item: str) -> TaskPrompts:
     """The prompts the agent gets for a task to obtain ``item``."""
     return load_catalog().prompts(item)

@@ -20,7 +20,7 @@ import numpy as np
 
 from mrsteve.perception.prompts import TaskPrompts
 from mrsteve.seeding import episode_rng
-from mrsteve.spaces import Action, Observation
+from mrsteve.spaces import Action, AgentFrame, Observation
 from mrsteve.tasks.catalog import ItemTask
 from mrsteve.tasks.outcomes import EpisodeResult, TaskOutcome
 from mrsteve.tasks.wrapper import ItemSource, ItemTasks
@@ -32,8 +32,8 @@ class Agent(Protocol):
 
     name: str
 
-    def reset(self, obs: Observation, rng: np.random.Generator) -> None:
-        """Start a new episode (``obs`` is the first observation)."""
+    def reset(self, obs: Observation, rng: np.random.Generator, camera: Any) -> None:
+        """Start a new episode (``obs`` is the first observation, ``camera`` the environment's)."""
 
     def set_task(self, task: TaskPrompts, t: int) -> None:
         """A new task at step ``t``: obtain ``task.item``, told by its prompts."""
@@ -46,7 +46,8 @@ class EpisodeCallback:
     """Hooks into :func:`run_tasks`; override what you need (all do nothing by default)."""
 
     def on_reset(self, env: Any, agent: Agent, obs: Mapping[str, Any]) -> None:
-        """After the environment reset and the agent reset."""
+        """After the environment reset and the agent reset (``obs`` is the environment's; the
+        agent's positions are in :meth:`AgentFrame.of(obs) <mrsteve.spaces.AgentFrame>`)."""
 
     def on_task_start(self, task: TaskOutcome) -> None:
         """A task was given."""
@@ -76,13 +77,16 @@ def run_tasks(
     given up after ``task_limit`` steps without success (``None``: never), and the next begins.
     Everything random comes from ``seed``: the world's generator (``env.reset(seed=seed)``), the
     agent's (:func:`mrsteve.seeding.episode_rng`) and the random item draws (its ``task`` stream).
-    The agent is told each task's prompts (``agent.set_task(prompts, t)``).
+    The agent is told each task's prompts (``agent.set_task(prompts, t)``) and sees every
+    observation through the episode's :class:`~mrsteve.spaces.AgentFrame` (its own keys only, the
+    pose relative to the start); callbacks get the environment's observations.
     """
     if max_steps < 1:
         raise ValueError(f"max_steps must be >= 1, got {max_steps}")
     tasks = ItemTasks(env, items, task_limit=task_limit)
     obs, info = tasks.reset(seed=seed, options=options)
-    agent.reset(obs, episode_rng(seed), info["camera"])
+    frame = AgentFrame.of(obs)
+    agent.reset(frame.view(obs), episode_rng(seed), info["camera"])
     for callback in callbacks:
         callback.on_reset(env, agent, obs)
 
@@ -98,7 +102,7 @@ def run_tasks(
     started(info["task"], 0)
     t = 0
     while tasks.task is not None and t < max_steps:
-        action = agent.act(obs, t)
+        action = agent.act(frame.view(obs), t)
         obs, _, terminated, truncated, info = tasks.step(action)
         t += 1
         for callback in callbacks:

@@ -11,8 +11,8 @@ records its ground-plane trajectory and the goals it chose. Metrics
   times it came back to the cell after leaving it.
 
 Which explorers run, and on what, is the experiment's business (:mod:`mrsteve.eval.exploration`);
-this module drives any object with ``reset(obs, rng)``, ``observe(obs)``, ``act(obs)`` and
-``goal``.
+this module drives any object with ``reset(obs, rng, camera)``, ``observe(obs)``, ``act(obs)``
+and ``goal``.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from mrsteve.seeding import episode_rng
-from mrsteve.spaces import Action, Observation
+from mrsteve.spaces import Action, AgentFrame, Observation
 from mrsteve.tasks.metrics import exploration_score
 
 METRICS = ("map_coverage", "revisit_count")
@@ -38,7 +38,7 @@ class Explorer(Protocol):
 
     goal: tuple[float, float] | None
 
-    def reset(self, obs: Observation, rng: np.random.Generator) -> None: ...
+    def reset(self, obs: Observation, rng: np.random.Generator, camera: Any) -> None: ...
 
     def observe(self, obs: Observation) -> None: ...
 
@@ -65,23 +65,27 @@ def walkable_bounds(blocks: np.ndarray) -> Bounds:
 
 def run_exploration(env: Any, make_explorer: Any, *, seed: int, steps: int, grid: int = 11,
                     linger_steps: int = 300) -> ExplorationEpisode:
-    """One episode: ``env.reset(seed=seed)``, then ``make_explorer(bounds)`` (the walkable area
-    of the world, which the paper's visitation map is sized to) explores for ``steps`` steps with
-    the episode's agent generator."""
+    """One episode: ``env.reset(seed=seed)``, then ``make_explorer()`` explores for ``steps``
+    steps with the episode's agent generator. The explorer sees the world only through the
+    episode's :class:`~mrsteve.spaces.AgentFrame` (it is told nothing of the map: not its size,
+    nor its walls); the metrics are measured on the walkable area inside the wall ring."""
     obs, info = env.reset(seed=seed)
     bounds = walkable_bounds(env.unwrapped.world.blocks)
-    explorer = make_explorer(bounds)
-    explorer.reset(obs, episode_rng(seed), info["camera"])
+    frame = AgentFrame.of(obs)
+    explorer = make_explorer()
+    explorer.reset(frame.view(obs), episode_rng(seed), info["camera"])
 
     trajectory = np.empty((steps + 1, 2))
     trajectory[0] = obs["pose"][0], obs["pose"][2]
     goals: list[tuple[float, float]] = []
     for t in range(steps):
-        explorer.observe(obs)
-        obs, *_ = env.step(explorer.act(obs))
+        view = frame.view(obs)
+        explorer.observe(view)
+        obs, *_ = env.step(explorer.act(view))
         trajectory[t + 1] = obs["pose"][0], obs["pose"][2]
-        if explorer.goal is not None and (not goals or goals[-1] != explorer.goal):
-            goals.append(explorer.goal)
+        goal = None if explorer.goal is None else frame.to_world(*explorer.goal)
+        if goal is not None and (not goals or goals[-1] != goal):
+            goals.append(goal)
     score = exploration_score(
         trajectory, origin=bounds[:2], size=(bounds[2] - bounds[0], bounds[3] - bounds[1]),
         grid=grid, linger_steps=linger_steps,

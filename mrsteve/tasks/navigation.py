@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from mrsteve.seeding import episode_rng
+from mrsteve.spaces import AgentFrame
 from mrsteve.tasks.metrics import path_length, spl
 
 METRICS = ("success_rate", "spl")
@@ -62,13 +63,15 @@ def run_navigation(env: Any, navigator: Any, pick_goal: Any, *, seed: int,
     start = (float(obs["pose"][0]), float(obs["pose"][2]))
     task = pick_goal(world.blocks, start, episode_rng(seed, "task"))
     navigator.reset(episode_rng(seed), info["camera"])
+    frame = AgentFrame.of(obs)
+    goal = frame.from_world(*task.goal)  # the navigator knows the goal relative to its start
 
     trajectory = [start]
-    success = navigator.reached(obs, task.goal)
+    success = navigator.reached(frame.view(obs), goal)
     while not success and len(trajectory) <= max_steps:
-        obs, *_ = env.step(navigator.act(obs, task.goal))
+        obs, *_ = env.step(navigator.act(frame.view(obs), goal))
         trajectory.append((float(obs["pose"][0]), float(obs["pose"][2])))
-        success = navigator.reached(obs, task.goal)
+        success = navigator.reached(frame.view(obs), goal)
     trajectory = np.asarray(trajectory)
     taken = path_length(trajectory)
     return NavigationEpisode(

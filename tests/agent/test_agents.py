@@ -11,8 +11,9 @@ from mrsteve.agent.baselines import Steve1
 from mrsteve.agent.factory import AGENTS, make_agent
 from mrsteve.agent.mrsteve import Mode, MrSteve
 from mrsteve.memory import EventMemory, FIFOMemory, PlaceEventMemory, PlaceMemory
+from mrsteve.spaces import AgentFrame
+from mrsteve.tasks.catalog import exploration_patch_size
 from mrsteve.tasks.episode import EpisodeCallback, run_tasks
-from mrsteve.world.recipes import WORLD_RECIPES
 
 MEMORY_OF = {
     "mrsteve": PlaceEventMemory,
@@ -27,7 +28,7 @@ MEMORY_OF = {
 
 @pytest.mark.parametrize("name", sorted(AGENTS))
 def test_every_named_agent_is_built_with_its_memory(name):
-    agent = make_agent(name, world_size=(100, 100), capacity=2000)
+    agent = make_agent(name, capacity=2000)
     assert agent.name == name
     if name == "steve1":
         assert isinstance(agent, Steve1) and not hasattr(agent, "memory"), "STEVE-1 has no memory"
@@ -46,56 +47,62 @@ def test_make_agent_builds_the_config_tree_with_the_papers_defaults():
     from mrsteve.agent.factory import agent_config
     from mrsteve.agent.mrsteve import MrSteveConfig
 
-    agent = make_agent("pmc-fm", world_size=(100, 100), capacity=500)
+    agent = make_agent("pmc-fm", capacity=500)
     tree = agent.config_tree
-    assert tree == agent_config("pmc-fm", world_size=(100, 100), capacity=500)
+    assert tree == agent_config("pmc-fm", capacity=500)
     assert tree.memory == MemoryConfig("fifo", 500)
     assert (tree.explorer.kind, tree.explorer.navigator) == ("plan4mc", "straight")
-    assert tree.explorer.bounds == (1.0, 1.0, 99.0, 99.0)
+    assert tree.explorer.goals.patch_size == 15.0 and tree.explorer.direction.cell_size == 9.0
     assert tree.mode_selector == MrSteveConfig() and tree.mode_selector.requery_interval == 600
-    mrsteve = agent_config("mrsteve", world_size=(200, 200))
-    assert mrsteve.explorer.goals.patch_size == pytest.approx(0.15 * 198), "G = 30 on 200 x 200"
+    mrsteve = agent_config("mrsteve", patch_size=exploration_patch_size("long_instruction"))
+    assert mrsteve.explorer.goals.patch_size == 30.0, "G = 30 on 200 x 200"
+    assert exploration_patch_size("map1") == 15.0
     assert mrsteve.memory.capacity is None, "unlimited, as in ABA-Sparse"
-    assert agent_config("steve1", world_size=(100, 100)).memory is None
+    assert agent_config("steve1").memory is None
     assert asdict(tree)["explorer"]["kind"] == "plan4mc"  # what summaries save
-    custom = make_agent("mrsteve", world_size=(100, 100), config=MrSteveConfig(requery_interval=50))
+    custom = make_agent("mrsteve", config=MrSteveConfig(requery_interval=50))
     assert custom.config.requery_interval == 50
-    rebuilt = make_agent("mrsteve", world_size=(100, 100), config=AgentConfig("mrsteve"))
+    rebuilt = make_agent("mrsteve", config=AgentConfig("mrsteve"))
     assert rebuilt.config_tree.memory == MemoryConfig()
 
 
 def test_agents_are_told_their_prompts_by_the_task():
     from mrsteve.tasks import task_prompts
 
-    steve1 = make_agent("steve1", world_size=(100, 100))
+    steve1 = make_agent("steve1")
     steve1.set_task(task_prompts("beef"), 0)
     assert steve1.prompt == "kill cow"
-    mrsteve = make_agent("mrsteve", world_size=(100, 100))
+    mrsteve = make_agent("mrsteve")
     mrsteve.set_task(task_prompts("water_bucket"), 0)
     assert mrsteve.task.explore == "near water"
 
 
 def test_unknown_agent_lists_the_known_ones():
     with pytest.raises(ValueError, match="known: mrsteve"):
-        make_agent("mr-steve", world_size=(100, 100))
+        make_agent("mr-steve")
 
 
 class ModeTrace(EpisodeCallback):
-    """Records the mode, the query target and the position at every step."""
+    """Records the mode, the query target (in world coordinates) and the position at every
+    step."""
 
     def __init__(self):
         self.modes, self.targets, self.xz = [], [], []
 
+    def on_reset(self, env, agent, obs):
+        self.frame = AgentFrame.of(obs)
+
     def on_step(self, t, obs, action, agent):
         self.modes.append(agent.mode)
-        self.targets.append(agent.target)
+        target = agent.target
+        self.targets.append(None if target is None else self.frame.to_world(target[0], target[2]))
         self.xz.append((float(obs["pose"][0]), float(obs["pose"][2])))
 
 
 def test_after_A_and_B_mrsteve_walks_back_to_where_it_found_A():
     world = "map1"
     env = gym.make("mrsteve/Voxel-v0", world=world)
-    agent = make_agent("mrsteve", world_size=WORLD_RECIPES[world].size)
+    agent = make_agent("mrsteve", patch_size=exploration_patch_size(world))
     trace = ModeTrace()
     result = run_tasks(env, agent, ["water_bucket", "log", "water_bucket"], seed=0,
                        max_steps=12000, callbacks=[trace])
@@ -107,7 +114,7 @@ def test_after_A_and_B_mrsteve_walks_back_to_where_it_found_A():
     assert trace.modes[a2.start] is Mode.NAVIGATE
     water = env.unwrapped.world.layout.landmarks["water"]
     target = trace.targets[a2.start]
-    assert math.hypot(target[0] - water[0], target[2] - water[1]) < 16
+    assert math.dist(target, water) < 16
     assert math.dist(trace.xz[a.end - 1], water) < 9
     assert math.dist(trace.xz[a2.end - 1], water) < 9
     # ... and it walks there about straight.
@@ -119,7 +126,7 @@ def test_after_A_and_B_mrsteve_walks_back_to_where_it_found_A():
 
 def test_steve1_without_memory_does_not_know_where_A_was():
     env = gym.make("mrsteve/Voxel-v0", world="map1")
-    agent = make_agent("steve1", world_size=(100, 100))
+    agent = make_agent("steve1")
     result = run_tasks(env, agent, ["water_bucket"], seed=0, max_steps=1500)
     (task,) = result.tasks
     assert not task.success, "the pond is hidden: wandering does not find it in 1,500 steps"
@@ -130,7 +137,7 @@ def test_task_conditioned_mrsteve_explores_toward_the_tasks_place_prompt():
     from mrsteve.tasks import task_prompts
 
     env = gym.make("mrsteve/Voxel-v0", world="map2")
-    agent = make_agent("mrsteve-tc", world_size=(100, 100))
+    agent = make_agent("mrsteve-tc")
     selector = agent.explorer.selector
     assert isinstance(selector, TaskConditionedGoalSelector) and selector.events is agent.memory
     queries = []

@@ -1,5 +1,7 @@
-"""Explorers: valid actions for every explorer, and count-based exploration covers more ground
-than the memoryless wanderer and the short-memory direction picker (the paper's Table 1)."""
+"""Explorers: valid actions for every explorer, count-based exploration covers more ground than
+the memoryless wanderer and the short-memory direction picker (the paper's Table 1), and no
+explorer is told the map: goals behind the walls are given up early, and the visitation map grows
+past what it started with."""
 
 from __future__ import annotations
 
@@ -11,41 +13,47 @@ import mrsteve.env  # noqa: F401
 from mrsteve.control.explorers import Explorer, HierarchicalExplorer
 from mrsteve.control.goals import (
     CountBasedGoalSelector,
+    DirectionConfig,
     DirectionGoalSelector,
     ExplorationConfig,
 )
 from mrsteve.control.navigation import DepthNavigator, StraightNavigator
+from mrsteve.control.visitation import VisitationConfig
 from mrsteve.control.wander import WanderExplorer
+from mrsteve.spaces import AgentFrame
 from mrsteve.tasks.metrics import exploration_score
 
 WALKABLE = (1.0, 1.0, 63.0, 63.0)
-"""Inside the walls of the 64 x 64 navigation worlds."""
+"""Inside the walls of the 64 x 64 navigation worlds (the evaluator's knowledge, not theirs)."""
 
 EXPLORERS = {
     "count-based": lambda: HierarchicalExplorer(
-        CountBasedGoalSelector(ExplorationConfig(patch_size=10.0), bounds=WALKABLE),
-        DepthNavigator()),
+        CountBasedGoalSelector(ExplorationConfig(patch_size=10.0)), DepthNavigator()),
     "count-based-straight": lambda: HierarchicalExplorer(
-        lambda: CountBasedGoalSelector(ExplorationConfig(patch_size=10.0), bounds=WALKABLE),
-        StraightNavigator()),
-    "plan4mc": lambda: HierarchicalExplorer(DirectionGoalSelector(WALKABLE), DepthNavigator()),
+        lambda: CountBasedGoalSelector(ExplorationConfig(patch_size=10.0)), StraightNavigator()),
+    "plan4mc": lambda: HierarchicalExplorer(
+        DirectionGoalSelector(DirectionConfig(cell_size=62 / 11)), DepthNavigator()),
     "go-explore": WanderExplorer,
 }
 
 
 def explore(explorer: Explorer, steps: int, world: str = "plains_nav", seed: int = 0):
-    """Run an explorer; returns its positions ``[steps + 1, 2]`` and the actions it took."""
+    """Run an explorer on what the agent frame shows it; returns its world positions
+    ``[steps + 1, 2]``, the actions it took and its goals in world coordinates (one per step)."""
     env = gym.make("mrsteve/Voxel-v0", world=world, obs_size=(24, 40))
     obs, info = env.reset(seed=seed)
-    explorer.reset(obs, np.random.default_rng(seed), info["camera"])
-    positions, actions = [obs["pose"][[0, 2]]], []
+    frame = AgentFrame.of(obs)
+    explorer.reset(frame.view(obs), np.random.default_rng(seed), info["camera"])
+    positions, actions, goals = [obs["pose"][[0, 2]]], [], []
     for _ in range(steps):
-        explorer.observe(obs)
-        action = explorer.act(obs)
+        view = frame.view(obs)
+        explorer.observe(view)
+        action = explorer.act(view)
         actions.append(action)
+        goals.append(None if explorer.goal is None else frame.to_world(*explorer.goal))
         obs, *_ = env.step(action)
         positions.append(obs["pose"][[0, 2]])
-    return np.array(positions), actions
+    return np.array(positions), actions, goals
 
 
 def coverage(positions: np.ndarray) -> float:
@@ -56,18 +64,42 @@ def coverage(positions: np.ndarray) -> float:
 def test_explorers_give_valid_actions_and_report_their_goal(name):
     explorer = EXPLORERS[name]()
     assert isinstance(explorer, Explorer)
-    positions, actions = explore(explorer, 60)
+    positions, actions, goals = explore(explorer, 60)
     space = gym.make("mrsteve/Voxel-v0", world="flat").action_space
     for action in actions:
         assert set(action) <= set(space.spaces)
         assert all(action[key] in (0, 1) for key in action if key != "camera")
         assert np.all(np.abs(action["camera"]) <= 180)
     assert np.ptp(positions, axis=0).max() > 2.0  # it went somewhere
-    goal = explorer.goal
     if name == "go-explore":
-        assert goal is None
+        assert explorer.goal is None
     else:
-        assert goal is not None and WALKABLE[0] <= goal[0] <= WALKABLE[2]
+        assert all(goal is not None for goal in goals)
+
+
+def test_goals_behind_the_walls_are_given_up_early():
+    """The count-based explorer knows nothing of the walls: patches beyond them are proposed, and
+    given up once the navigator sees the wall, long before the 2,000-step timeout."""
+    _, _, goals = explore(EXPLORERS["count-based"](), 1500)
+    spans: dict[tuple[float, float], int] = {}
+    for goal in goals:
+        spans[goal] = spans.get(goal, 0) + 1
+    outside = {goal: steps for goal, steps in spans.items()
+               if not (WALKABLE[0] <= goal[0] <= WALKABLE[2] and WALKABLE[1] <= goal[1] <= WALKABLE[3])}
+    assert outside  # the walls were not told
+    assert max(outside.values()) < 400
+
+
+def test_the_visitation_map_grows_past_where_it_started():
+    """A world larger than the explorer's first map (16 x 16 around the start): it explores past
+    it, its map growing."""
+    explorer = HierarchicalExplorer(
+        CountBasedGoalSelector(ExplorationConfig(patch_size=10.0), VisitationConfig(size=16)),
+        DepthNavigator())
+    positions, _, _ = explore(explorer, 600)
+    assert np.abs(positions - positions[0]).max() > 16
+    x_min, z_min, x_max, z_max = explorer.selector.visitation.extent
+    assert max(x_max - x_min, z_max - z_min) > 16
 
 
 def test_count_based_exploration_covers_more_than_the_wanderer_and_the_direction_picker():

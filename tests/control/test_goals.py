@@ -18,7 +18,7 @@ from mrsteve.control import (
     VisitationConfig,
     VisitationMap,
 )
-from mrsteve.control.goals import box_blur, patch_bounds, patch_stats
+from mrsteve.control.goals import box_blur, patch_stats
 
 
 class FakeEvents:
@@ -34,6 +34,8 @@ class FakeEvents:
 
 POINT = VisitationConfig(view_distance=0.0)
 """A map whose paint marks only the agent's own cell, to paint patches exactly."""
+SMALL = VisitationConfig(size=48, view_distance=0.0)
+"""Like :data:`POINT`, 48 x 48 cells: 3 x 3 patches of 15 blocks around the start."""
 
 
 def pose(x: float, z: float, yaw: float = 0.0) -> tuple[float, ...]:
@@ -42,14 +44,12 @@ def pose(x: float, z: float, yaw: float = 0.0) -> tuple[float, ...]:
 
 SELECTORS = [
     pytest.param(
-        lambda visitation=POINT, bounds=None: CountBasedGoalSelector(
-            visitation=visitation, bounds=bounds),
+        lambda visitation=POINT: CountBasedGoalSelector(visitation=visitation),
         id="count-based",
     ),
     pytest.param(
-        lambda visitation=POINT, bounds=None: TaskConditionedGoalSelector(
-            FakeEvents([[1.0, 0.0]], [[20.0, 64.0, 20.0, 0.0, 0.0]]), visitation=visitation,
-            bounds=bounds),
+        lambda visitation=POINT: TaskConditionedGoalSelector(
+            FakeEvents([[1.0, 0.0]], [[20.0, 64.0, 20.0, 0.0, 0.0]]), visitation=visitation),
         id="task-conditioned-without-task",
     ),
 ]
@@ -99,8 +99,7 @@ def test_ties_are_broken_by_the_seeded_rng(make):
 
 
 def test_when_every_patch_is_painted_the_least_painted_one_is_the_goal(make):
-    bounds = (-22.5, -22.5, 22.5, 22.5)
-    selector = make(np.random.default_rng(0), bounds=bounds)
+    selector = make(np.random.default_rng(0), visitation=SMALL)
     visitation = selector.visitation
     fill(visitation, -23, -23, 46, times=2)
     # make patch (15, -15) the least painted by painting every other patch once more
@@ -112,24 +111,39 @@ def test_when_every_patch_is_painted_the_least_painted_one_is_the_goal(make):
 
 
 def test_equally_painted_patches_go_to_the_nearest(make):
-    selector = make(np.random.default_rng(0), bounds=(-22.5, -22.5, 22.5, 22.5))
+    selector = make(np.random.default_rng(0), visitation=SMALL)
     fill(selector.visitation, -23, -23, 46, times=1)
     assert selector.select(13.0, 16.0) == pytest.approx((15.0, 15.0))
 
 
-def test_patches_tile_the_bounds_so_goals_stay_inside_the_walls(make):
-    bounds = (-50.0, -50.0, 50.0, 50.0)
-    stats = patch_stats(VisitationMap(), 15.0, bounds)
-    assert len(stats.centre_x) == len(stats.centre_z) == 7
-    assert stats.centre_x[0] == pytest.approx(-50 + 100 / 14)
-    selector = make(np.random.default_rng(1), visitation=VisitationConfig(), bounds=bounds)
+def test_patches_tile_the_visitation_map_around_the_start_knowing_no_walls(make):
+    """The release's 128 x 128 map around the start: 9 x 9 patches of G = 15 centred on it; the
+    selector is told nothing of the world, so goals lie anywhere on the map (which grows)."""
+    stats = patch_stats(VisitationMap(VisitationConfig(), (50.5, 50.5)), 15.0)
+    assert stats.centre_x.tolist() == [50.5 + 15 * k for k in range(-4, 5)]
+    selector = make(np.random.default_rng(1), visitation=VisitationConfig())
     visitation = selector.visitation
     rng = np.random.default_rng(2)
     for _ in range(40):
-        x, z = rng.uniform(-49, 49, size=2)
+        x, z = rng.uniform(-60, 60, size=2)
         visitation.paint(x, z, rng.uniform(0, 360))
         gx, gz = selector.select(x, z)
-        assert -50 < gx < 50 and -50 < gz < 50
+        x_min, z_min, x_max, z_max = visitation.extent  # grows as the agent nears its edge
+        assert x_min < gx < x_max and z_min < gz < z_max
+
+
+def test_a_goal_given_up_is_not_chosen_again(make):
+    selector = make(np.random.default_rng(0))
+    start = pose(0.0, 0.0)
+    selector.observe(start)
+    goal = selector.propose(start, 0)
+    selector.give_up(5)
+    assert selector.goal is None
+    others = {selector.propose(start, 6)}
+    for t in range(7, 40):
+        selector.give_up(t)
+        others.add(selector.propose(start, t))
+    assert goal not in others
 
 
 def test_patches_stay_on_one_lattice_as_the_map_grows(make):
@@ -180,9 +194,7 @@ def test_a_goal_is_abandoned_after_2000_steps_and_not_chosen_again(make):
     assert selector.propose(start, 0) == goal
 
 
-def test_bad_arguments_raise(make):
-    with pytest.raises(ValueError, match="bounds"):
-        make(np.random.default_rng(0), bounds=(10.0, 0.0, -10.0, 5.0))
+def test_bad_arguments_raise():
     with pytest.raises(ValueError, match="patch_size"):
         ExplorationConfig(patch_size=0.0)
 
@@ -195,8 +207,7 @@ def task_world():
         embeddings=[[1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0]],
         poses=[[15.0, 0.0, 0.0, 0.0, 0.0], [-15.0, 0.0, 0.0, 0.0, 0.0]],  # start-relative
     )
-    selector = TaskConditionedGoalSelector(events, visitation=POINT,
-                                           bounds=(-22.5, -22.5, 22.5, 22.5))
+    selector = TaskConditionedGoalSelector(events, visitation=SMALL)
     selector.reset(pose(0.0, 0.0), np.random.default_rng(0))
     for px in (-15.0, 0.0, 15.0):
         for pz in (-15.0, 0.0, 15.0):
@@ -244,10 +255,10 @@ def test_box_blur_is_the_3x3_mean():
 
 
 ALL_SELECTORS = {
-    "count-based": lambda: CountBasedGoalSelector(bounds=(1.0, 1.0, 63.0, 63.0)),
+    "count-based": lambda: CountBasedGoalSelector(),
     "task-conditioned": lambda: TaskConditionedGoalSelector(
-        FakeEvents(np.zeros((0, 2)), np.zeros((0, 5))), bounds=(1.0, 1.0, 63.0, 63.0)),
-    "direction": lambda: DirectionGoalSelector((1.0, 1.0, 63.0, 63.0)),
+        FakeEvents(np.zeros((0, 2)), np.zeros((0, 5)))),
+    "direction": lambda: DirectionGoalSelector(),
 }
 
 
@@ -261,13 +272,14 @@ def test_every_selector_follows_the_protocol_and_keeps_its_goal_on_the_map(name)
     assert selector.goal is None
     selector.observe(start)
     goal = selector.propose(start, 0)
-    assert selector.goal == goal and 1.0 <= goal[0] <= 63.0 and 1.0 <= goal[1] <= 63.0
+    assert selector.goal == goal and np.hypot(goal[0] - 32.5, goal[1] - 32.5) <= 64 * 1.5
     assert selector.propose(start, 1) == goal  # kept while not reached
+    selector.give_up(2)
+    assert selector.goal is None and selector.propose(start, 3) != goal
 
 
 def test_count_based_selector_paints_what_the_agent_sees_and_aims_at_unseen_patches():
-    selector = CountBasedGoalSelector(ExplorationConfig(patch_size=10.0),
-                                      bounds=(1.0, 1.0, 63.0, 63.0))
+    selector = CountBasedGoalSelector(ExplorationConfig(patch_size=10.0))
     start = (32.5, 16.0, 32.5, 0.0, 0.0)  # facing +z
     selector.reset(start, np.random.default_rng(0))
     selector.observe(start)
@@ -277,30 +289,25 @@ def test_count_based_selector_paints_what_the_agent_sees_and_aims_at_unseen_patc
     assert goal != (32.5, 32.5) and np.hypot(goal[0] - 32.5, goal[1] - 32.5) <= 15
 
 
-def test_goal_patches_are_anchored_on_the_start_and_centred_inside_the_walls():
-    x_min, z_min, x_max, z_max = patch_bounds((1.0, 1.0, 99.0, 99.0), (50.5, 50.5), 15.0)
-    assert (x_min, x_max) == (-2.0, 103.0) and (z_min, z_max) == (-2.0, 103.0)
-    centres = [x_min + 7.5 + 15 * k for k in range(7)]
-    assert centres[0] == 5.5 and centres[-1] == 95.5 and 50.5 in centres
-
-
 def test_direction_selector_moves_to_a_neighbouring_cell_it_has_not_just_visited():
     chosen = set()
     for seed in range(12):
-        selector = DirectionGoalSelector((0.0, 0.0, 110.0, 110.0),
-                                         DirectionConfig(grid=11, memory=4))
-        selector.reset((55.0, 0.0, 55.0, 0.0, 0.0), np.random.default_rng(seed))  # cell (5, 5)
-        selector.observe((45.0, 0.0, 55.0, 0.0, 0.0))  # then (4, 5)
-        selector.observe((45.0, 0.0, 65.0, 0.0, 0.0))  # then (4, 6)
+        selector = DirectionGoalSelector(DirectionConfig(cell_size=10.0, memory=4))
+        selector.reset((55.0, 0.0, 55.0, 0.0, 0.0), np.random.default_rng(seed))  # cell (0, 0)
+        selector.observe((45.0, 0.0, 55.0, 0.0, 0.0))  # then (-1, 0)
+        selector.observe((45.0, 0.0, 65.0, 0.0, 0.0))  # then (-1, 1)
         goal = selector.propose((45.0, 0.0, 65.0, 0.0, 0.0), 0)
         cell = selector.cell(*goal)
-        assert goal == (cell[0] * 10 + 5.0, cell[1] * 10 + 5.0)  # a cell centre
+        assert goal == (55.0 + cell[0] * 10, 55.0 + cell[1] * 10)  # a cell centre
         chosen.add(cell)
-    assert chosen == {(3, 6), (4, 7), (5, 6)}  # never back north to (4, 5)
+    assert chosen == {(-2, 1), (-1, 2), (0, 1)}  # never back north to (-1, 0)
 
 
-def test_direction_selector_stays_on_its_grid():
-    selector = DirectionGoalSelector((0.0, 0.0, 110.0, 110.0))
-    selector.reset((5.0, 0.0, 5.0, 0.0, 0.0), np.random.default_rng(0))  # corner cell (0, 0)
-    goal = selector.propose((5.0, 0.0, 5.0, 0.0, 0.0), 0)
-    assert selector.cell(*goal) in {(1, 0), (0, 1)}
+def test_direction_selector_takes_another_direction_after_giving_up():
+    for seed in range(8):
+        selector = DirectionGoalSelector(DirectionConfig(cell_size=10.0, memory=4))
+        start = (5.0, 0.0, 5.0, 0.0, 0.0)
+        selector.reset(start, np.random.default_rng(seed))
+        blocked = selector.cell(*selector.propose(start, 0))
+        selector.give_up(1)
+        assert selector.cell(*selector.propose(start, 2)) != blocked
