@@ -17,6 +17,7 @@ from types import MappingProxyType
 import numpy as np
 
 from mrsteve.naming import unknown_name
+
 SHAPES = ("none", "cube", "cross", "liquid")
 """Block shapes: ``none`` (air), ``cube``, ``cross`` (thin plants) and ``liquid`` (water)."""
 
@@ -190,8 +191,9 @@ def _attack(entry: Mapping, where: str) -> Attack | None:
     except KeyError as missing:
         raise ValueError(f"{where}: damage and attack_cooldown go together; {missing} is missing")
     if not attack.damage > 0 or attack.cooldown < 0:
-        raise ValueError(f"{where}: damage must be positive and attack_cooldown non-negative, "
-                         f"got {attack}")
+        raise ValueError(
+            f"{where}: damage must be positive and attack_cooldown non-negative, got {attack}"
+        )
     return attack
 
 
@@ -237,14 +239,17 @@ def parse_content(raw: Mapping) -> Content:
         if entry["shape"] not in SHAPES:
             raise ValueError(f"{where}: {unknown_name('shape', entry['shape'], SHAPES)}")
         if "drop" in entry or "drop_chance" in entry:
-            raise ValueError(f"{where}: write drops = [{{ item = ..., chance = ... }}], "
-                             f"not drop / drop_chance")
+            raise ValueError(
+                f"{where}: write drops = [{{ item = ..., chance = ... }}], not drop / drop_chance"
+            )
         drops = tuple(_block_drop(d, item_names, where) for d in entry.get("drops", ()))
         tool_speed = {tool: float(speed) for tool, speed in entry.get("tool_speed", {}).items()}
         for tool, speed in tool_speed.items():
             if tool not in item_names or not speed > 0:
-                raise ValueError(f"{where}: tool_speed {tool!r} = {speed} needs a known item and "
-                                 f"a positive speed")
+                raise ValueError(
+                    f"{where}: tool_speed {tool!r} = {speed} needs a known item and "
+                    f"a positive speed"
+                )
         blocks.append(
             Block(
                 id=i,
@@ -297,8 +302,10 @@ def parse_content(raw: Mapping) -> Content:
     if set(classes) != expected or len(classes) != len(expected):
         missing = sorted(expected - set(classes))
         extra = sorted(set(classes) - expected)
-        raise ValueError(f"content: semantic classes must name sky, every block and mob and "
-                         f"burning_zombie once (missing {missing}, unexpected {extra})")
+        raise ValueError(
+            f"content: semantic classes must name sky, every block and mob and "
+            f"burning_zombie once (missing {missing}, unexpected {extra})"
+        )
     return Content(tuple(blocks), items, tuple(mobs), classes, hand)
 
 

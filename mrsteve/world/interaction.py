@@ -184,7 +184,8 @@ class Hands:
         self._break_steps_held = np.array(
             [
                 [
-                    -1 if b.unbreakable
+                    -1
+                    if b.unbreakable
                     else _steps(b.hardness / b.tool_speed.get(held, 1.0), minimum=1)
                     for b in content.blocks
                 ]

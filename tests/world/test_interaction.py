@@ -1,7 +1,6 @@
 """Hands: breaking blocks into the inventory, hitting and killing mobs, using buckets and shears,
 under Minecraft 1.11's rules (drops, tools, 1.9+ combat)."""
 
-import math
 from collections import Counter
 
 import numpy as np
@@ -346,8 +345,11 @@ def test_nothing_happens_out_of_reach():
     ("config", "error", "message"),
     [
         (InteractionConfig(consumed_on_use=("laser",)), ValueError, "unknown item 'laser'"),
-        (InteractionConfig(block_use={"lava": {"bucket": "lava_bucket"}}), ValueError,
-         "unknown block 'lava'; known: air"),
+        (
+            InteractionConfig(block_use={"lava": {"bucket": "lava_bucket"}}),
+            ValueError,
+            "unknown block 'lava'; known: air",
+        ),
         (
             InteractionConfig(block_use={"water": {"bucket": "soup"}}),
             ValueError,
