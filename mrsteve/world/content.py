@@ -17,13 +17,26 @@ from types import MappingProxyType
 import numpy as np
 
 from mrsteve.naming import unknown_name
+
 SHAPES = ("none", "cube", "cross", "liquid")
 """Block shapes: ``none`` (air), ``cube``, ``cross`` (thin plants) and ``liquid`` (water)."""
 
 
 @dataclass(frozen=True)
+class BlockDrop:
+    """One item a broken block may give: with probability ``chance``, and only with ``tool`` held
+    when one is named. The drops naming the held item replace the drops naming none (oak leaves give
+    leaves with shears, else a sapling or an apple by chance)."""
+
+    item: str
+    chance: float = 1.0
+    tool: str | None = None
+
+
+@dataclass(frozen=True)
 class Block:
-    """A block type. ``hardness`` is seconds to break by hand; ``None`` drop means nothing drops."""
+    """A block type. ``hardness`` is seconds to break by hand; ``tool_speed`` divides it for the
+    named tools; ``drops`` (see :class:`BlockDrop`) go into the inventory when it breaks."""
 
     id: int
     name: str
@@ -33,9 +46,24 @@ class Block:
     side_color: tuple[int, int, int] | None = None
     top_color: tuple[int, int, int] | None = None
     hardness: float = 0.0
-    drop: str | None = None
-    drop_chance: float = 1.0
+    drops: tuple[BlockDrop, ...] = ()
+    tool_speed: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
     unbreakable: bool = False
+
+    def drops_with(self, held: str | None) -> tuple[BlockDrop, ...]:
+        """The drops that may come when the block is broken with ``held`` in hand (``None``: a
+        bare hand): those naming ``held`` if any do, else those naming no tool."""
+        tooled = tuple(d for d in self.drops if d.tool is not None and d.tool == held)
+        return tooled or tuple(d for d in self.drops if d.tool is None)
+
+
+@dataclass(frozen=True)
+class Attack:
+    """How hard and how often something hits a mob: ``damage`` in half-hearts, ``cooldown`` the
+    seconds it takes to recover full strength after a swing (Minecraft 1.9+ combat)."""
+
+    damage: float
+    cooldown: float
 
 
 @dataclass(frozen=True)
@@ -44,6 +72,8 @@ class Item:
 
     id: int
     name: str
+    attack: Attack | None = None
+    """A weapon's hit; ``None``: it hits like a bare hand (:attr:`Content.hand`)."""
 
 
 @dataclass(frozen=True)
@@ -59,7 +89,11 @@ class Mob:
     flee_steps: int
     color: tuple[int, int, int]
     drops: tuple[tuple[str, int, int], ...]
-    use_with: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    """``(item, min, max)`` given on death, the count drawn uniformly in ``min..max``."""
+    use_with: Mapping[str, tuple[str, int, int]] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
+    """``{held item: (result, min, max)}``: what using the item on the mob gives."""
     daylight_burn_steps: int | None = None
 
 
@@ -71,6 +105,8 @@ class Content:
     items: tuple[Item, ...]
     mobs: tuple[Mob, ...]
     semantic_classes: tuple[str, ...]
+    hand: Attack = Attack(1.0, 0.25)
+    """The hit of a bare hand, and of any item that is not a weapon."""
 
     def block(self, name: str) -> Block:
         """The block called ``name``; unknown names raise ``ValueError`` listing the known ones."""
@@ -83,6 +119,11 @@ class Content:
     def mob(self, name: str) -> Mob:
         """The mob kind called ``name``; unknown names raise ``ValueError`` listing the known."""
         return _lookup(self.mobs, name, "mob")
+
+    def attack(self, held: str | None) -> Attack:
+        """The hit made with ``held`` in hand (``None``: a bare hand)."""
+        attack = None if held is None else self.item(held).attack
+        return self.hand if attack is None else attack
 
     def semantic_id(self, name: str) -> int:
         """The semantic class id of ``name`` (``sky``, a block name, a mob name, ``burning_zombie``)."""
@@ -141,12 +182,54 @@ def _rgb(value, where) -> tuple[int, int, int]:
     return (value[0], value[1], value[2])
 
 
+def _attack(entry: Mapping, where: str) -> Attack | None:
+    """``damage`` and ``attack_cooldown`` (seconds) of an item or the hand; both or neither."""
+    if "damage" not in entry and "attack_cooldown" not in entry:
+        return None
+    try:
+        attack = Attack(float(entry["damage"]), float(entry["attack_cooldown"]))
+    except KeyError as missing:
+        raise ValueError(f"{where}: damage and attack_cooldown go together; {missing} is missing")
+    if not attack.damage > 0 or attack.cooldown < 0:
+        raise ValueError(
+            f"{where}: damage must be positive and attack_cooldown non-negative, got {attack}"
+        )
+    return attack
+
+
+def _block_drop(raw: Mapping, item_names: set[str], where: str) -> BlockDrop:
+    unknown = sorted(set(raw) - {"item", "chance", "tool"})
+    if unknown:
+        raise ValueError(f"{where}: unknown drop keys {unknown}; accepted: item, chance, tool")
+    drop = BlockDrop(raw.get("item"), float(raw.get("chance", 1.0)), raw.get("tool"))
+    for name in (drop.item, drop.tool):
+        if name is not None and name not in item_names:
+            raise ValueError(f"{where}: drop names the unknown item {name!r}")
+    if drop.item is None or not 0.0 < drop.chance <= 1.0:
+        raise ValueError(f"{where}: a drop needs an item and a chance in (0, 1], got {dict(raw)}")
+    return drop
+
+
+def _counted(raw, item_names: set[str], where: str) -> tuple[str, int, int]:
+    """``[item, min, max]``: an item and the range its count is drawn from."""
+    if not (isinstance(raw, list) and len(raw) == 3):
+        raise ValueError(f"{where}: expected [item, min, max], got {raw!r}")
+    name, low, high = raw[0], int(raw[1]), int(raw[2])
+    if name not in item_names or not 0 <= low <= high:
+        raise ValueError(f"{where}: bad [item, min, max] {raw!r} (known item, 0 <= min <= max)")
+    return (name, low, high)
+
+
 def parse_content(raw: Mapping) -> Content:
     """Build and validate :class:`Content` from the parsed TOML mapping."""
-    items = tuple(Item(id=i, name=entry["name"]) for i, entry in enumerate(raw["item"]))
+    items = tuple(
+        Item(id=i, name=entry["name"], attack=_attack(entry, f"content: item {entry['name']!r}"))
+        for i, entry in enumerate(raw["item"])
+    )
     item_names = {item.name for item in items}
     if len(item_names) != len(items):
         raise ValueError("content: duplicate item names")
+    hand = _attack(raw.get("hand", {}), "content: [hand]") or Attack(1.0, 0.25)
 
     blocks = []
     for i, entry in enumerate(raw["block"]):
@@ -155,9 +238,18 @@ def parse_content(raw: Mapping) -> Content:
             raise ValueError(f"{where}: ids must be 0, 1, 2, ... in file order, got {entry['id']}")
         if entry["shape"] not in SHAPES:
             raise ValueError(f"{where}: {unknown_name('shape', entry['shape'], SHAPES)}")
-        drop = entry.get("drop")
-        if drop is not None and drop not in item_names:
-            raise ValueError(f"{where}: drop {drop!r} is not an item")
+        if "drop" in entry or "drop_chance" in entry:
+            raise ValueError(
+                f"{where}: write drops = [{{ item = ..., chance = ... }}], not drop / drop_chance"
+            )
+        drops = tuple(_block_drop(d, item_names, where) for d in entry.get("drops", ()))
+        tool_speed = {tool: float(speed) for tool, speed in entry.get("tool_speed", {}).items()}
+        for tool, speed in tool_speed.items():
+            if tool not in item_names or not speed > 0:
+                raise ValueError(
+                    f"{where}: tool_speed {tool!r} = {speed} needs a known item and "
+                    f"a positive speed"
+                )
         blocks.append(
             Block(
                 id=i,
@@ -168,8 +260,8 @@ def parse_content(raw: Mapping) -> Content:
                 side_color=_rgb(entry["side_color"], where) if "side_color" in entry else None,
                 top_color=_rgb(entry["top_color"], where) if "top_color" in entry else None,
                 hardness=float(entry.get("hardness", 0.0)),
-                drop=drop,
-                drop_chance=float(entry.get("drop_chance", 1.0)),
+                drops=drops,
+                tool_speed=MappingProxyType(tool_speed),
                 unbreakable=bool(entry.get("unbreakable", False)),
             )
         )
@@ -181,14 +273,14 @@ def parse_content(raw: Mapping) -> Content:
     mobs = []
     for i, entry in enumerate(raw["mob"]):
         where = f"content: mob {entry['name']!r}"
-        drops = tuple((d[0], int(d[1]), int(d[2])) for d in entry["drops"])
-        for name, low, high in drops:
-            if name not in item_names or not 0 <= low <= high:
-                raise ValueError(f"{where}: bad drop {[name, low, high]!r}")
-        use_with = dict(entry.get("use_with", {}))
-        for tool, result in use_with.items():
-            if tool not in item_names or result not in item_names:
-                raise ValueError(f"{where}: use_with {tool!r} -> {result!r} names an unknown item")
+        drops = tuple(_counted(d, item_names, f"{where}: drop") for d in entry["drops"])
+        use_with = {
+            tool: _counted(result, item_names, f"{where}: use_with {tool!r}")
+            for tool, result in entry.get("use_with", {}).items()
+        }
+        for tool in use_with:
+            if tool not in item_names:
+                raise ValueError(f"{where}: use_with names the unknown item {tool!r}")
         mobs.append(
             Mob(
                 id=i,
@@ -210,9 +302,11 @@ def parse_content(raw: Mapping) -> Content:
     if set(classes) != expected or len(classes) != len(expected):
         missing = sorted(expected - set(classes))
         extra = sorted(set(classes) - expected)
-        raise ValueError(f"content: semantic classes must name sky, every block and mob and "
-                         f"burning_zombie once (missing {missing}, unexpected {extra})")
-    return Content(tuple(blocks), items, tuple(mobs), classes)
+        raise ValueError(
+            f"content: semantic classes must name sky, every block and mob and "
+            f"burning_zombie once (missing {missing}, unexpected {extra})"
+        )
+    return Content(tuple(blocks), items, tuple(mobs), classes, hand)
 
 
 @cache

@@ -1,11 +1,15 @@
 """What the player's hands do: the inventory, and attack / use along the crosshair.
 
-As in Minecraft (and MineDojo's success checks, which read the inventory): holding attack on a
-block breaks it after its hardness time and its drop goes straight into the inventory; attacking a
-mob hurts it (with a hurt cooldown), makes it flee, and on death its drops go into the inventory;
+As in Minecraft 1.11 (MineDojo's version; its success checks read the inventory): holding attack
+on a block breaks it after its hardness time (faster with a tool of its ``tool_speed``) and its
+drops for the held item go straight into the inventory; attacking a mob swings at it with the held
+item's damage once the swing has recovered (its attack cooldown, 1.9+ combat) and the mob is not
+still hurt from the last hit; a hit makes it flee, and on death its drops go into the inventory;
 using an item applies the ``use_with`` rules (a bucket on a cow gives a milk bucket, shears on a
-sheep give wool until it regrows, a bucket on water gives a water bucket). The crosshair is a ray
-from the eye of length ``reach``; the nearest of block and mob box is the target.
+sheep give 1-3 wool until it regrows, a bucket on water gives a water bucket). Every drop chance and
+count is drawn from the world's seeded generator. The crosshair is a ray from the eye of length
+``reach``; the nearest of block and mob box is the target. The rules' numbers are data
+(``data/content.toml``).
 """
 
 from __future__ import annotations
@@ -27,18 +31,14 @@ from mrsteve.world.raycast import NO_HIT, ColumnHeights, cast_ray
 
 @dataclass(frozen=True)
 class InteractionConfig:
-    """Rules of attacking and using; defaults are Minecraft's (survival, version 1.11)."""
+    """Rules of attacking and using; defaults are Minecraft's (survival, version 1.11). Damage and
+    attack cooldowns of the hand and the weapons are content (``data/content.toml``)."""
 
     reach: float = 4.5
     """Length of the crosshair ray from the eye, in blocks."""
-    hand_damage: float = 1.0
-    """Damage of an attack with anything but the weapon."""
-    weapon: str = "sword"
-    """The item that deals ``weapon_damage``."""
-    weapon_damage: float = 6.0
-    """Damage of an attack with the weapon held (an iron sword)."""
     hurt_cooldown_steps: int = 10
-    """Steps after a hit during which a mob cannot be hurt again."""
+    """Steps after a hit during which a mob cannot be hurt again (Minecraft's 10 ticks of
+    invulnerability)."""
     break_delay_steps: int = 5
     """Steps after breaking a block before the next one starts to break."""
     use_cooldown_steps: int = 4
@@ -57,8 +57,8 @@ class InteractionConfig:
     an infinite pond)."""
 
     def __post_init__(self):
-        if self.reach <= 0 or self.hand_damage <= 0 or self.weapon_damage <= 0:
-            raise ValueError("reach, hand_damage and weapon_damage must be positive")
+        if self.reach <= 0:
+            raise ValueError(f"reach must be positive, got {self.reach}")
         for name in (
             "hurt_cooldown_steps",
             "break_delay_steps",
@@ -165,27 +165,40 @@ class Hands:
 
     def __init__(self, content: Content, config: InteractionConfig):
         self.config = config
-        for item in (config.weapon, *config.consumed_on_use):
+        for item in config.consumed_on_use:
             content.item(item)
         for block, rules in config.block_use.items():
             content.block(block)
             for item in (*rules, *rules.values()):
                 content.item(item)
         self._content = content
+        self._block_use = {
+            block: {held: (result, 1, 1) for held, result in rules.items()}
+            for block, rules in config.block_use.items()
+        }
         shapes = [b.shape for b in content.blocks]
         self.attack_mask = np.array([s not in ("none", "liquid") for s in shapes], dtype=np.bool_)
         self.use_mask = np.array([s != "none" for s in shapes], dtype=np.bool_)
         self.plant_mask = np.array([s == "cross" for s in shapes], dtype=np.bool_)
-        self.break_steps = np.array(
+        held_names = (None, *content.item_names)  # row 0: bare hand, row i + 1: item i held
+        self._break_steps_held = np.array(
             [
-                -1 if b.unbreakable else max(1, math.ceil(b.hardness * TICKS_PER_SECOND - 1e-9))
-                for b in content.blocks
+                [
+                    -1
+                    if b.unbreakable
+                    else _steps(b.hardness / b.tool_speed.get(held, 1.0), minimum=1)
+                    for b in content.blocks
+                ]
+                for held in held_names
             ],
             dtype=np.int64,
         )
-        self._weapon = content.item(config.weapon).id
+        self._drops_held = [[b.drops_with(held) for b in content.blocks] for held in held_names]
+        self._attacks_held = [
+            (a.damage, _steps(a.cooldown)) for a in map(content.attack, held_names)
+        ]
         self._harvests = [
-            frozenset(r for tool, r in m.use_with.items() if tool not in config.consumed_on_use)
+            frozenset(r[0] for tool, r in m.use_with.items() if tool not in config.consumed_on_use)
             for m in content.mobs
         ]
         self.breaking: tuple[int, int, int] | None = None
@@ -194,6 +207,19 @@ class Hands:
         """Steps the current cell has been attacked for."""
         self._break_delay = 0
         self._use_cooldown = 0
+        self._attack_cooldown = 0
+
+    @property
+    def break_steps(self) -> np.ndarray:
+        """``int64[n_blocks]``: steps to break each block id by hand (-1: unbreakable)."""
+        return self._break_steps_held[0]
+
+    @staticmethod
+    def _held_row(world: HandsWorld) -> int:
+        """Row of the held item in the per-held tables (0: a bare hand or an empty slot)."""
+        inventory = world.inventory
+        held = inventory.held
+        return held + 1 if held >= 0 and inventory.counts[held] > 0 else 0
 
     def target(self, world: HandsWorld, *, use: bool = False) -> Target:
         """What the crosshair points at (``use``: water counts as a target)."""
@@ -220,6 +246,8 @@ class Hands:
             self._break_delay -= 1
         if self._use_cooldown > 0:
             self._use_cooldown -= 1
+        if self._attack_cooldown > 0:
+            self._attack_cooldown -= 1
         if attack:
             self._attack(world, events)
         else:
@@ -239,7 +267,7 @@ class Hands:
         if target.cell != self.breaking:
             self.breaking, self.break_progress = target.cell, 0
         i, j, k = target.cell
-        needed = self.break_steps[world.blocks[i, j, k]]
+        needed = self._break_steps_held[self._held_row(world), world.blocks[i, j, k]]
         if needed < 0:
             return
         self.break_progress += 1
@@ -251,26 +279,33 @@ class Hands:
     def break_block(
         self, world: HandsWorld, i: int, j: int, k: int, events: list[WorldEvent]
     ) -> None:
-        """Remove the block at ``(i, j, k)`` with its drop, and the plants it held up."""
+        """Remove the block at ``(i, j, k)`` with its drops for the held item, and the plants it
+        held up with theirs."""
         blocks = world.blocks
+        drops = self._drops_held[self._held_row(world)]
         while True:
-            block = self._content.blocks[blocks[i, j, k]]
+            block = blocks[i, j, k]
             blocks[i, j, k] = 0
-            events.append(WorldEvent("broke", block.name))
-            if block.drop is not None and world.rng.random() < block.drop_chance:
-                world.collect(block.drop, 1, events)
+            events.append(WorldEvent("broke", self._content.blocks[block].name))
+            for drop in drops[block]:
+                if drop.chance >= 1.0 or world.rng.random() < drop.chance:
+                    world.collect(drop.item, 1, events)
             j += 1
             if j >= blocks.shape[1] or not self.plant_mask[blocks[i, j, k]]:
                 world.heights.refresh(blocks, i, k, i + 1, k + 1)
                 return
 
     def _hit_mob(self, world: HandsWorld, index: int, events: list[WorldEvent]) -> None:
+        """Swing at the mob once the last swing has recovered (a swing at a mob still hurt from
+        the last hit does no damage but must recover too, as in Minecraft)."""
+        if self._attack_cooldown > 0:
+            return
+        damage, cooldown = self._attacks_held[self._held_row(world)]
+        self._attack_cooldown = cooldown
         mob = world.mobs.records[index]
         if mob["hurt_cooldown"] > 0:
             return
-        held = world.inventory.held
-        weapon = held == self._weapon and world.inventory.counts[held] > 0
-        mob["health"] -= self.config.weapon_damage if weapon else self.config.hand_damage
+        mob["health"] -= damage
         mob["hurt_cooldown"] = self.config.hurt_cooldown_steps
         kind = self._content.mobs[int(mob["kind"])]
         mob["flee_steps"] = kind.flee_steps
@@ -282,7 +317,7 @@ class Hands:
         for item, low, high in kind.drops:
             if sheared and item in self._harvests[kind.id]:
                 continue
-            count = int(world.rng.integers(low, high + 1))
+            count = _draw_count(world.rng, low, high)
             if count:
                 world.collect(item, count, events)
 
@@ -296,12 +331,13 @@ class Hands:
             rules = self._content.mobs[int(mob["kind"])].use_with
         elif target.kind == "block":
             i, j, k = target.cell
-            rules = self.config.block_use.get(self._content.blocks[world.blocks[i, j, k]].name, {})
+            rules = self._block_use.get(self._content.blocks[world.blocks[i, j, k]].name, {})
         else:
             return
-        result = rules.get(held)
-        if result is None:
+        rule = rules.get(held)
+        if rule is None:
             return
+        result, low, high = rule
         inventory = world.inventory
         if held in self.config.consumed_on_use:
             inventory.take(held)
@@ -312,5 +348,18 @@ class Hands:
             if mob["regrow_steps"] > 0:
                 return
             mob["regrow_steps"] = self.config.regrow_steps
-        world.collect(result, 1, events)
+        count = _draw_count(world.rng, low, high)
+        if count:
+            world.collect(result, count, events)
         self._use_cooldown = self.config.use_cooldown_steps
+
+
+def _steps(seconds: float, minimum: int = 0) -> int:
+    """Whole steps (ticks) that ``seconds`` take, rounded up: a swing that recovers in 12.5 ticks
+    hits at full strength on the 13th."""
+    return max(minimum, math.ceil(seconds * TICKS_PER_SECOND - 1e-9))
+
+
+def _draw_count(rng: np.random.Generator, low: int, high: int) -> int:
+    """A count uniform in ``low..high`` (no draw when there is no choice)."""
+    return low if low == high else int(rng.integers(low, high + 1))

@@ -94,8 +94,11 @@ def one(kind: str) -> list[dict]:
 # prompt, item, start, target, reset options, step budget
 SCENARIOS = [
     pytest.param("cut a tree", "log", (14.5, 11.5), (8.5, 8.5), {}, 300, id="cut a tree"),
-    pytest.param("break leaves", "leaves", (14.5, 13.5), (8.5, 8.5), {}, 200, id="break leaves"),
-    pytest.param("break a leaves", "leaves", (14.5, 13.5), (8.5, 8.5), {}, 200, id="release alias"),
+    # leaves give leaves only to shears (Minecraft), which the leaves task hands over
+    pytest.param("break leaves", "leaves", (14.5, 13.5), (8.5, 8.5), {"give": {"shears": 1}}, 200,
+                 id="break leaves"),
+    pytest.param("break a leaves", "leaves", (14.5, 13.5), (8.5, 8.5), {"give": {"shears": 1}},
+                 200, id="release alias"),
     # across the tall grass fringe: the use ray stops at plants, so the skill clears them
     pytest.param("get water bucket", "water_bucket", (30.5, 15.5), (30.5, 8.5),
                  {"give": {"bucket": 1}}, 60, id="get water bucket"),
@@ -110,6 +113,7 @@ SCENARIOS = [
     pytest.param("kill sheep", "wool", (20.5, 14.5), MOB_AT,
                  {"give": {"shears": 1}, "spawn_mobs": one("sheep")}, 300, id="kill sheep-shears"),
     pytest.param("get sand", "sand", (24.5, 24.5), (30.5, 30.5), {}, 200, id="get sand"),
+    # seeds come from 1 grass in 8: about 8 plants, 5 steps each (one to break, the break delay)
     pytest.param("collect seeds", "wheat_seeds", (15.5, 25.5), (8.5, 31.5), {}, 300,
                  id="collect seeds"),
     pytest.param("get dirt", "dirt", (20.5, 20.5), (20.5, 24.5), {}, 200, id="get dirt"),
@@ -184,7 +188,18 @@ def test_grass_that_drops_no_seeds_is_left_for_the_next(make_policy):
         taken, events = run(env, policy, obs, "collect seeds", "wheat_seeds", 300)
         assert taken is not None
         broken.append(sum(e.kind == "broke" and e.name == "tall_grass" for e in events))
-    assert max(broken) >= 2  # seeds drop with probability 0.5: some run needed a second plant
+    assert max(broken) >= 5  # seeds drop with probability 1/8: some run needed many plants
+
+
+@pytest.mark.parametrize("make_policy", POLICIES)
+def test_leaves_broken_by_hand_give_no_leaves(make_policy):
+    env = make_env()
+    obs = start(env, 0, (14.5, 13.5), (8.5, 8.5))  # no shears
+    policy = make_policy()
+    policy.reset(np.random.default_rng(0), CAMERA)
+    taken, events = run(env, policy, obs, "break leaves", "leaves", 200)
+    assert taken is None
+    assert sum(e.kind == "broke" and e.name == "oak_leaves" for e in events) >= 5  # it tried
 
 
 @pytest.mark.parametrize("make_policy", POLICIES)
@@ -195,12 +210,15 @@ def test_a_sheared_sheep_is_skipped_for_another(make_policy):
     obs = start(env, 0, (20.5, 15.5), (20.5, 19.5), give={"shears": 1}, spawn_mobs=sheep)
     policy = make_policy()
     policy.reset(np.random.default_rng(0), CAMERA)
-    slot = env.unwrapped.item_names.index("wool")
+    events = []  # shears give 1-3 wool a sheep: count the harvests, not the wool
     for _ in range(600):
-        obs, *_ = env.step(policy.act(obs, "kill sheep"))
-        if obs["inventory"][slot] >= 2:
+        obs, _, _, _, info = env.step(policy.act(obs, "kill sheep"))
+        events.extend(info["events"])
+        if sum(e.kind == "collected" and e.name == "wool" for e in events) >= 2:
             break
-    assert obs["inventory"][slot] == 2  # the first sheep regrows only after 1200 steps
+    # the first sheep regrows only after 1200 steps: the second was found and shorn, none killed
+    assert sum(e.kind == "collected" and e.name == "wool" for e in events) == 2
+    assert not any(e.kind == "killed" for e in events)
 
 
 @pytest.mark.parametrize("make_policy", POLICIES)

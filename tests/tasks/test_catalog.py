@@ -31,7 +31,7 @@ def test_tools_are_handed_over_for_the_items_that_need_them():
     catalog = load_catalog()
     tools = {item: task.tool for item, task in catalog.items.items() if task.tool is not None}
     assert tools == {"water_bucket": "bucket", "milk_bucket": "bucket", "beef": "sword",
-                     "leather": "sword", "wool": "sword"}
+                     "leather": "sword", "wool": "sword", "leaves": "shears"}
 
 
 def test_unknown_item_lists_the_known_ones():

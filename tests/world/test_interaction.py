@@ -1,4 +1,7 @@
-"""Hands: breaking blocks into the inventory, hitting and killing mobs, using buckets and shears."""
+"""Hands: breaking blocks into the inventory, hitting and killing mobs, using buckets and shears,
+under Minecraft 1.11's rules (drops, tools, 1.9+ combat)."""
+
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -10,7 +13,8 @@ from mrsteve.world.world import Controls, World, WorldConfig
 
 ATTACK = Controls(attack=True)
 USE = Controls(use=True)
-SWORD_DAMAGE = InteractionConfig().weapon_damage
+CONTENT = load_content()
+HURT_COOLDOWN = InteractionConfig().hurt_cooldown_steps
 
 
 def looking_down_at_floor(floor_block: str | None = None, seed: int = 0) -> World:
@@ -77,19 +81,87 @@ def test_plants_held_up_by_a_broken_block_go_with_it():
     assert not world.blocks[12, GROUND:, 13].any()
 
 
-def test_tall_grass_drops_seeds_with_its_drop_chance():
+def test_tall_grass_breaks_in_one_step_and_the_hands_collect_its_drops():
     blocks = flat_blocks(size=40)
     blocks[5:35, GROUND, 20] = block_id("tall_grass")
     world = World(layout(blocks, (5.5, GROUND, 18.8), yaw=-90.0), np.random.default_rng(0))
-    broken = 0
+    broken, seeds = 0, 0
     for x in range(5, 35):
         world.teleport(x + 0.5, 18.8, yaw=0.0, pitch=30.0)
-        events = run(world, ATTACK, 6)
-        broken += sum(e == WorldEvent("broke", "tall_grass") for e in events)
-    seeds = world.inventory.as_dict().get("wheat_seeds", 0)
+        events = world.step(ATTACK)  # grass breaks in one step
+        broken += events.count(WorldEvent("broke", "tall_grass"))
+        seeds += events.count(WorldEvent("collected", "wheat_seeds", 1))
+        run(world, Controls(), 5)  # the break delay
     assert broken == 30
-    chance = load_content().block("tall_grass").drop_chance
-    assert 0 < seeds < 30 and abs(seeds - chance * 30) < 10
+    assert world.inventory.as_dict() == ({"wheat_seeds": seeds} if seeds else {})
+
+
+def break_many(block: str, held: str | None, n: int, seed: int = 0) -> dict[str, int]:
+    """The inventory after breaking ``n`` blocks of ``block`` with ``held`` in hand (the drop rules
+    alone: the block is put back and broken through the hands, without walking or aiming)."""
+    world = looking_down_at_floor(seed=seed)
+    if held is not None:
+        world.inventory.give(held)
+        world.equip(held)
+    for _ in range(n):
+        world.blocks[12, GROUND - 1, 13] = block_id(block)
+        world.hands.break_block(world, 12, GROUND - 1, 13, [])
+    got = world.inventory.as_dict()
+    if held is not None:
+        assert got.pop(held) == 1  # tools are kept
+    return got
+
+
+def test_tall_grass_drops_seeds_one_time_in_eight_by_hand():
+    n = 4000
+    got = break_many("tall_grass", None, n)
+    assert set(got) == {"wheat_seeds"}
+    # 1/8 of 4000 is 500 (standard deviation 21): seed 0 lands well inside; a chance of 1/2 (the
+    # old rule) or 1/16 would be far outside
+    assert abs(got["wheat_seeds"] - n / 8) < 60
+
+
+def test_tall_grass_cut_with_shears_gives_the_plant_and_never_seeds():
+    assert break_many("tall_grass", "shears", 300) == {"tall_grass": 300}
+
+
+def test_leaves_by_hand_never_give_leaves_only_rare_saplings_and_apples():
+    n = 4000
+    got = break_many("oak_leaves", None, n)
+    assert "leaves" not in got
+    # saplings 1/20 (200 expected, standard deviation 14), apples 1/200 (20 expected, 4.5)
+    assert abs(got["sapling"] - n / 20) < 45
+    assert 5 <= got["apple"] <= 40
+
+
+def test_leaves_cut_with_shears_give_leaves_every_time_and_nothing_else():
+    assert break_many("oak_leaves", "shears", 300) == {"leaves": 300}
+
+
+def test_blocks_drop_themselves_or_dirt():
+    assert break_many("grass_block", None, 20) == {"dirt": 20}
+    assert break_many("dirt", None, 20) == {"dirt": 20}
+    assert break_many("sand", None, 20) == {"sand": 20}
+    assert break_many("oak_log", "sword", 5) == {"log": 5}  # a tool without drops of its own
+    assert break_many("stone", None, 20) == {}  # no pickaxe
+
+
+@pytest.mark.parametrize(
+    ("block", "held", "seconds"),
+    [("dirt", None, 0.75), ("sand", None, 0.75), ("grass_block", None, 0.9),
+     ("oak_log", None, 3.0), ("oak_leaves", None, 0.3), ("oak_leaves", "shears", 0.05),
+     ("stone", None, 7.5), ("dirt", "shears", 0.75)],
+)  # fmt: skip
+def test_blocks_break_after_minecrafts_time_for_the_held_item(block, held, seconds):
+    world = looking_down_at_floor(block)
+    if held is not None:
+        world.inventory.give(held)
+        world.equip(held)
+    steps = round(seconds * 20)
+    run(world, ATTACK, steps - 1)
+    assert world.blocks[12, GROUND - 1, 13] == block_id(block)
+    world.step(ATTACK)
+    assert world.blocks[12, GROUND - 1, 13] == 0
 
 
 def water_in_front() -> World:
@@ -111,12 +183,12 @@ def test_a_bucket_used_on_water_becomes_a_water_bucket():
     assert world.blocks[12, GROUND - 1, 13] == block_id("water")  # the pond stays
 
 
-def mob_in_pit(kind: str, config: WorldConfig | None = None) -> World:
+def mob_in_pit(kind: str, config: WorldConfig | None = None, seed: int = 0) -> World:
     """A mob in a pit two blocks deep at (12, 14); the player on its edge looking down at it."""
     blocks = flat_blocks()
     blocks[12, GROUND - 2 : GROUND, 14] = 0
     world = World(
-        layout(blocks, (12.5, GROUND, 13.7)), np.random.default_rng(0), config or WorldConfig()
+        layout(blocks, (12.5, GROUND, 13.7)), np.random.default_rng(seed), config or WorldConfig()
     )
     world.spawn_mob(kind, 12.5, 14.5)
     world.teleport(12.5, 13.7, yaw=0.0, pitch=70.0)
@@ -138,23 +210,82 @@ def test_a_bucket_used_on_a_cow_gives_milk():
 
 def test_killing_a_cow_by_hand_gives_beef_after_ten_hits_with_a_cooldown():
     world = mob_in_pit("cow")
-    health = load_content().mob("cow").health
-    cooldown = InteractionConfig().hurt_cooldown_steps
-    run(world, ATTACK, int(health - 2) * cooldown + 1)  # health - 1 hits
+    health = CONTENT.mob("cow").health
+    run(world, ATTACK, int(health - 2) * HURT_COOLDOWN + 1)  # health - 1 hits
     assert len(world.mobs) == 1 and world.mobs.records["health"][0] == 1
     assert world.mobs.records["flee_steps"][0] > 0  # hit mobs flee
-    events = run(world, ATTACK, cooldown)
+    events = run(world, ATTACK, HURT_COOLDOWN)
     assert len(world.mobs) == 0 and WorldEvent("killed", "cow") in events
     assert world.inventory.as_dict()["beef"] >= 1
 
 
-def test_a_sword_kills_faster():
-    world = mob_in_pit("cow")
-    world.inventory.give("sword")
-    world.equip("sword")
-    hits = int(np.ceil(load_content().mob("cow").health / SWORD_DAMAGE))
-    run(world, ATTACK, (hits - 1) * InteractionConfig().hurt_cooldown_steps + 1)
-    assert len(world.mobs) == 0 and world.inventory.as_dict()["beef"] >= 1
+@pytest.mark.parametrize(
+    ("kind", "held", "health", "hits", "interval"),
+    [
+        ("cow", None, 10, 10, 10),  # hand: 1 damage; it recovers in 5 steps, the cow in 10
+        ("cow", "sword", 10, 2, 13),  # iron sword: 6 damage, recovers in 12.5 ticks
+        ("sheep", None, 8, 8, 10),
+        ("sheep", "sword", 8, 2, 13),
+        ("zombie", None, 20, 20, 10),
+        ("zombie", "sword", 20, 4, 13),
+        ("cow", "shears", 10, 10, 10),  # not a weapon: hits like a hand
+    ],
+)
+def test_hits_to_kill_follow_minecrafts_damage_and_cooldowns(kind, held, health, hits, interval):
+    assert CONTENT.mob(kind).health == health
+    world = mob_in_pit(kind)
+    if held is not None:
+        world.inventory.give(held)
+        world.equip(held)
+    killed_at = None
+    for step in range(1, 400):
+        if WorldEvent("killed", kind) in world.step(ATTACK):
+            killed_at = step
+            break
+        if step == 1 and kind != "zombie":
+            assert world.mobs.records["flee_steps"][0] > 0  # hit animals panic and flee
+    assert killed_at == (hits - 1) * interval + 1
+
+
+def test_the_hand_and_sword_rules_are_minecrafts_1_9_combat():
+    assert CONTENT.attack(None) == CONTENT.hand
+    assert (CONTENT.hand.damage, CONTENT.hand.cooldown) == (1.0, 0.25)
+    sword = CONTENT.attack("sword")
+    assert (sword.damage, sword.cooldown) == (6.0, 0.625)  # an iron sword
+    assert CONTENT.attack("bucket") == CONTENT.hand
+
+
+def kill_in_turn(kind: str, n: int, held: str = "sword") -> list[dict[str, int]]:
+    """What each of ``n`` mobs of ``kind`` gave when killed with ``held``, one after another in the
+    pit (one world, one generator)."""
+    world = mob_in_pit(kind)
+    world.inventory.give(held)
+    world.equip(held)
+    drops = []
+    for _ in range(n):
+        if not len(world.mobs):
+            world.spawn_mob(kind, 12.5, 14.5)
+        events = []
+        for _ in range(100):  # stop at the kill: further attacks would dig into the pit floor
+            events.extend(world.step(ATTACK))
+            if WorldEvent("killed", kind) in events:
+                break
+        assert WorldEvent("killed", kind) in events
+        got = Counter()
+        for event in events:
+            if event.kind == "collected":
+                got[event.name] += event.count
+        drops.append(got)
+    return drops
+
+
+def test_cows_drop_one_to_three_beef_and_up_to_two_leather():
+    drops = kill_in_turn("cow", 40)
+    beef = Counter(d["beef"] for d in drops)
+    leather = Counter(d["leather"] for d in drops)
+    assert set(beef) == {1, 2, 3}  # every count comes up in 40 kills, no other
+    assert set(leather) == {0, 1, 2}
+    assert all(set(d) <= {"beef", "leather"} for d in drops)
 
 
 def test_shears_give_wool_once_until_the_sheep_regrows():
@@ -164,15 +295,27 @@ def test_shears_give_wool_once_until_the_sheep_regrows():
     world.inventory.give("shears")
     world.equip("shears")
     run(world, USE, 1)
-    assert world.inventory.as_dict() == {"shears": 1, "wool": 1}
+    first = world.inventory.as_dict()["wool"]
+    assert 1 <= first <= 3
     run(world, USE, regrow - 2)
-    assert world.inventory.as_dict() == {"shears": 1, "wool": 1}
+    assert world.inventory.as_dict() == {"shears": 1, "wool": first}
     run(world, USE, 2)
-    assert world.inventory.as_dict() == {"shears": 1, "wool": 2}
+    assert world.inventory.as_dict()["wool"] > first
+
+
+def test_shears_give_one_to_three_wool_per_sheep():
+    counts = Counter()
+    for seed in range(30):
+        world = mob_in_pit("sheep", seed=seed)
+        world.inventory.give("shears")
+        world.equip("shears")
+        world.step(USE)
+        counts[world.inventory.as_dict()["wool"]] += 1
+    assert set(counts) == {1, 2, 3}
 
 
 @pytest.mark.parametrize("sheared", [False, True])
-def test_killing_a_sheep_gives_wool_unless_it_was_sheared(sheared):
+def test_killing_a_sheep_gives_one_wool_unless_it_was_sheared(sheared):
     world = mob_in_pit("sheep")
     world.inventory.give("sword")
     if sheared:
@@ -186,6 +329,10 @@ def test_killing_a_sheep_gives_wool_unless_it_was_sheared(sheared):
     assert world.inventory.as_dict().get("wool", 0) == (0 if sheared else 1)
 
 
+def test_every_unsheared_sheep_killed_gives_exactly_one_wool():
+    assert [d["wool"] for d in kill_in_turn("sheep", 10)] == [1] * 10
+
+
 def test_nothing_happens_out_of_reach():
     world = looking_down_at_floor("dirt")
     world.teleport(12.5, 12.5, yaw=0.0, pitch=5.0)  # the floor ahead is beyond 4.5 blocks
@@ -197,9 +344,12 @@ def test_nothing_happens_out_of_reach():
 @pytest.mark.parametrize(
     ("config", "error", "message"),
     [
-        (InteractionConfig(weapon="laser"), ValueError, "unknown item 'laser'"),
-        (InteractionConfig(block_use={"lava": {"bucket": "lava_bucket"}}), ValueError,
-         "unknown block 'lava'; known: air"),
+        (InteractionConfig(consumed_on_use=("laser",)), ValueError, "unknown item 'laser'"),
+        (
+            InteractionConfig(block_use={"lava": {"bucket": "lava_bucket"}}),
+            ValueError,
+            "unknown block 'lava'; known: air",
+        ),
         (
             InteractionConfig(block_use={"water": {"bucket": "soup"}}),
             ValueError,
