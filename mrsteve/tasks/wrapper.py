@@ -24,7 +24,8 @@ ItemSource = Sequence[str] | Callable[[int, np.random.Generator], str]
 class ItemTasks(gym.Wrapper):
     """Gives the tasks of ``items`` one after another.
 
-    - ``reset`` starts the first task: its tool (``data/tasks.toml``) is given and held, and
+    - ``reset`` starts the first task: its tool (``data/tasks.toml``) is given and held (a task
+      without one starts with an empty hand; earlier tools stay in the inventory);
       ``info["task"]`` is the :class:`~mrsteve.tasks.catalog.ItemTask` (its ``prompts`` are what
       the agent is told);
     - ``step`` counts steps; a task succeeds when its item's count in the inventory rises
@@ -102,9 +103,11 @@ class ItemTasks(gym.Wrapper):
         else:
             item = self._next_item(index, self._rng)
         item_task = self.catalog.item(item)
-        if item_task.tool is not None:
-            self.env.unwrapped.apply_commands({"give": {item_task.tool: 1},
-                                               "equip": item_task.tool})
+        # the task's tool in hand, or an empty hand (what earlier tasks left stays in the
+        # inventory, but shears held would turn a seeds task's grass into grass, not seeds)
+        tool = item_task.tool
+        self.env.unwrapped.apply_commands({"give": {tool: 1}, "equip": tool} if tool is not None
+                                          else {"equip": None})
         slot = self._item_names.index(item)
         task = TaskOutcome(item=item, start=t)
         self.result.tasks.append(task)
