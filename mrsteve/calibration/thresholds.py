@@ -2,9 +2,10 @@
 
 :func:`calibrate_on_world` is what the shipped ``mrsteve/perception/data/thresholds.toml``
 comes from (``mrsteve calibrate --write`` reruns it). It takes labelled clips of the world
-(:mod:`mrsteve.calibration.clips`: poses across the paper's maps, labels from the renderer's
-ground truth), fits the thresholds on one set with :func:`calibrate` and measures them on a
-held-out set taken in worlds of other seeds with :func:`measure`:
+(:mod:`mrsteve.calibration.clips`: poses in the worlds, labels from the renderer's ground truth),
+fits the thresholds with :func:`calibrate` on clips of procedural calibration worlds (the maps'
+blocks and mobs placed at random from the seed, never an evaluation map) and measures them with
+:func:`measure` on held-out clips of the paper's evaluation maps:
 
 * a prompt's task threshold is the cut with the best F1 between the clips where it is true and
   those where it is false (of equally good cuts, the middle one; separable scores get the middle of
@@ -22,6 +23,7 @@ encoder configurations nobody has calibrated yet.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import textwrap
@@ -161,6 +163,8 @@ class Measurement:
     """Per prompt with enough true and false clips (:data:`MIN_CLIPS`)."""
     events: EventFit | None
     """``None`` without clips of one place with the scene unchanged and changed."""
+    worlds: tuple[str, ...] = ()
+    """The world recipes the clips were taken in, in order of first appearance."""
 
     def summary(self) -> dict:
         """As plain data (for JSON)."""
@@ -170,7 +174,8 @@ class Measurement:
             events = {"threshold": e.threshold, "kept": e.kept, "same": list(e.same),
                       "changed": {change: {"separated": e.separated(change), "similarities":
                                            list(values)} for change, values in e.changed.items()}}
-        return {"prompts": {p: asdict(fit) for p, fit in self.prompts.items()}, "events": events}
+        return {"worlds": list(self.worlds),
+                "prompts": {p: asdict(fit) for p, fit in self.prompts.items()}, "events": events}
 
 
 @dataclass(frozen=True)
@@ -239,7 +244,8 @@ def _measure(encoder: Encoder, thresholds: EncoderThresholds, clips: Sequence[La
     if same and changed:
         events = EventFit(thresholds.event_fold, tuple(same),
                           MappingProxyType({k: tuple(v) for k, v in sorted(changed.items())}))
-    return Measurement(MappingProxyType(fits), events)
+    worlds = tuple(dict.fromkeys(clip.world for clip in clips if clip.world is not None))
+    return Measurement(MappingProxyType(fits), events, worlds)
 
 
 def measure(encoder: Encoder, clips: Sequence[LabelledClip], prompts: Sequence[str],
@@ -283,14 +289,15 @@ class WorldCalibration:
 
     calibration: Calibration
     held_out: Measurement
-    """The thresholds on clips and pairs taken in worlds of other seeds."""
+    """The thresholds on clips and pairs taken in the held-out worlds (the evaluation maps)."""
     seed: int
     clips: int
     """Clips per set (calibration and held-out)."""
     event_pairs: int
     """Event pairs per set."""
     config: ClipConfig
-    """How the clips were taken and labelled."""
+    """How the clips were taken and labelled; ``config.worlds`` fitted, ``config.held_out_worlds``
+    measured."""
 
     @property
     def thresholds(self) -> EncoderThresholds:
@@ -322,8 +329,10 @@ def calibrate_on_world(
     config: ClipConfig | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> WorldCalibration:
-    """Fit an encoder's thresholds on ``clips`` clips and ``event_pairs`` pairs of the embedded
-    world (default ``clips // 8``) and measure them on as many more, taken in worlds of other seeds.
+    """Fit an encoder's thresholds on ``clips`` clips and ``event_pairs`` pairs (default
+    ``clips // 8``) taken in ``config.worlds`` (the procedural calibration worlds) and measure them
+    on as many more taken in ``config.held_out_worlds`` (the evaluation maps); the two must not
+    share a world.
 
     ``seed`` seeds everything (the two sets draw from two streams of it): same seed, same result.
     ``progress`` receives a line before each stage.
@@ -335,15 +344,20 @@ def calibrate_on_world(
         raise ValueError(f"event_pairs must be at least 1, got {event_pairs}")
     encoder = encoder or SemanticEncoder()
     config = config or ClipConfig(window=encoder.window)
+    shared = sorted(set(config.worlds) & set(config.held_out_worlds))
+    if shared:
+        raise ValueError(f"calibration and held-out worlds must differ; both name {shared}")
     lexicon = encoder.lexicon
     say = progress or (lambda line: None)
     sets = []
-    for name, stream in zip(("calibration", "held-out"),
-                            np.random.SeedSequence(seed).spawn(2), strict=True):
+    for name, worlds, stream in zip(("calibration", "held-out"),
+                                    (config.worlds, config.held_out_worlds),
+                                    np.random.SeedSequence(seed).spawn(2), strict=True):
         rng = np.random.default_rng(stream)
-        say(f"taking {clips} {name} clips and {event_pairs} event pairs")
-        sets.append(collect_clips(clips, rng, config, lexicon)
-                    + collect_event_pairs(event_pairs, rng, config, lexicon))
+        taken = dataclasses.replace(config, worlds=worlds)
+        say(f"taking {clips} {name} clips and {event_pairs} event pairs in {', '.join(worlds)}")
+        sets.append(collect_clips(clips, rng, taken, lexicon)
+                    + collect_event_pairs(event_pairs, rng, taken, lexicon))
     say("fitting thresholds")
     calibration = calibrate(encoder, sets[0], lexicon.texts)
     held_out = measure(encoder, sets[1], lexicon.texts, calibration.thresholds)
@@ -360,22 +374,28 @@ def format_world_calibration(result: WorldCalibration, command: str) -> str:
 Thresholds of the semantic encoder (mrsteve.perception.SemanticEncoder, default configuration).
 Cosines in [-1, 1]; each encoder carries its own (MineCLIP's: task 0.2274, thr2 0.74, c 0.735).
 
-status "calibrated": measured on the embedded world by
-mrsteve.calibration.calibrate_on_world.
+status "calibrated": calibrated on procedural calibration worlds, held out on the evaluation maps,
+by mrsteve.calibration.calibrate_on_world.
 
 Reproduce: {command}
 
+Calibration worlds (fitted on; procedural, the maps' blocks and mobs placed at random from the
+seed): {", ".join(config.worlds)}.
+
+Held-out worlds (measured on; the evaluation maps): {", ".join(config.held_out_worlds)}.
+
 Seed {result.seed}: {result.clips} clips and {result.event_pairs} event pairs to fit on, as many
-held out (worlds of other seeds), in {", ".join(config.worlds)}; {config.window} frames of
-{config.obs_size[0]} x {config.obs_size[1]} pixels each, from poses {low:g} to {high:g} blocks from
-things, pitch {pitch_low:g} to {pitch_high:g} degrees, walking, turning or pausing.
+held out; {config.window} frames of {config.obs_size[0]} x {config.obs_size[1]} pixels each, from
+poses {low:g} to {high:g} blocks from things, pitch {pitch_low:g} to {pitch_high:g} degrees,
+walking, turning or pausing.
 
 Labels (ground truth: class and depth of every pixel): a prompt is true when its classes fill at
 least its visible fraction (lexicon.toml) of the view within {config.near_distance:g} blocks in the
 last frame and half the frames, false when within {config.far_distance:g} blocks they fill less
 than {config.false_fraction:g} of it in every frame, else left out.
 
-task.<prompt>: the cut with the best F1 on the clips fitted on. event_fold: the cut with the best
+task.<prompt>: the cut with the best F1 on the clips fitted on (with fewer than {MIN_CLIPS} true
+or false clips there, "too few clips", the encoder's threshold stays). event_fold: the cut with the best
 balanced accuracy between pairs of clips at one place (within {config.place_offset:g} blocks and
 {config.place_turn:g} degrees) with the scene unchanged and changed; event_merge = event_fold +
 {MERGE_MARGIN:g} (thr2 - c); image_goal = event_fold."""
@@ -383,9 +403,9 @@ balanced accuracy between pairs of clips at one place (within {config.place_offs
     lines = [line for paragraph in paragraphs for line in (*textwrap.wrap(paragraph, 96), "")]
     lines.append("prompt                threshold  fitted: true/false  prec. recall   "
                  "held out: true/false  prec. recall")
-    for prompt, fitted in fit.prompts.items():
-        lines.append(f"{prompt:<20s}  {fitted.threshold:9.4f}  {_fit_columns(fitted, 18)}  "
-                     f"{_fit_columns(held.prompts.get(prompt), 20)}")
+    for prompt, threshold in result.thresholds.task.items():
+        lines.append(f"{prompt:<20s}  {threshold:9.4f}  {_fit_columns(fit.prompts.get(prompt), 18)}"
+                     f"  {_fit_columns(held.prompts.get(prompt), 20)}")
     if fit.events is not None:
         lines += ["", "Event pairs: how many: cosine of the two clips (10th, 50th, 90th percentile)",
                   "-> share on the right side of event_fold; fitted | held out:"]
@@ -395,7 +415,7 @@ balanced accuracy between pairs of clips at one place (within {config.place_offs
 
 def _fit_columns(fit: PromptFit | None, width: int) -> str:
     if fit is None:
-        return "too few clips"
+        return f"{'too few clips':>{width + 15}s}"
     counts = f"{fit.positives}/{fit.negatives}"
     return f"{counts:>{width}s}  {fit.precision:.3f}  {fit.recall:.3f}"
 

@@ -1,4 +1,5 @@
-"""`mrsteve calibrate`: calibrate the semantic encoder's thresholds on the embedded world."""
+"""`mrsteve calibrate`: calibrate the semantic encoder's thresholds on procedural calibration
+worlds and measure them held out on the evaluation maps."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from mrsteve.cli.output import fail, write_json
 
 def command(
     clips: Annotated[
-        int, typer.Option(min=10, help="Clips to fit on, and as many held out (other world seeds).")
+        int, typer.Option(min=10, help="Clips to fit on (calibration worlds), and as many held "
+                                  "out (evaluation maps).")
     ] = 2000,
     event_pairs: Annotated[
         int | None,
@@ -34,8 +36,9 @@ def command(
         Path | None, typer.Option("--json", help="Also write thresholds and quality as JSON here.")
     ] = None,
 ) -> None:
-    """Fit the semantic encoder's task and event thresholds on labelled clips of the embedded
-    world and measure them on held-out clips; print the thresholds file with its record."""
+    """Fit the semantic encoder's task and event thresholds on labelled clips of procedural
+    calibration worlds and measure them on held-out clips of the evaluation maps; print the
+    thresholds file with its record."""
     from mrsteve.perception._data import data_path
     from mrsteve.calibration import calibrate_on_world, format_world_calibration
     from mrsteve.perception.semantic import SHIPPED_THRESHOLDS

@@ -125,6 +125,9 @@ class Site:
         self.mobs: list[MobSpawn] = []
         self.events: list[ScheduledEvent] = []
         self.landmarks: dict[str, tuple[float, float]] = {}
+        self.placed: dict[int, tuple[int, int]] = {}
+        """Columns features drew in ``shape`` to build on in ``populate``, by ``id`` of the
+        feature (a randomly placed house)."""
 
     def block_id(self, name: str) -> int:
         return self.content.block(name).id
@@ -189,6 +192,13 @@ class Site:
             raise ValueError(f"no room for {what} on this map")
         x, z = cells[rng.integers(len(cells))]
         return int(x), int(z)
+
+    def clear_square(self, blocked: np.ndarray, half: int) -> np.ndarray:
+        """Columns whose square of half-width ``half`` (cut off by the map's edge) holds no
+        ``blocked`` column."""
+        padded = np.pad(blocked, half, constant_values=False)
+        window = np.lib.stride_tricks.sliding_window_view(padded, (2 * half + 1, 2 * half + 1))
+        return ~window.any(axis=(2, 3))
 
     def scatter(
         self, rng: np.random.Generator, mask: np.ndarray, count: int, spacing: float, what: str
@@ -403,12 +413,12 @@ class Mountain(Feature):
     """A rough cone of ``block`` ``height`` blocks high and ``radius`` wide at its foot."""
 
     kind: ClassVar[str] = "mountain"
-    at: tuple[int, int]
-    """Column of the summit."""
     radius: float
     """Distance from the summit to the foot, in blocks."""
     height: float
     """Height of the summit above flat ground (less where slopes had to be capped)."""
+    at: tuple[int, int] | None = None
+    """Column of the summit (default: a random place whose foot stays away from the spawn)."""
     block: str = "stone"
     """What the mountain is made of, from a block above flat ground up."""
     roughness: float = 0.25
@@ -418,8 +428,14 @@ class Mountain(Feature):
         _check_block(self.block, "mountain")
 
     def shape(self, site, rng):
+        at = self.at
+        if at is None:
+            room = site.inside(self.radius / 2) & site.away_from_spawn(
+                self.radius * (1 + self.roughness) + SPAWN_CLEARANCE
+            )
+            at = site.pick(rng, room, "a mountain")
         reach = self.radius * (1 + self.roughness * value_noise(rng, site.size, self.radius))
-        cone = self.height * np.clip(1 - site.distance(self.at) / reach, 0, 1)
+        cone = self.height * np.clip(1 - site.distance(at) / reach, 0, 1)
         rough = 1 + self.roughness * value_noise(rng, site.size, 8.0, octaves=2)
         site.raise_ground(cap_slope(cone * rough), self.block)
 
@@ -609,8 +625,9 @@ class House(Feature):
     spawn). Two houses are identical block for block."""
 
     kind: ClassVar[str] = "house"
-    at: tuple[int, int]
-    """Column of the house's centre."""
+    at: tuple[int, int] | None = None
+    """Column of the house's centre (default: a random place on dry land, its pad and a margin
+    around it clear of water and of other houses and trees, away from the spawn)."""
     door_toward: tuple[int, int] | None = None
     """A column the door faces (default: the spawn)."""
     landmark: str | None = None
@@ -618,9 +635,19 @@ class House(Feature):
 
     PAD: ClassVar[int] = 6
     """Half-width of the flat, tree-free square around the house."""
+    MARGIN: ClassVar[int] = 6
+    """A randomly placed house's pad keeps this many columns from water and occupied columns
+    (the pad's slopes reach about ``PAD / SLOPE`` blocks out)."""
 
     def shape(self, site, rng):
-        x, z = self.at
+        if self.at is None:
+            room = (
+                site.clear_square(~site.dry | site.occupied, self.PAD + self.MARGIN)
+                & site.inside(self.PAD + 1)
+                & site.away_from_spawn(self.PAD + SPAWN_CLEARANCE)
+            )
+            site.placed[id(self)] = site.pick(rng, room, "a house")
+        x, z = self._where(site)
         pad = np.maximum(np.abs(site.x - (x + 0.5)), np.abs(site.z - (z + 0.5))) - 0.5
         target = np.floor(site.elevation[x, z])
         outside = np.maximum(pad - self.PAD, 0)
@@ -632,8 +659,11 @@ class House(Feature):
 
     def populate(self, site, rng):
         toward = site.spawn if self.door_toward is None else self.door_toward
-        site.build_house(*self.at, _centre(toward))
-        self._mark(site, self.landmark, _centre(self.at))
+        site.build_house(*self._where(site), _centre(toward))
+        self._mark(site, self.landmark, _centre(self._where(site)))
+
+    def _where(self, site: Site) -> tuple[int, int]:
+        return self.at if self.at is not None else site.placed[id(self)]
 
 
 @dataclass(frozen=True)

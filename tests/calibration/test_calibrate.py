@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 import tomllib
 
 import numpy as np
@@ -11,6 +12,7 @@ from synthetic_scenes import BURNING, DESERT, FOREST, PASTURE, PLAIN, POND, clip
 
 from mrsteve.perception import SemanticEncoder, load_lexicon
 from mrsteve.perception._data import data_path
+from mrsteve.calibration.clips import CALIBRATION_WORLDS, HELD_OUT_WORLDS
 from mrsteve.calibration.thresholds import (
     MERGE_MARGIN,
     MIN_CLIPS,
@@ -66,6 +68,13 @@ def test_the_shipped_thresholds_are_calibrated_on_the_world_and_say_how():
     assert shipped.image_goal == shipped.event_fold
     text = data_path(SHIPPED_THRESHOLDS).read_text("utf-8")
     assert "# Reproduce: mrsteve calibrate --clips" in text
+    # fitted on the procedural calibration worlds only, held out on the evaluation maps
+    header = " ".join(line[2:] for line in text.splitlines() if line.startswith("# "))
+    fitted = re.search(r"Calibration worlds \(fitted on;[^)]*\): ([\w, ]+)\.", header)
+    held = re.search(r"Held-out worlds \(measured on; the evaluation maps\): ([\w, ]+)\.", header)
+    assert fitted and held, header[:600]
+    assert fitted.group(1).split(", ") == list(CALIBRATION_WORLDS)
+    assert held.group(1).split(", ") == list(HELD_OUT_WORLDS)
     table = [line.split() for line in text.splitlines() if line.startswith("# near ")]
     rows = {" ".join(row[1:3]): row for row in table}
     for prompt in ("near water", "near cow", "near sheep", "near tree"):

@@ -17,7 +17,7 @@ from mrsteve.cli import calibrate as calibrate_cli
 from mrsteve.perception import SemanticEncoder
 from mrsteve.calibration.thresholds import calibrate_on_world, format_world_calibration
 from mrsteve.perception.thresholds import parse_thresholds
-from mrsteve.calibration.clips import ClipConfig
+from mrsteve.calibration.clips import CALIBRATION_WORLDS, HELD_OUT_WORLDS, ClipConfig
 
 
 def heading(x: float, z: float, to_x: float, to_z: float) -> float:
@@ -80,11 +80,18 @@ def test_near_water_is_the_pond_rim_not_30_blocks_away(encoder, seed):
 
 
 def test_calibration_on_the_world_is_seeded_and_writes_a_thresholds_file():
-    config = ClipConfig(worlds=("zombie_spot", "map2"), clips_per_world=12, pairs_per_world=3)
+    config = ClipConfig(worlds=("calib_camp",), held_out_worlds=("zombie_spot", "map2"),
+                        clips_per_world=12, pairs_per_world=3)
     runs = [calibrate_on_world(24, seed=3, event_pairs=6, config=config) for _ in range(2)]
     assert runs[0].thresholds == runs[1].thresholds
+    assert runs[0].calibration.fit.worlds == ("calib_camp",)
+    assert runs[0].held_out.worlds == ("zombie_spot", "map2")
     text = format_world_calibration(runs[0], "mrsteve calibrate --clips 24 --seed 3")
     assert "# Reproduce: mrsteve calibrate --clips 24 --seed 3" in text
+    header = " ".join(line[2:] for line in text.splitlines() if line.startswith("# "))
+    assert "Calibration worlds (fitted on; procedural" in header
+    assert ("seed): calib_camp. Held-out worlds (measured on; the evaluation maps): zombie_spot, "
+            "map2.") in header
     parsed, fitted = parse_thresholds(tomllib.loads(text)), runs[0].thresholds
     assert parsed.task == pytest.approx(dict(fitted.task), abs=1e-4)
     assert parsed.event_fold == pytest.approx(fitted.event_fold, abs=1e-4)
@@ -92,6 +99,13 @@ def test_calibration_on_the_world_is_seeded_and_writes_a_thresholds_file():
     assert held_out.events is not None and "burning zombies / zombies gone" in held_out.events.changed
     summary = runs[0].summary("test")
     assert summary["seed"] == 3 and set(summary["thresholds"]["task"]) == set(runs[0].thresholds.task)
+    assert list(summary["config"]["held_out_worlds"]) == ["zombie_spot", "map2"]
+
+
+def test_calibration_and_held_out_worlds_must_differ():
+    config = ClipConfig(worlds=("calib_camp", "map1"), held_out_worlds=("map1", "map2"))
+    with pytest.raises(ValueError, match=r"must differ; both name \['map1'\]"):
+        calibrate_on_world(10, config=config)
 
 
 def test_the_command_writes_the_thresholds_and_a_json_summary(tmp_path):
@@ -102,6 +116,10 @@ def test_the_command_writes_the_thresholds_and_a_json_summary(tmp_path):
                                       "--out", str(out), "--json", str(summary)])
     assert result.exit_code == 0, result.output
     assert parse_thresholds(tomllib.loads(out.read_text())).status == "calibrated"
-    assert json.loads(summary.read_text())["clips"] == 10
+    report = json.loads(summary.read_text())
+    assert report["clips"] == 10
+    # by default, fitted only on calibration worlds and measured only on the evaluation maps
+    assert report["fitted"]["worlds"] and set(report["fitted"]["worlds"]) <= set(CALIBRATION_WORLDS)
+    assert report["held_out"]["worlds"] and set(report["held_out"]["worlds"]) <= set(HELD_OUT_WORLDS)
     both = CliRunner().invoke(app, ["--out", str(out), "--write"])
     assert both.exit_code == 2 and "not both" in both.output

@@ -7,6 +7,8 @@ import pytest
 
 from mrsteve.perception import load_lexicon
 from mrsteve.calibration.clips import (
+    CALIBRATION_WORLDS,
+    HELD_OUT_WORLDS,
     SCENES,
     ClipConfig,
     PromptLabeller,
@@ -14,6 +16,11 @@ from mrsteve.calibration.clips import (
     collect_event_pairs,
 )
 from mrsteve.world.content import load_content
+from mrsteve.world.recipes import build_layout
+
+EVALUATION_MAPS = {"map1", "map2", "map3", "find_water", "zombie_spot", "two_houses",
+                   "long_instruction", "long_navigation"}
+TEST_TERRAINS = {"plains", "flat", "plains_nav", "mountain", "river"}  # plains: ABA-Random, SEQ(4)
 
 SHAPE = (16, 40, 64)
 CONTENT = load_content()
@@ -61,6 +68,10 @@ def test_labels_say_near_and_clearly_visible(labeller, distance, pixels, frames,
 def test_clip_config_is_checked():
     with pytest.raises(ValueError, match="map1"):
         ClipConfig(worlds=("atlantis",))
+    with pytest.raises(ValueError, match="map1"):
+        ClipConfig(held_out_worlds=("atlantis",))
+    with pytest.raises(ValueError, match="held_out_worlds must name"):
+        ClipConfig(held_out_worlds=())
     with pytest.raises(ValueError, match="near_distance"):
         ClipConfig(near_distance=10.0, far_distance=8.0)
     with pytest.raises(ValueError, match="target_distance"):
@@ -97,3 +108,33 @@ def test_event_pairs_show_the_change_between_their_clips():
         if kind == "mobs_appeared":
             assert second.prompts & {"near cow", "near sheep", "near spider", "near zombies"}
     assert "zombies_gone" in kinds and "static" in kinds
+
+
+def test_thresholds_are_fitted_in_calibration_worlds_and_held_out_on_the_evaluation_maps():
+    assert ClipConfig().worlds == CALIBRATION_WORLDS
+    assert ClipConfig().held_out_worlds == HELD_OUT_WORLDS
+    assert set(HELD_OUT_WORLDS) == EVALUATION_MAPS
+    assert not set(CALIBRATION_WORLDS) & (EVALUATION_MAPS | TEST_TERRAINS)
+
+
+def test_the_calibration_worlds_hold_every_class_the_prompts_name():
+    """Every prompt can be true somewhere in the calibration worlds (one seed each)."""
+    named = {cls for meaning in load_lexicon().prompts for cls in meaning.classes}
+    found = set()
+    for name in CALIBRATION_WORLDS:
+        layout = build_layout(name, np.random.default_rng(0))
+        found |= {CONTENT.semantic_classes[CONTENT.block_semantic[b]]
+                  for b in np.unique(layout.blocks)}
+        found |= {m.kind for m in layout.mobs}
+        found |= {"burning_zombie" for m in layout.mobs if m.burning}
+    assert named <= found, named - found
+
+
+def test_default_clips_and_every_kind_of_event_pair_come_from_calibration_worlds():
+    config = ClipConfig(clips_per_world=2, pairs_per_world=4)
+    clips = collect_clips(6, np.random.default_rng(0), config)
+    assert [clip.world for clip in clips] == [w for w in CALIBRATION_WORLDS for _ in range(2)]
+    pairs = collect_event_pairs(24, np.random.default_rng(0), config)
+    assert {clip.world for clip in pairs} <= set(CALIBRATION_WORLDS)
+    kinds = {k for k, scenes in SCENES.items() for clip in pairs if scenes[1] == clip.scene}
+    assert kinds == set(SCENES)

@@ -13,7 +13,7 @@ from mrsteve.world.content import load_content
 from mrsteve.world.layout import WorldLayout
 from mrsteve.world.raycast import cast_ray, look_direction
 from mrsteve.world.recipes import WORLD_RECIPES, build_layout, parse_world_recipes
-from mrsteve.world.terrain import MAX_STEP, WORLD_HEIGHT, cap_slope, value_noise
+from mrsteve.world.terrain import MAX_STEP, WORLD_HEIGHT, House, cap_slope, value_noise
 
 CONTENT = load_content()
 EYE_HEIGHT = 1.62
@@ -336,6 +336,43 @@ def test_two_houses_look_alike_far_apart_and_the_spawn_is_at_the_first():
     np.testing.assert_array_equal(one, two)  # the same house, block for block
     built_of = np.isin(layout.blocks, ids("planks", "cobblestone", "glass"))
     assert built_of.sum() == 2 * np.isin(one, ids("planks", "cobblestone", "glass")).sum()
+
+
+# -- Calibration worlds ---------------------------------------------------------------------------
+CALIBRATION = [name for name in NAMES if name.startswith("calib_")]
+
+
+def test_there_are_calibration_worlds_and_they_say_so():
+    assert len(CALIBRATION) >= 3
+    for name in CALIBRATION:
+        assert WORLD_RECIPES[name].description.startswith("Calibration world (not an evaluation")
+
+
+@pytest.mark.parametrize("name", CALIBRATION)
+def test_calibration_worlds_place_everything_from_the_seed(name):
+    """No feature is pinned to a column: every seed lays the world out anew."""
+    for feature in WORLD_RECIPES[name].features:
+        assert getattr(feature, "at", None) is None, feature
+    first, second = built(name, 0), built(name, 1)
+    assert not np.array_equal(first.blocks, second.blocks)
+    for landmark, at in first.landmarks.items():
+        assert second.landmarks[landmark] != at, landmark
+    assert [(m.x, m.z) for m in first.mobs] != [(m.x, m.z) for m in second.mobs]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_randomly_placed_houses_stand_apart_on_dry_ground(seed):
+    layout = built("calib_camp", seed)
+    first, second = layout.landmarks["house_1"], layout.landmarks["house_2"]
+    assert max(abs(first[0] - second[0]), abs(first[1] - second[1])) > 2 * House.PAD
+    built_of = ids("planks", "cobblestone", "glass")
+    for at in (first, second):
+        house = house_at(layout.blocks, at)
+        assert np.isin(house, built_of).sum() > 100
+        x, z = int(at[0]), int(at[1])
+        pad = layout.blocks[x - House.PAD : x + House.PAD + 1, :, z - House.PAD : z + House.PAD + 1]
+        assert not (pad == id_of("water")).any()
+    assert np.isin(layout.blocks, built_of).sum() == 2 * np.isin(house, built_of).sum()
 
 
 # -- Navigation test terrains ---------------------------------------------------------------------
