@@ -39,7 +39,8 @@ def test_every_experiment_is_a_command():
 def test_every_experiment_shares_the_sweep_options_and_has_its_own(command):
     result = CliRunner().invoke(app, ["eval", command, "--help"], terminal_width=200)
     assert result.exit_code == 0
-    shared = ("--episodes", "--seed", "--workers", "--json", "--plots", "--progress")
+    shared = ("--episodes", "--seed", "--workers", "--backend", "--address", "--out", "--json",
+              "--plots", "--progress")
     for option in (*shared, *EXPERIMENT_OPTIONS[command]):
         assert option in result.output, option
 
@@ -54,7 +55,8 @@ def test_the_commands_defaults_are_the_experiments_configs():
                        for p in inspect.signature(make_command(e)).parameters.values()}
                 for name, e in EXPERIMENTS.items()}
     assert defaults["exploration"] == {"agent": "count-based", "steps": 6000, "episodes": 20,
-                                            "seed": 42, "workers": 1, "json_path": None,
+                                            "seed": 42, "workers": 1, "backend": "local",
+                                            "address": None, "out": None, "json_path": None,
                                             "plots": None, "progress": True}
     assert (defaults["navigation"]["terrain"], defaults["navigation"]["navigator"],
             defaults["navigation"]["max_steps"], defaults["navigation"]["episodes"]) == (
