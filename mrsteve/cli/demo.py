@@ -13,7 +13,7 @@ from mrsteve.cli.output import fail
 def command(
     task: Annotated[str, typer.Option(help="ABA-Sparse task, e.g. water-log-water or beef-log-beef.")] = "water-log-water",
     agent: Annotated[str, typer.Option(help="Agent: mrsteve, mrsteve-tc, center-embed, pm, em, fm, pmc-fm, steve1.")] = "mrsteve",
-    seed: Annotated[int, typer.Option(help="Episode seed (world, mobs and agent).")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Episode seed (world, mobs and agent).")] = 0,
     out: Annotated[Path | None, typer.Option(help="Output folder (default: runs/demo-TASK-AGENT-seedN).")] = None,
     video: Annotated[bool, typer.Option(help="Write a GIF of the agent's view.")] = True,
 ) -> None:

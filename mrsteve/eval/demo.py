@@ -18,6 +18,7 @@ from tqdm import tqdm
 import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
 from mrsteve.agent.factory import make_agent
 from mrsteve.eval.plots import save_figure
+from mrsteve.eval.sweep import check_seed
 from mrsteve.fileio import atomic_path, write_json
 from mrsteve.tasks.episode import EpisodeCallback, EpisodeResult, TaskOutcome, run_tasks
 from mrsteve.tasks.sequential import env_kwargs, task_by_key
@@ -166,6 +167,7 @@ def run_demo(
     progress: bool = True,
 ) -> DemoResult:
     """Run one episode of ``task_key`` and write the plot, the video and the results to ``out``."""
+    check_seed(seed)
     task = task_by_key(task_key)
     out = Path(out) if out is not None else Path("runs") / f"demo-{task.name}-{agent_name}-seed{seed}"
     out.mkdir(parents=True, exist_ok=True)
