@@ -45,10 +45,12 @@ LAYERS: dict[str, int] = {
     "train": 5,
     "cli": 6,
     "__main__": 7,
+    "": 8,
 }
-"""Rank of each subpackage: a module imports only lower ranks (and its own package)."""
+"""Rank of each subpackage: a module imports only lower ranks (and its own package). The package
+itself (``""``, its ``__init__``) is on top: it registers the environment."""
 
-LEAVES = frozenset({"naming", "seeding", "spaces", "fileio"})
+LEAVES = frozenset({"naming", "seeding", "spaces", "fileio", "jitcache"})
 """Root modules anyone may import; they import nothing else of the package."""
 
 FORBIDDEN: tuple[tuple[str, str], ...] = (
