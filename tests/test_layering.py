@@ -11,7 +11,7 @@ under ``if TYPE_CHECKING:`` and inside functions alike. The rules (lowest layer 
 * ``tasks`` imports no ``agent`` or ``control``; ``perception`` no ``env`` and of the world only
   ``world.content``; ``control`` no ``world.render`` (what the agent may see comes through the
   observation, not the renderer);
-* the root leaf modules (``naming``, ``seeding``, ``spaces``, ``fileio``) may be imported by anyone
+* the root leaf modules (``naming``, ``seeding``, ``spaces``, ``fileio``, ``jitcache``) may be imported by anyone
   and import no other module of the package;
 * no import cycles between modules.
 
