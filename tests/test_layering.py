@@ -11,8 +11,8 @@ under ``if TYPE_CHECKING:`` and inside functions alike. The rules (lowest layer 
 * ``tasks`` imports no ``agent`` or ``control``; ``perception`` of the world only
   ``world.content``; the agent's parts (``perception``, ``control``, ``agent``) no ``env`` and of
   the world only its camera and content: what the agent sees comes through the observation;
-* the root leaf modules (``naming``, ``seeding``, ``spaces``, ``fileio``, ``visibility``) may be
-  imported by anyone and import no other module of the package;
+* the root leaf modules (``naming``, ``seeding``, ``spaces``, ``fileio``, ``visibility``,
+  ``jitcache``) may be imported by anyone and import no other module of the package;
 * no import cycles between modules.
 
 Known violations that other branches of the redesign remove are listed in
@@ -45,10 +45,12 @@ LAYERS: dict[str, int] = {
     "train": 5,
     "cli": 6,
     "__main__": 7,
+    "": 8,
 }
-"""Rank of each subpackage: a module imports only lower ranks (and its own package)."""
+"""Rank of each subpackage: a module imports only lower ranks (and its own package). The package
+itself (``""``, its ``__init__``) is on top: it registers the environment."""
 
-LEAVES = frozenset({"naming", "seeding", "spaces", "fileio", "visibility"})
+LEAVES = frozenset({"naming", "seeding", "spaces", "fileio", "visibility", "jitcache"})
 """Root modules anyone may import; they import nothing else of the package."""
 
 FORBIDDEN: tuple[tuple[str, str], ...] = (

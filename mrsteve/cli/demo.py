@@ -13,9 +13,9 @@ from mrsteve.cli.output import fail
 def command(
     task: Annotated[str, typer.Option(help="ABA-Sparse task, e.g. water-log-water or beef-log-beef.")] = "water-log-water",
     agent: Annotated[str, typer.Option(help="Agent: mrsteve, mrsteve-tc, center-embed, pm, em, fm, pmc-fm, steve1.")] = "mrsteve",
-    seed: Annotated[int, typer.Option(help="Episode seed (world, mobs and agent).")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Episode seed (world, mobs and agent).")] = 0,
     out: Annotated[Path | None, typer.Option(help="Output folder (default: runs/demo-TASK-AGENT-seedN).")] = None,
-    video: Annotated[bool, typer.Option(help="Write a GIF of the agent's view.")] = True,
+    video: Annotated[bool, typer.Option(help="Write a GIF of the agent's view (and an MP4 with the video extra).")] = True,
 ) -> None:
     """Run one episode of an ABA-Sparse task and show what the agent did: the sub-task results,
     a top-down plot of its path coloured by mode with the remembered targets, and a GIF of its view."""
@@ -35,3 +35,5 @@ def command(
     typer.echo(f"\n{demo.result.steps} steps. Wrote to {demo.out}/:")
     for name, path in demo.files.items():
         typer.echo(f"  {name:8s} {path.name}")
+    for note in demo.notes:
+        typer.echo(note)

@@ -4,16 +4,21 @@ Every experiment (:data:`mrsteve.eval.experiments.EXPERIMENTS`) gets a command w
 are the fields it names in its config dataclass (default and docstring as help) and the options
 every experiment shares (:class:`mrsteve.eval.sweep.SweepOptions`): ``--episodes N`` episodes per
 group, episode ``i`` seeded with ``S + i`` (``--seed S``, the paper: 42), in ``--workers``
-processes; ``--json PATH`` writes the summary ``{"task", "agent", "episodes", "config",
-"metrics"}`` (one file per group when there are several) with the per-episode records as JSON
-lines beside it, so an interrupted sweep resumes; ``--plots DIR`` saves the experiment's plots.
+processes or as Ray tasks (``--backend ray [--address A]``); ``--out DIR`` writes a run folder
+(summaries, records, plots, ``manifest.json``), by default ``runs/eval-<name>-<time>``; ``--json
+PATH`` writes the summary ``{"task", "agent", "episodes", "config", "metrics"}`` there instead
+(one file per group when there are several) with the per-episode records as JSON lines and the
+manifest beside it; an interrupted sweep resumes from its records. ``--plots DIR`` saves the
+experiment's plots.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import inspect
+import time
 import typing
+from pathlib import Path
 from collections.abc import Sequence
 from typing import Annotated, Any
 
@@ -34,16 +39,16 @@ SHARED_FLAGS = {"json_path": "--json", "progress": "--progress/--no-progress"}
 def options_of(config_type: type, names: Sequence[str], defaults: dict[str, Any],
                flags: dict[str, str] | None = None) -> list[inspect.Parameter]:
     """One keyword parameter per named field of a config dataclass: its type, its default (or the
-    one in ``defaults``) and its docstring as help; counts (``int``) are at least 1 unless the
-    field is a seed."""
+    one in ``defaults``) and its docstring as help; counts (``int``) are at least 1, seeds at
+    least 0."""
     fields = {field.name: field for field in dataclasses.fields(config_type)}
     hints = typing.get_type_hints(config_type)
     docs = field_docs(config_type)
     parameters = []
     for name in names:
-        counts = hints[name] in (int, int | None) and name != "seed"
+        least = (0 if name == "seed" else 1) if hints[name] in (int, int | None) else None
         option = typer.Option(*(flags or {}).get(name, "").split() or (),
-                              min=1 if counts else None, help=docs.get(name, ""))
+                              min=least, help=docs.get(name, ""))
         parameters.append(inspect.Parameter(
             name, inspect.Parameter.KEYWORD_ONLY, default=defaults.get(name, fields[name].default),
             annotation=Annotated[hints[name], option],
@@ -51,13 +56,22 @@ def options_of(config_type: type, names: Sequence[str], defaults: dict[str, Any]
     return parameters
 
 
+def default_run_folder(name: str) -> Path:
+    """The run folder of ``mrsteve eval <name>`` without ``--out`` or ``--json``:
+    ``runs/eval-<name>-<local time>``."""
+    return Path("runs") / f"eval-{name}-{time.strftime('%Y%m%d-%H%M%S')}"
+
+
 def make_command(experiment: Experiment):
     """The typer command of ``experiment``: its own options, then those every experiment shares."""
     shared = [field.name for field in dataclasses.fields(SweepOptions)]
 
     def command(**values: Any) -> None:
-        sweep = SweepOptions(**{name: values.pop(name) for name in shared})
+        shared_values = {name: values.pop(name) for name in shared}
+        if shared_values["out"] is None and shared_values["json_path"] is None:
+            shared_values["out"] = default_run_folder(experiment.name)
         try:
+            sweep = SweepOptions(**shared_values)
             config = experiment.config_type(**values)
             experiment.run(config, sweep, echo=typer.echo)
         except ValueError as error:  # an unknown name or a task that cannot be set up

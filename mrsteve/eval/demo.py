@@ -18,6 +18,7 @@ from tqdm import tqdm
 import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
 from mrsteve.agent.factory import make_agent
 from mrsteve.eval.plots import save_figure
+from mrsteve.eval.sweep import check_seed
 from mrsteve.fileio import atomic_path, write_json
 from mrsteve.spaces import AgentFrame
 from mrsteve.tasks.catalog import exploration_patch_size
@@ -137,20 +138,62 @@ def save_mode_plot(path: Path, blocks: np.ndarray, recording: EpisodeRecording, 
     return save_figure(figure, path)
 
 
-def save_video(path: Path, frames: list[np.ndarray], captions: list[str], fps: int = 20) -> Path:
-    """A GIF of ``frames`` with a caption strip under each."""
+def captioned_frames(frames: list[np.ndarray], captions: list[str]) -> list[np.ndarray]:
+    """Each frame with its caption in a strip underneath (RGB, even height and width)."""
     from PIL import Image, ImageDraw
 
     images = []
     for frame, caption in zip(frames, captions):
         height, width = frame.shape[:2]
-        canvas = Image.new("RGB", (width, height + 14), (20, 20, 20))
+        canvas = Image.new("RGB", (width + width % 2, height + 14 + height % 2), (20, 20, 20))
         canvas.paste(Image.fromarray(frame), (0, 0))
         ImageDraw.Draw(canvas).text((3, height + 2), caption, fill=(235, 235, 235))
-        images.append(canvas.quantize(colors=128, method=Image.Quantize.MEDIANCUT))
+        images.append(np.asarray(canvas))
+    return images
+
+
+def save_video(path: Path, frames: list[np.ndarray], captions: list[str], fps: int = 20) -> Path:
+    """A GIF of ``frames`` with a caption strip under each."""
+    from PIL import Image
+
+    images = [Image.fromarray(image).quantize(colors=128, method=Image.Quantize.MEDIANCUT)
+              for image in captioned_frames(frames, captions)]
     with atomic_path(path) as temporary:
         images[0].save(temporary, format="GIF", save_all=True, append_images=images[1:],
                        duration=int(1000 / fps), loop=0, optimize=False)
+    return path
+
+
+MP4_MISSING = "no MP4: pip install 'mrsteve[video]' for imageio-ffmpeg (the GIF is written)"
+"""What the demo says when it cannot write MP4."""
+
+
+def mp4_available() -> bool:
+    """Whether MP4 can be written (``imageio-ffmpeg``, the ``video`` extra, brings ffmpeg)."""
+    try:
+        import imageio_ffmpeg
+
+        imageio_ffmpeg.get_ffmpeg_exe()
+    except (ImportError, RuntimeError):
+        return False
+    return True
+
+
+def save_mp4(path: Path, frames: list[np.ndarray], captions: list[str], fps: int = 20) -> Path:
+    """An H.264 MP4 of ``frames`` with a caption strip under each (needs ``imageio-ffmpeg``)."""
+    import imageio_ffmpeg
+
+    images = captioned_frames(frames, captions)
+    height, width = images[0].shape[:2]
+    with atomic_path(path) as temporary:
+        writer = imageio_ffmpeg.write_frames(
+            str(temporary), (width, height), fps=fps, codec="libx264", pix_fmt_out="yuv420p",
+            macro_block_size=2, output_params=["-f", "mp4"], ffmpeg_log_level="error",
+        )  # fmt: skip
+        writer.send(None)
+        for image in images:
+            writer.send(np.ascontiguousarray(image))
+        writer.close()
     return path
 
 
@@ -159,6 +202,8 @@ class DemoResult:
     out: Path
     result: EpisodeResult
     files: dict[str, Path]
+    notes: list[str] = field(default_factory=list)
+    """What the demo could not write, and why."""
 
 
 def run_demo(
@@ -169,7 +214,9 @@ def run_demo(
     video: bool = True,
     progress: bool = True,
 ) -> DemoResult:
-    """Run one episode of ``task_key`` and write the plot, the video and the results to ``out``."""
+    """Run one episode of ``task_key`` and write the plot, the video (GIF, and MP4 when
+    ``imageio-ffmpeg`` is installed) and the results to ``out``."""
+    check_seed(seed)
     task = task_by_key(task_key)
     out = Path(out) if out is not None else Path("runs") / f"demo-{task.name}-{agent_name}-seed{seed}"
     out.mkdir(parents=True, exist_ok=True)
@@ -191,8 +238,13 @@ def run_demo(
         "plot": save_mode_plot(out / "trajectory.png", blocks, recording,
                                f"{agent_name} on {task.name} ({task.world}, seed {seed})"),
     }
+    notes = []
     if video and recording.frames:
         files["video"] = save_video(out / "agent_view.gif", recording.frames, recording.captions)
+        if mp4_available():
+            files["mp4"] = save_mp4(out / "agent_view.mp4", recording.frames, recording.captions)
+        else:
+            notes.append(MP4_MISSING)
     files["results"] = out / "results.json"
     write_json(files["results"], {
         "task": task_key, "agent": agent_name, "seed": seed, "world": task.world,
@@ -201,4 +253,4 @@ def run_demo(
         "config": asdict(agent.config_tree),
     })  # fmt: skip
     env.close()
-    return DemoResult(out, result, files)
+    return DemoResult(out, result, files, notes)

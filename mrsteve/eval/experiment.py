@@ -15,6 +15,7 @@ import ast
 import dataclasses
 import inspect
 import textwrap
+import time
 from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 from pathlib import Path
@@ -103,13 +104,29 @@ class Experiment:
 
     def run(self, config: Any, sweep: SweepOptions,
             echo: Callable[[str], Any] = print) -> Summaries:
-        """Sweep every group, print the table and write summaries and plots."""
+        """Sweep every group, print the table and write summaries, plots and the manifest
+        (:mod:`mrsteve.eval.manifest`: written when the run starts, again with its wall time when
+        it ends)."""
+        from mrsteve.eval.manifest import manifest
+        from mrsteve.fileio import write_json
+
         groups = self.groups(config)
-        summaries = run_sweep(groups, self.episode, self.metrics(config), sweep,
-                              plot=self.plot_episode if self.plots_episodes else None, echo=echo)
+        started = time.time()
+        configs = {group.label: group.config for group in groups}
+        summaries = run_sweep(
+            groups, self.episode, self.metrics(config), sweep,
+            plot=self.plot_episode if self.plots_episodes else None, echo=echo,
+            on_start=lambda path: write_json(path, manifest(self.name, config, configs, sweep,
+                                                            started, None)),
+        )  # fmt: skip
         echo(self.table(config, groups, summaries))
-        if sweep.plots is not None:
-            path = self.plot_summary(config, summaries, sweep.plots)
+        plots = sweep.plots_dir
+        if plots is not None:
+            path = self.plot_summary(config, summaries, plots)
             if path is not None:
                 echo(f"wrote {path}")
+        if sweep.manifest_path is not None:
+            write_json(sweep.manifest_path, manifest(self.name, config, configs, sweep, started,
+                                                     time.time() - started))
+            echo(f"wrote {sweep.manifest_path}")
         return summaries

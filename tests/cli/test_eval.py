@@ -39,7 +39,8 @@ def test_every_experiment_is_a_command():
 def test_every_experiment_shares_the_sweep_options_and_has_its_own(command):
     result = CliRunner().invoke(app, ["eval", command, "--help"], terminal_width=200)
     assert result.exit_code == 0
-    shared = ("--episodes", "--seed", "--workers", "--json", "--plots", "--progress")
+    shared = ("--episodes", "--seed", "--workers", "--backend", "--address", "--out", "--json",
+              "--plots", "--progress")
     for option in (*shared, *EXPERIMENT_OPTIONS[command]):
         assert option in result.output, option
 
@@ -54,7 +55,8 @@ def test_the_commands_defaults_are_the_experiments_configs():
                        for p in inspect.signature(make_command(e)).parameters.values()}
                 for name, e in EXPERIMENTS.items()}
     assert defaults["exploration"] == {"agent": "count-based", "steps": 6000, "episodes": 20,
-                                            "seed": 42, "workers": 1, "json_path": None,
+                                            "seed": 42, "workers": 1, "backend": "local",
+                                            "address": None, "out": None, "json_path": None,
                                             "plots": None, "progress": True}
     assert (defaults["navigation"]["terrain"], defaults["navigation"]["navigator"],
             defaults["navigation"]["max_steps"], defaults["navigation"]["episodes"]) == (
@@ -164,3 +166,68 @@ def test_aba_sparse_rejects_unknown_tasks_and_agents():
     assert bad_task.exit_code == 2 and "water-log-water" in bad_task.output
     bad_agent = CliRunner().invoke(app, ["eval", "aba-sparse", "--agent", "mrsteeve"])
     assert bad_agent.exit_code == 2 and "center-embed" in bad_agent.output
+
+
+@pytest.mark.parametrize("command", [*(["eval", name] for name in EXPERIMENT_OPTIONS), ["demo"]])
+def test_a_negative_seed_is_a_clear_error(command):
+    result = CliRunner().invoke(app, [*command, "--seed", "-5"], terminal_width=200)
+    assert result.exit_code == 2
+    text = " ".join(result.output.replace("│", " ").split())
+    assert "--seed" in text and "greater than or equal to 0" in text
+    assert "Traceback" not in result.output and "gymnasium" not in result.output
+
+
+def test_json_to_a_directory_fails_before_the_first_episode(tmp_path, monkeypatch):
+    from mrsteve.eval.exploration import EXPLORATION
+
+    def must_not_run(spec):
+        raise AssertionError("an episode ran")
+
+    monkeypatch.setattr(EXPLORATION, "episode", must_not_run)
+    result = invoke("exploration", "--episodes", "1", "--json", str(tmp_path))
+    assert result.exit_code == 2
+    assert "is a directory" in result.output
+
+
+def test_the_ray_backend_without_ray_names_the_extra(tmp_path, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # as if not installed
+    result = invoke("exploration", "--episodes", "2", "--steps", "30", "--backend", "ray",
+                    "--json", str(tmp_path / "x.json"))
+    assert result.exit_code == 2
+    assert "pip install 'mrsteve[ray]'" in result.output
+
+
+def test_a_run_folder_holds_summary_records_plots_and_manifest(tmp_path):
+    out = tmp_path / "run"
+    result = invoke("exploration", "--episodes", "2", "--steps", "30", "--seed", "7",
+                    "--out", str(out))
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in out.iterdir()) == [
+        "manifest.json", "plots", "summary.episodes.jsonl", "summary.json"]
+    assert sorted(p.name for p in (out / "plots").iterdir()) == [
+        "exploration_count-based_000.png", "exploration_count-based_001.png"]
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["experiment"] == "exploration"
+    assert manifest["config"]["steps"] == 30
+    assert manifest["groups"]["count-based"]["agent"]["kind"] == "count-based"
+    assert manifest["sweep"]["seeds"] == [7, 8] and manifest["sweep"]["backend"] == "local"
+    assert manifest["versions"]["numpy"] and manifest["versions"]["mrsteve"] == "0.1.0"
+    assert manifest["wall_time_s"] > 0
+    assert manifest["git"] is None or len(manifest["git"]["commit"]) == 40
+
+
+def test_a_rerun_with_more_steps_does_not_reuse_the_records_of_fewer(tmp_path):
+    """Defect 1: --steps 30 then --steps 3000 on one --json returned the 30-step records."""
+    path = tmp_path / "x.json"
+    first = invoke("exploration", "--episodes", "1", "--steps", "30", "--json", str(path))
+    assert first.exit_code == 0, first.output
+    second = invoke("exploration", "--episodes", "1", "--steps", "3000", "--json", str(path))
+    assert second.exit_code == 0, second.output
+    summary = json.loads(path.read_text())
+    records = [json.loads(line) for line in records_path_for(path).read_text().splitlines()]
+    assert len(records) == 2, "the 3000-step episode ran instead of reusing the 30-step one"
+    assert summary["config"]["task"]["steps"] == 3000
+    assert summary["metrics"]["map_coverage"]["mean"] == records[1]["map_coverage"]
+    assert records[1]["map_coverage"] > records[0]["map_coverage"]

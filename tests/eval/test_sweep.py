@@ -92,3 +92,93 @@ def test_records_of_other_settings_are_not_resumed(tmp_path):
     run_episodes(episode, make_specs(["t"], ["a"], 1, 0, steps=200), records_path=path,
                  progress=False)
     assert len(calls) == 1, "now it is recorded"
+
+
+def test_a_torn_last_line_is_cut_before_the_next_record_is_appended(tmp_path):
+    path = tmp_path / "run.episodes.jsonl"
+    specs = make_specs(["t"], ["a"], 2, 0)
+    run_episodes(square_of_seed, specs[:1], records_path=path, progress=False)
+    whole = path.read_text()
+    path.write_text(whole + '{"task": "t", "agent": "a", "epi')  # a crash while writing
+    run_episodes(square_of_seed, specs, records_path=path, progress=False)
+    lines = path.read_text().splitlines()
+    assert lines[0] == whole.strip() and len(lines) == 2
+    assert [r["episode"] for r in read_records(path)] == [0, 1], "no record lost or glued"
+
+
+def test_a_records_file_in_use_by_another_sweep_is_refused(tmp_path):
+    from mrsteve.eval.sweep import RecordsFile
+
+    path = tmp_path / "run.episodes.jsonl"
+    calls = []
+
+    def episode(spec):
+        calls.append(spec)
+        return {"value": 0}
+
+    with RecordsFile(path):  # another sweep holds it
+        with pytest.raises(ValueError, match="in use by another sweep"):
+            run_episodes(episode, make_specs(["t"], ["a"], 1, 0), records_path=path,
+                         progress=False)
+    assert calls == [], "nothing ran"
+    run_episodes(episode, make_specs(["t"], ["a"], 1, 0), records_path=path, progress=False)
+    assert len(calls) == 1, "free again once the other sweep ends"
+
+
+@pytest.mark.parametrize("line", ['{"loss": 0.5, "step": 3}', "[1, 2, 3]",
+                                  '{"task": "t", "agent": "a", "episode": "0", "seed": 0}'])
+def test_an_unrelated_jsonl_at_the_records_path_is_a_clear_error(tmp_path, line):
+    path = tmp_path / "run.episodes.jsonl"
+    path.write_text(line + "\n")
+    with pytest.raises(ValueError, match=r"run\.episodes\.jsonl:1: not an episode record"):
+        run_episodes(square_of_seed, make_specs(["t"], ["a"], 1, 0), records_path=path,
+                     progress=False)
+    assert path.read_text() == line + "\n", "the file is left alone"
+
+
+def test_records_of_another_group_config_are_not_resumed(tmp_path):
+    """Settings outside the episode's options (an agent's memory capacity in its config tree)
+    count too: the key holds a digest of the summary's whole config."""
+    from mrsteve.eval.sweep import Group, SweepOptions, run_sweep
+
+    calls = []
+
+    def episode(spec):
+        calls.append(spec.index)
+        return {"value": 1}
+
+    options = SweepOptions(episodes=2, json_path=tmp_path / "run.json", progress=False)
+    for capacity in (100, 100, 5000):
+        group = Group("t", "a", "a", {"agent": {"memory": {"capacity": capacity}}})
+        run_sweep([group], episode, ["value"], options, echo=lambda _: None)
+    assert calls == [0, 1, 0, 1], "the same config resumes, another one runs again"
+
+
+@pytest.mark.parametrize("where", ["directory", "plots-file", "below-a-file"])
+def test_unwritable_outputs_fail_before_the_first_episode(tmp_path, where):
+    from mrsteve.eval.sweep import Group, SweepOptions, run_sweep
+
+    (tmp_path / "file").write_text("x")
+    (tmp_path / "folder").mkdir()
+    json_path = {"directory": tmp_path / "folder", "below-a-file": tmp_path / "file" / "r.json"}
+    options = SweepOptions(episodes=1, progress=False,
+                           json_path=json_path.get(where, tmp_path / "run.json"),
+                           plots=tmp_path / "file" if where == "plots-file" else None)
+
+    def must_not_run(spec):
+        raise AssertionError("an episode ran before the outputs were checked")
+
+    with pytest.raises(ValueError, match="cannot write"):
+        run_sweep([Group("t", "a", "a", {})], must_not_run, ["value"], options,
+                  plot=lambda record, path: None, echo=lambda _: None)
+
+
+def test_sweep_options_reject_a_negative_seed_and_unknown_backends():
+    from mrsteve.eval.sweep import SweepOptions
+
+    with pytest.raises(ValueError, match="seed must be a non-negative integer, got -5"):
+        SweepOptions(episodes=1, seed=-5)
+    with pytest.raises(ValueError, match="local, ray"):
+        SweepOptions(episodes=1, backend="dask")
+    with pytest.raises(ValueError, match="--backend ray"):
+        SweepOptions(episodes=1, address="auto")

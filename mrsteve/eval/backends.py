@@ -1,0 +1,216 @@
+"""Where a sweep's episodes run: worker processes on this machine (``local``) or Ray tasks on a
+cluster (``ray``).
+
+Both take a picklable *job* (``spec -> record``) and the specs to run, and yield each record as
+its episode ends, in any order. An episode whose worker process dies (killed by the OOM killer, a
+crashed node) is run again, up to ``max_retries`` times, so every episode gives exactly one
+record; an exception raised by the episode itself is not retried and is raised in the driver.
+Local workers die with the driver: each asks the kernel for ``SIGKILL`` when its parent exits
+(``prctl(PR_SET_PDEATHSIG)`` on Linux) and also polls its parent's pid elsewhere.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from multiprocessing import get_context
+from multiprocessing.connection import wait
+from typing import Any
+
+BACKENDS = ("local", "ray")
+"""The backends ``--backend`` accepts."""
+
+MAX_RETRIES = 3
+"""Times an episode whose worker died is run again before the sweep gives up."""
+
+Job = Callable[[Any], dict]
+
+
+def run_jobs(job: Job, specs: Iterable[Any], *, workers: int = 1, backend: str = "local",
+             address: str | None = None, max_retries: int = MAX_RETRIES) -> Iterator[dict]:
+    """Records of ``job(spec)`` for every spec, as they finish, on ``backend``."""
+    specs = list(specs)
+    if backend == "local":
+        return run_local(job, specs, workers=workers, max_retries=max_retries)
+    if backend == "ray":
+        return run_ray(job, specs, workers=workers, address=address, max_retries=max_retries)
+    from mrsteve.naming import unknown_name
+
+    raise unknown_name("backend", backend, BACKENDS)
+
+
+# -- local: worker processes ------------------------------------------------------------------
+
+
+def _die_with_parent(parent: int) -> None:
+    """Make this process end when ``parent`` does (it cannot clean up after a SIGKILL)."""
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:  # the parent died before the request took effect
+        os._exit(1)
+
+    def watch() -> None:  # elsewhere (and as a second guard): poll the parent's pid
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
+def _worker(job: Job, conn, parent: int) -> None:
+    """A local worker: run the specs the driver sends, one at a time, until told to stop."""
+    _die_with_parent(parent)
+    while True:
+        try:
+            spec = conn.recv()
+        except EOFError:
+            return
+        if spec is None:
+            return
+        try:
+            reply = ("ok", job(spec))
+        except BaseException as error:  # noqa: BLE001 (the driver re-raises it)
+            reply = ("error", error)
+        try:
+            conn.send(reply)
+        except Exception as error:  # an unpicklable exception or record
+            conn.send(("error", RuntimeError(f"episode {spec}: {reply[1]!r} ({error})")))
+
+
+class _Worker:
+    def __init__(self, context, job: Job):
+        self.conn, child = context.Pipe()
+        self.process = context.Process(target=_worker, args=(job, child, os.getpid()),
+                                       daemon=True)
+        self.process.start()
+        child.close()
+        self.spec: Any = None
+
+    def stop(self) -> None:
+        if self.process.is_alive():
+            self.process.kill()
+        self.process.join(5)
+        self.conn.close()
+
+
+def run_local(job: Job, specs: list, *, workers: int = 1,
+              max_retries: int = MAX_RETRIES) -> Iterator[dict]:
+    """Run ``specs`` in this process (``workers == 1``) or in ``workers`` spawned processes."""
+    if workers == 1 or len(specs) <= 1:
+        for spec in specs:
+            yield job(spec)
+        return
+    context = get_context("spawn")
+    queue = deque(specs)
+    deaths: dict[int, int] = {}
+    pool = [_Worker(context, job) for _ in range(min(workers, len(specs)))]
+    try:
+        while queue or any(w.spec is not None for w in pool):
+            for worker in pool:
+                if worker.spec is None and queue:
+                    worker.spec = queue.popleft()
+                    worker.conn.send(worker.spec)
+            busy = [w for w in pool if w.spec is not None]
+            ready = wait([w.conn for w in busy] + [w.process.sentinel for w in busy])
+            for index, worker in enumerate(pool):
+                if worker.spec is None:
+                    continue
+                if worker.conn in ready or worker.conn.poll():
+                    try:
+                        status, value = worker.conn.recv()
+                    except (EOFError, OSError):
+                        status, value = "died", None
+                elif worker.process.sentinel in ready:
+                    status, value = "died", None
+                else:
+                    continue
+                spec, worker.spec = worker.spec, None
+                if status == "ok":
+                    yield value
+                elif status == "error":
+                    raise value
+                else:
+                    worker.process.join(5)
+                    code = worker.process.exitcode
+                    deaths[id(spec)] = deaths.get(id(spec), 0) + 1
+                    if deaths[id(spec)] > max_retries:
+                        raise RuntimeError(
+                            f"episode {spec}: its worker died {deaths[id(spec)]} times (exit code "
+                            f"{code}; -9 is SIGKILL, as the out-of-memory killer sends); giving up"
+                        )  # fmt: skip
+                    worker.stop()
+                    queue.appendleft(spec)  # run it again, before the others
+                    pool[index] = _Worker(context, job)
+    finally:
+        for worker in pool:
+            if worker.spec is None and worker.process.is_alive():
+                try:
+                    worker.conn.send(None)
+                except OSError:
+                    pass
+            worker.stop()
+
+
+# -- Ray: one task per episode ----------------------------------------------------------------
+
+
+def import_ray():
+    """The ``ray`` module, or an error saying how to install it."""
+    try:
+        import ray
+    except ImportError:
+        raise ValueError("--backend ray needs Ray: pip install 'mrsteve[ray]'") from None
+    return ray
+
+
+def _run_job(job: Job, spec: Any) -> dict:
+    return job(spec)
+
+
+def run_ray(job: Job, specs: list, *, workers: int = 1, address: str | None = None,
+            max_retries: int = MAX_RETRIES) -> Iterator[dict]:
+    """One Ray task per episode on the cluster at ``address`` (or a Ray already initialised in
+    this process, or else a local one with ``workers`` CPUs started for the run); records come
+    back as tasks finish (``ray.wait``). A task whose worker dies is retried by Ray."""
+    ray = import_ray()
+    started = not ray.is_initialized()
+    if started:
+        if address:
+            ray.init(address=address, log_to_driver=False)
+        else:
+            ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+    try:
+        remote = ray.remote(num_cpus=1, max_retries=max_retries)(_run_job)
+        job_ref = ray.put(job)
+        pending = {remote.remote(job_ref, spec): spec for spec in specs}
+        try:
+            while pending:
+                ready, _ = ray.wait(list(pending), num_returns=1)
+                for ref in ready:
+                    spec = pending.pop(ref)
+                    try:
+                        record = ray.get(ref)
+                    except ray.exceptions.RayTaskError as error:  # the episode raised
+                        cause = getattr(error, "cause", None)
+                        raise (cause if isinstance(cause, Exception) else error) from None
+                    except ray.exceptions.RayError as error:  # its worker died every time
+                        raise RuntimeError(f"episode {spec}: {type(error).__name__} after "
+                                           f"{max_retries} retries: {error}") from None
+                    yield record
+        finally:
+            for ref in pending:
+                ray.cancel(ref, force=True)
+    finally:
+        if started:
+            ray.shutdown()

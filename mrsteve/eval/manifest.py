@@ -1,0 +1,75 @@
+"""A run's manifest: what produced its results, to reproduce or audit them later.
+
+``manifest.json`` holds the experiment and its full configuration (every group's, agent trees
+included), the sweep's options (episodes, seeds, workers, backend), the versions of Python, of
+``mrsteve`` and of each of its dependencies (and of Ray when it ran the sweep), the git commit of
+the source when it is a checkout, the command line, the start time and the wall time.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import platform
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+
+def package_versions(extra: Sequence[str] = ()) -> dict[str, str | None]:
+    """Versions of ``mrsteve`` and of the packages it depends on (and of ``extra``); ``None`` for
+    one that is not installed."""
+    try:
+        requires = metadata.requires("mrsteve") or []
+    except metadata.PackageNotFoundError:
+        requires = []
+    names = ["mrsteve"] + [re.split(r"[\s<>=!~;\[]", line, maxsplit=1)[0]
+                           for line in requires if "extra ==" not in line]
+    versions = {}
+    for name in [*names, *extra]:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    return versions
+
+
+def git_commit(path: Path | None = None) -> dict[str, Any] | None:
+    """The commit of the git checkout holding ``path`` (default: this package) and whether its
+    tree has uncommitted changes; ``None`` outside a checkout or without git."""
+    where = Path(path or Path(__file__).resolve().parent)
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=where, capture_output=True,
+                                text=True, timeout=10)
+        if commit.returncode != 0:
+            return None
+        status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                                cwd=where, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return {"commit": commit.stdout.strip(), "dirty": bool(status.stdout.strip())}
+
+
+def manifest(experiment: str, config: Any, groups: Mapping[str, Any], sweep: Any,
+             started: float, wall_time: float | None) -> dict[str, Any]:
+    """The manifest of a run of ``experiment`` (``config``: its config dataclass; ``groups``:
+    each group's configuration by label; ``sweep``: the :class:`SweepOptions`)."""
+    options = {k: (str(v) if isinstance(v, Path) else v)
+               for k, v in dataclasses.asdict(sweep).items()}
+    return {
+        "experiment": experiment,
+        "config": dataclasses.asdict(config) if dataclasses.is_dataclass(config) else config,
+        "groups": dict(groups),
+        "sweep": options | {"seeds": [sweep.seed + i for i in range(sweep.episodes)]},
+        "versions": {"python": platform.python_version(),
+                     **package_versions(("ray",) if sweep.backend == "ray" else ())},
+        "git": git_commit(),
+        "platform": platform.platform(),
+        "command": sys.argv,
+        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(started)),
+        "wall_time_s": None if wall_time is None else round(wall_time, 3),
+    }

@@ -1,0 +1,86 @@
+"""The local backend: an episode whose worker dies is run again, exactly once on the records; an
+episode's own error reaches the driver; workers die with a driver killed by SIGKILL."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from sweep_faults import attempts, dies_once, raises
+
+from mrsteve.eval.backends import run_jobs
+from mrsteve.eval.sweep import make_specs, read_records, run_episodes
+
+
+def test_a_worker_killed_mid_episode_is_replaced_and_the_episode_runs_again(tmp_path):
+    path = tmp_path / "run.episodes.jsonl"
+    specs = make_specs(["t"], ["a"], 4, 3, folder=str(tmp_path), kill=1)
+    records = run_episodes(dies_once, specs, records_path=path, workers=2, progress=False)
+    assert [r["value"] for r in records] == [9, 16, 25, 36]
+    assert attempts(tmp_path, 1) == 2, "the killed episode ran a second time"
+    assert [attempts(tmp_path, i) for i in (0, 2, 3)] == [1, 1, 1]
+    written = read_records(path)
+    assert sorted(r["episode"] for r in written) == [0, 1, 2, 3], "every episode exactly once"
+
+
+def test_an_episode_that_kills_every_worker_stops_the_sweep_with_a_clear_error(tmp_path):
+    specs = make_specs(["t"], ["a"], 2, 0, folder=str(tmp_path), kill=0)
+    with pytest.raises(RuntimeError, match="worker died 2 times"):
+        list(run_jobs(dies_once_always, specs, workers=2, max_retries=1))
+
+
+def dies_once_always(spec):
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def test_an_episodes_own_error_reaches_the_driver(tmp_path):
+    specs = make_specs(["t"], ["a"], 2, 0)
+    with pytest.raises(ValueError, match="no such task"):
+        list(run_jobs(raises, specs, workers=2))
+
+
+DRIVER = """
+import sys
+sys.path[:0] = {paths!r}
+from sweep_faults import sleeps
+from mrsteve.eval.sweep import make_specs, run_episodes
+run_episodes(sleeps, make_specs(["t"], ["a"], 2, 0, folder={folder!r}, seconds=120),
+             workers=2, progress=False)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="SIGKILL of the driver: Linux")
+def test_workers_die_when_their_driver_is_killed(tmp_path):
+    tests = str(Path(__file__).resolve().parents[1])
+    root = str(Path(__file__).resolve().parents[2])
+    script = DRIVER.format(paths=[tests, root], folder=str(tmp_path))
+    driver = subprocess.Popen([sys.executable, "-c", script])
+    try:
+        deadline = time.monotonic() + 60
+        while len(list(tmp_path.glob("worker-*"))) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        pids = [int(p.name.split("-")[1]) for p in tmp_path.glob("worker-*")]
+        assert len(pids) == 2, "the workers did not start"
+        driver.send_signal(signal.SIGKILL)  # as the out-of-memory killer does
+        driver.wait(10)
+        deadline = time.monotonic() + 10
+        while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not any(_alive(pid) for pid in pids), "workers outlived their driver"
+    finally:
+        if driver.poll() is None:
+            driver.kill()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().split(")")[-1].split()[0] != "Z"  # a zombie has ended
+    except FileNotFoundError:
+        return False
+
