@@ -101,16 +101,26 @@ class MrSteve:
         self.target: tuple[float, ...] | None = None
         self.last_query: Query | None = None
         self._start = np.zeros(5)
+        self._t_offset = 0
+        """Memory time of the episode's step 0 (the steps of kept earlier episodes before it)."""
+        self._t_last = -1
         self._mode_steps = 0
         self._query_vector: np.ndarray | None = None
         self._threshold = 0.0
 
     # -- the Agent interface -----------------------------------------------------------------------
 
-    def reset(self, obs: Observation, rng: np.random.Generator, camera: Camera) -> None:
-        """A new episode: the memory is kept only if the caller keeps it (it is not cleared here,
-        so a memory can be carried across episodes or pre-filled). ``camera`` (the environment's)
-        goes to the explorer, the navigator and the instruction policy."""
+    def reset(self, obs: Observation, rng: np.random.Generator, camera: Camera, *,
+              keep_memory: bool = False) -> None:
+        """A new episode. The memory is cleared, unless ``keep_memory``: then it is carried over
+        and time goes on from the last episode (the steps the agent is given count from there, so
+        the memory's times never go back). ``camera`` (the environment's) goes to the explorer,
+        the navigator and the instruction policy."""
+        if keep_memory:
+            self._t_offset = self._t_last + 1
+        else:
+            self.memory.clear()
+            self._t_offset = 0
         self._start = np.asarray(obs["pose"], dtype=np.float64).copy()
         self.encoder.reset()
         self.explorer.reset(obs, rng, camera)
@@ -136,7 +146,8 @@ class MrSteve:
     def act(self, obs: Observation, t: int) -> Action:
         """Write the step to memory, run the mode selector, and act in the selected mode."""
         pose = np.asarray(obs["pose"], dtype=np.float64)
-        self.memory.write(self.encoder.observe(obs), self.relative(pose), t)
+        self._t_last = t + self._t_offset
+        self.memory.write(self.encoder.observe(obs), self.relative(pose), self._t_last)
         self.explorer.observe(obs)
         if self.task is None:
             return self.explorer.act(obs)

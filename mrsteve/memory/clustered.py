@@ -91,6 +91,12 @@ class ClusteredMemory(ABC):
         if dim is not None:
             self._allocate(dim)
 
+    def clear(self) -> None:
+        """Forget every frame (a new episode): the memory is as built, with its capacity,
+        dimension and hyperparameters."""
+        type(self).__init__(self, self._capacity, dim=self._dim,
+                            **dataclasses.asdict(self.config))
+
     def _allocate(self, dim: int) -> None:
         self._dim = dim
         self._frames = FrameStore(dim, self._frames_rows())

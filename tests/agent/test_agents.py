@@ -163,3 +163,22 @@ def test_task_conditioned_mrsteve_explores_toward_the_tasks_place_prompt():
     np.testing.assert_allclose(poses[:, [0, 2]] - raw_poses[:, [0, 2]],
                                np.broadcast_to(agent.absolute(np.zeros(5))[[0, 2]], (len(poses), 2)),
                                atol=1e-4)
+
+
+def test_an_agent_runs_episode_after_episode_with_a_fresh_memory_unless_it_keeps_it():
+    """Issue: a second ``run_tasks`` on one agent raised ``t must not decrease`` from inside the
+    memory. A new episode clears the memory; ``keep_memory=True`` carries it over and time goes
+    on."""
+    env = gym.make("mrsteve/Voxel-v0", world="map2", obs_size=(24, 40))
+    agent = make_agent("mrsteve")
+    first = run_tasks(env, agent, ["beef"], seed=0, max_steps=150)
+    assert len(agent.memory) == first.steps
+    second = run_tasks(env, agent, ["beef"], seed=1, max_steps=120)
+    assert len(agent.memory) == second.steps  # the first episode's frames are gone
+    obs, info = env.reset(seed=2)
+    view = AgentFrame.of(obs).view(obs)
+    agent.reset(view, np.random.default_rng(0), info["camera"], keep_memory=True)
+    agent.act(view, 0)
+    assert len(agent.memory) == second.steps + 1
+    assert agent.memory.read(np.ones(agent.memory.dim, np.float32) / agent.memory.dim ** 0.5,
+                             -1.0).t.max() == second.steps
