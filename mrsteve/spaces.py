@@ -9,9 +9,9 @@ What the agent may know (``notes/design.md``): the frame (and the stand-ins' sem
 frames of the same view), its position relative to the episode's start, its inventory and the
 task's text; never the map. :class:`AgentFrame` makes that structural: the loops that run agents
 (:mod:`mrsteve.tasks`) hand every agent part :meth:`AgentFrame.view` of the environment's
-observation, a read-only mapping of exactly :data:`AGENT_OBSERVATION_KEYS` whose pose is relative
-to the block the episode started in, so the map's own coordinates (where its walls are, how big it
-is) never reach an agent.
+observation, a read-only mapping of exactly :data:`AGENT_OBSERVATION_KEYS` whose ground-plane
+position is relative to the block the episode started in, so the map's own coordinates (where its
+walls are, how big it is) never reach an agent.
 """
 
 from __future__ import annotations
@@ -44,13 +44,16 @@ AGENT_OBSERVATION_KEYS = ("rgb", "depth", "semantic", "pose", "inventory")
 
 
 class AgentFrame:
-    """The agent's coordinate frame of one episode: positions relative to the corner of the block
-    the episode started in (a whole-block shift, so block boundaries stay at whole numbers, as
-    the stand-ins that read depth need; yaw and pitch unchanged)."""
+    """The agent's coordinate frame of one episode: ground-plane positions ``(x, z)`` relative to
+    the corner of the block the episode started in (a whole-block shift, so block boundaries stay
+    at whole numbers, as the stand-ins that read depth need). The height ``y`` stays the block
+    level the player stands at (Minecraft shows it; the height maps number levels 0-63), and yaw
+    and pitch are unchanged: neither tells where anything on the map is."""
 
     def __init__(self, start_pose: Sequence[float]) -> None:
-        self.origin = tuple(float(math.floor(float(v))) for v in start_pose[:3])
-        """World ``(x, y, z)`` of the agent frame's origin."""
+        self.origin = (float(math.floor(float(start_pose[0]))), 0.0,
+                       float(math.floor(float(start_pose[2]))))
+        """World ``(x, y, z)`` of the agent frame's origin (``y`` is 0: heights are kept)."""
         self._shift = np.array([*self.origin, 0.0, 0.0])
 
     @classmethod
@@ -60,7 +63,7 @@ class AgentFrame:
 
     def view(self, obs: Mapping[str, Any]) -> Observation:
         """What the agent's parts receive of ``obs``: :data:`AGENT_OBSERVATION_KEYS` only,
-        read-only, the pose relative to the start's block."""
+        read-only, the ground-plane position relative to the start's block."""
         view = {key: obs[key] for key in AGENT_OBSERVATION_KEYS}
         view["pose"] = np.asarray(obs["pose"], dtype=np.float64) - self._shift
         return MappingProxyType(view)

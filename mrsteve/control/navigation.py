@@ -290,7 +290,8 @@ class DepthNavigator(_Steering):
         self._next = 1 if len(self._path) > 1 else 0
         self._plan_age = 0
         straight = max(math.hypot(self._goal[0] - x, self._goal[1] - z) - radius, 0.0)
-        self._blocked = (
+        boxed_in = not reaches and len(self._path) <= 1  # the map walls the agent in: no verdict
+        self._blocked = not boxed_in and (
             not reaches
             or self._detours > cfg.give_up_detours
             or distance_to_disc(self._path, self._goal, radius)
