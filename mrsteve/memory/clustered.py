@@ -94,8 +94,9 @@ class ClusteredMemory(ABC):
     def clear(self) -> None:
         """Forget every frame (a new episode): the memory is as built, with its capacity,
         dimension and hyperparameters."""
-        type(self).__init__(self, self._capacity, dim=self._dim,
-                            **dataclasses.asdict(self.config))
+        library = next(cls for cls in type(self).__mro__  # a user's subclass keeps its own state
+                       if cls.__module__.startswith(__package__ + "."))
+        library.__init__(self, self._capacity, dim=self._dim, **dataclasses.asdict(self.config))
 
     def _allocate(self, dim: int) -> None:
         self._dim = dim
