@@ -12,6 +12,6 @@ from mrsteve.jitcache import configure_numba_cache
 
 configure_numba_cache()  # a read-only install caches compiled kernels elsewhere
 
-from mrsteve.env.registration import register_when_loaded  # noqa: E402
+from mrsteve.env.registration import register_when_loaded
 
 register_when_loaded()  # gym.make("mrsteve/Voxel-v0") after `import mrsteve`

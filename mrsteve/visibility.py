@@ -5,8 +5,8 @@ semantic and depth frames rendered from the same view, so that they perceive no 
 would make out in that frame they all apply this rule:
 
 * **Region clarity.** A *region* is a set of 8-connected pixels of one semantic class. A region of
-  ``n`` pixels in a view of ``H x W`` is made out with clarity ``min(1, n / (clear_share * H * W))``:
-  one filling ``clear_share`` = 1 % of the view (a cow 7 blocks away, 26 pixels at 40 x 64) is
+  ``n`` pixels in a view of ``H x W`` is made out with clarity
+  ``min(1, n / (clear_share * H * W))``: one filling ``clear_share`` = 1 % of the view (a cow 7 blocks away, 26 pixels at 40 x 64) is
   clear; a cow 30 blocks away, a speck of 1-2 pixels, has clarity 0.05. The semantic encoder
   counts each pixel with its region's clarity (a speck hardly shows in the embedding); the
   instruction skills pursue a target only when its region has clarity at least ``pursue_clarity``

@@ -15,9 +15,9 @@ import gymnasium as gym
 
 import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
 from mrsteve.agent.factory import make_agent
+from mrsteve.tasks.catalog import exploration_patch_size
 from mrsteve.tasks.episode import run_tasks
 from mrsteve.tasks.sequential import task_by_key
-from mrsteve.tasks.catalog import exploration_patch_size
 
 PAPER_STEPS_PER_SECOND = 11.0
 """The paper's agent on one RTX 4090: a 20K-step episode in about 30 minutes."""

@@ -33,16 +33,16 @@ from types import MappingProxyType
 
 import numpy as np
 
-from mrsteve.perception.encoder import Encoder
-from mrsteve.perception.lexicon import Lexicon, load_lexicon
-from mrsteve.perception.semantic import SemanticEncoder, SemanticEncoderConfig
-from mrsteve.perception.thresholds import EncoderThresholds, format_thresholds
 from mrsteve.calibration.clips import (
     ClipConfig,
     LabelledClip,
     collect_clips,
     collect_event_pairs,
 )
+from mrsteve.perception.encoder import Encoder
+from mrsteve.perception.lexicon import Lexicon, load_lexicon
+from mrsteve.perception.semantic import SemanticEncoder, SemanticEncoderConfig
+from mrsteve.perception.thresholds import EncoderThresholds, format_thresholds
 from mrsteve.world.content import load_content
 
 __all__ = [

@@ -39,8 +39,8 @@ def command(
     """Fit the semantic encoder's task and event thresholds on labelled clips of procedural
     calibration worlds and measure them on held-out clips of the evaluation maps; print the
     thresholds file with its record."""
-    from mrsteve.perception._data import data_path
     from mrsteve.calibration import calibrate_on_world, format_world_calibration
+    from mrsteve.perception._data import data_path
     from mrsteve.perception.semantic import SHIPPED_THRESHOLDS
 
     if out is not None and write:

@@ -18,8 +18,8 @@ import dataclasses
 import inspect
 import time
 import typing
-from pathlib import Path
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer

@@ -20,9 +20,9 @@ never the world's blocks), and
   VPT-Nav's forced jump when the agent stops);
 - says when a goal is out of reach as far as it has seen (:meth:`Navigator.blocked`): no path on
   its map; the best one more than ``max_detour`` times as long as the straight line; a goal never
-  seen behind a wall or cliff face it cannot see over (:func:`~mrsteve.control.planning.wall_across`:
-  ``wall_rise`` blocks high, ``2 wall_half_width + 1`` wide); or ``give_up_detours`` detours
-  without getting closer. An explorer then gives the goal up at once.
+  seen behind a wall or cliff face it cannot see over
+  (:func:`~mrsteve.control.planning.wall_across`: ``wall_rise`` blocks high, ``2 wall_half_width
+  + 1`` long); or ``give_up_detours`` detours without getting closer. An explorer then gives the goal up at once.
 
 :class:`StraightNavigator` is the paper's "Heuristic" row (appendix "VPT Navigator Ablation Study"):
 turn toward the goal, walk, jump when stalled; no map, no swimming.

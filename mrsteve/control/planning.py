@@ -18,6 +18,7 @@ import numpy as np
 
 from mrsteve.control.heightmap import BLOCKED, SWIM_EXIT_STEP, UNKNOWN, HeightMap
 
+
 @dataclass(frozen=True)
 class PathCosts:
     """Costs of moving between neighbouring columns for :func:`find_path` (per block walked)."""

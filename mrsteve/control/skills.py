@@ -9,8 +9,8 @@ prompt follows the rules of ``data/skills.toml`` (target classes, item to hold, 
 
 - find the target classes it can make out in view (the shared rule of :mod:`mrsteve.visibility`:
   a target's region must fill a quarter of a percent of the view, within 48 blocks: a cow up to
-  about 12 blocks away; one 30 blocks away, a speck of a pixel or two, is not pursued) and lock onto the nearest (by depth): a block cell, or
-  a mob followed from frame to frame as it moves;
+  about 12 blocks away; one 30 blocks away, a speck of a pixel or two, is not pursued) and lock
+  onto the nearest (by depth): a block cell, or a mob followed from frame to frame as it moves;
 - turn toward it (a bounded turn per step), walk up to it (sprinting when far, jumping when
   stalled at a one-block step, a sideways detour when no progress is made);
 - once it is under the crosshair within reach, hold attack or press use until the item arrives;
@@ -238,8 +238,8 @@ class ScriptedSkills:
         pixels, depths = self._visible_targets(obs["semantic"], obs["depth"])
         if pixels.size == 0:
             return False
-        frame = ViewFrame(self._camera(obs["semantic"].shape), basis_matrix(yaw, pitch), eye, pixels,
-                          depths)
+        camera = self._camera(obs["semantic"].shape)
+        frame = ViewFrame(camera, basis_matrix(yaw, pitch), eye, pixels, depths)
         self._skips = [(p, until) for p, until in self._skips if until > self._t]
         if self._skips:
             keep = np.ones(pixels.size, dtype=np.bool_)

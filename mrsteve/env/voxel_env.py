@@ -11,11 +11,11 @@ from gymnasium import spaces
 
 from mrsteve.env.commands import parse_commands
 from mrsteve.naming import check_name, unknown_name
+from mrsteve.world.camera import DEFAULT_FOV_DEG, Camera
 from mrsteve.world.content import load_content
 from mrsteve.world.interaction import WorldEvent
 from mrsteve.world.layout import WorldLayout
 from mrsteve.world.recipes import WORLD_RECIPES, build_layout
-from mrsteve.world.camera import DEFAULT_FOV_DEG, Camera
 from mrsteve.world.render import Renderer
 from mrsteve.world.world import Controls, World, WorldConfig
 

@@ -80,7 +80,7 @@ def _worker(job: Job, conn, parent: int) -> None:
             return
         try:
             reply = ("ok", job(spec))
-        except BaseException as error:  # noqa: BLE001 (the driver re-raises it)
+        except BaseException as error:
             reply = ("error", error)
         try:
             conn.send(reply)

@@ -91,7 +91,7 @@ class Experiment:
         """The results table, with the paper's figures beside ours."""
         raise NotImplementedError
 
-    def plot_episode(self, record: Record, path: Path) -> None:  # noqa: B027 (optional hook)
+    def plot_episode(self, record: Record, path: Path) -> None:
         """Draw one episode record to ``path`` (nothing by default)."""
 
     def plot_summary(self, config: Any, summaries: Summaries, plots: Path) -> Path | None:

@@ -21,6 +21,7 @@ from mrsteve.eval.experiment import Experiment, Summaries
 from mrsteve.eval.results import format_metric, format_table, mean_stderr
 from mrsteve.eval.sweep import EpisodeSpec, Group, Record
 from mrsteve.naming import choose
+from mrsteve.tasks.catalog import exploration_patch_size
 from mrsteve.tasks.sequential import (
     SequentialTask,
     env_kwargs,
@@ -28,7 +29,6 @@ from mrsteve.tasks.sequential import (
     run_sequential,
     task_by_key,
 )
-from mrsteve.tasks.catalog import exploration_patch_size
 
 
 @dataclass(frozen=True)

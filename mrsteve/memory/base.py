@@ -257,7 +257,7 @@ def check_step(t: Any, last: int | None) -> int:
     """An int step, not earlier than the last one written (a cluster's oldest frame is then its
     earliest)."""
     if isinstance(t, bool) or not isinstance(t, (int, np.integer)):
-        raise ValueError(f"t must be an int environment step, got {t!r}")  # noqa: TRY004 (interface: ValueError)
+        raise ValueError(f"t must be an int environment step, got {t!r}")
     if last is not None and t < last:
         raise ValueError(f"t must not decrease: got {t} after {last}")
     return int(t)

@@ -27,9 +27,13 @@ from typing import NamedTuple
 import numba as nb
 import numpy as np
 
+from mrsteve.world.camera import (
+    DEFAULT_FOV_DEG,
+    Camera,
+    camera_basis,
+    camera_rays,  # noqa: F401  (re-exported for old imports)
+)
 from mrsteve.world.content import SHAPES, Content, load_content
-from mrsteve.world.camera import DEFAULT_FOV_DEG, Camera, camera_basis
-from mrsteve.world.camera import camera_rays  # noqa: F401  (re-exported for old imports)
 from mrsteve.world.raycast import ColumnHeights, dda_axis
 
 SKY_CLASS = 0

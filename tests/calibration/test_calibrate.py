@@ -10,8 +10,6 @@ import numpy as np
 import pytest
 from synthetic_scenes import BURNING, DESERT, FOREST, PASTURE, PLAIN, POND, clip
 
-from mrsteve.perception import SemanticEncoder, load_lexicon
-from mrsteve.perception._data import data_path
 from mrsteve.calibration.clips import CALIBRATION_WORLDS, HELD_OUT_WORLDS
 from mrsteve.calibration.thresholds import (
     MERGE_MARGIN,
@@ -24,6 +22,8 @@ from mrsteve.calibration.thresholds import (
     reference_view,
     threshold_between,
 )
+from mrsteve.perception import SemanticEncoder, load_lexicon
+from mrsteve.perception._data import data_path
 from mrsteve.perception.semantic import SHIPPED_THRESHOLDS, load_shipped_thresholds
 from mrsteve.world.content import load_content
 

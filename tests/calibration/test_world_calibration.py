@@ -13,11 +13,11 @@ import typer
 from typer.testing import CliRunner
 
 import mrsteve.env  # noqa: F401
+from mrsteve.calibration.clips import CALIBRATION_WORLDS, HELD_OUT_WORLDS, ClipConfig
+from mrsteve.calibration.thresholds import calibrate_on_world, format_world_calibration
 from mrsteve.cli import calibrate as calibrate_cli
 from mrsteve.perception import SemanticEncoder
-from mrsteve.calibration.thresholds import calibrate_on_world, format_world_calibration
 from mrsteve.perception.thresholds import parse_thresholds
-from mrsteve.calibration.clips import CALIBRATION_WORLDS, HELD_OUT_WORLDS, ClipConfig
 
 
 def heading(x: float, z: float, to_x: float, to_z: float) -> float:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mrsteve.perception import load_lexicon
 from mrsteve.calibration.clips import (
     CALIBRATION_WORLDS,
     HELD_OUT_WORLDS,
@@ -15,6 +14,7 @@ from mrsteve.calibration.clips import (
     collect_clips,
     collect_event_pairs,
 )
+from mrsteve.perception import load_lexicon
 from mrsteve.world.content import load_content
 from mrsteve.world.recipes import build_layout
 

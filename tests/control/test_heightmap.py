@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import gymnasium as gym
 import numpy as np
+from nav_worlds import GROUND, block, floor, world
 
 import mrsteve.env  # noqa: F401
 from mrsteve.control.heightmap import BLOCKED, UNKNOWN, HeightMap, walk_levels
-from nav_worlds import GROUND, block, floor, world
 
 
 def test_height_map_marks_observed_blocks_at_their_columns():

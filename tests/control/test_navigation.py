@@ -7,11 +7,11 @@ import math
 import gymnasium as gym
 import numpy as np
 import pytest
+from nav_worlds import GROUND, channel, floor, river, step_up, wall_across, world
 
 import mrsteve.env  # noqa: F401
 from mrsteve.control.navigation import DepthNavigator, Navigator, NavigatorConfig, StraightNavigator
 from mrsteve.world.camera import Camera
-from nav_worlds import GROUND, channel, floor, river, step_up, wall_across, world
 
 OBS_SIZE = (24, 40)
 NAVIGATORS = [DepthNavigator, StraightNavigator]

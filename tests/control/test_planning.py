@@ -6,10 +6,10 @@ import math
 
 import numpy as np
 import pytest
+from nav_worlds import floor, river
 
 from mrsteve.control.heightmap import HeightMap
 from mrsteve.control.planning import GEOMETRIC, distance_to_disc, find_path, plan_path
-from nav_worlds import floor, river
 
 
 def test_planner_climbs_single_steps_and_goes_around_walls():

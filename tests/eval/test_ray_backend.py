@@ -7,10 +7,10 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
-import sweep_faults  # noqa: E402
-from sweep_faults import attempts, dies_once, raises  # noqa: E402
+import sweep_faults
+from sweep_faults import attempts, dies_once, raises
 
-from mrsteve.eval.sweep import make_specs, read_records, run_episodes  # noqa: E402
+from mrsteve.eval.sweep import make_specs, read_records, run_episodes
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -8,9 +8,7 @@ from types import MappingProxyType
 import pytest
 
 from mrsteve.perception import TaskPrompts, load_lexicon
-from mrsteve.perception.lexicon import parse_lexicon
 from mrsteve.perception.thresholds import EncoderThresholds, format_thresholds, parse_thresholds
-from mrsteve.world.content import load_content
 
 REFERENCE_PROMPTS = (
     "near tree",

@@ -21,8 +21,8 @@ from synthetic_scenes import (
     zombies,
 )
 
-from mrsteve.perception import SemanticEncoder, SemanticEncoderConfig
 from mrsteve.calibration.thresholds import estimate_thresholds
+from mrsteve.perception import SemanticEncoder, SemanticEncoderConfig
 from mrsteve.world.content import load_content
 
 ZOMBIES_GONE = PLAIN
