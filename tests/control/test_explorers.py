@@ -104,7 +104,7 @@ def test_the_visitation_map_grows_past_where_it_started():
 
 
 def test_count_based_exploration_covers_more_than_the_wanderer_and_the_direction_picker():
-    covered = {name: coverage(explore(EXPLORERS[name](), 800)[0])
+    covered = {name: coverage(explore(EXPLORERS[name](), 1200)[0])
                for name in ("count-based", "go-explore", "plan4mc")}
     assert covered["count-based"] > covered["go-explore"] + 10
     assert covered["count-based"] > covered["plan4mc"] + 10
