@@ -72,12 +72,13 @@ def test_the_image_goal_is_a_clip_the_agent_saw():
 
 
 SMALL = {
-    # the paper's schedules scaled down (the zombies still burn for 500 steps)
+    # the paper's schedules scaled down; the zombies burn for 500 steps whatever the scale, so
+    # their task runs at the paper's scale
     "find-water": (dict(stays=(Stay("water", 100),), goal_window=100), 600, 400,
                    {"mrsteve", "pm", "em"}),
     "first-house": (dict(stays=(Stay("house_1", 40), Stay("house_2", 640)), goal_window=40), 900,
                     600, {"mrsteve", "pm"}),
-    "zombie-spot": (dict(stays=(Stay("zombies", 1000),)), 1300, 600, {"mrsteve", "em"}),
+    "zombie-spot": ({}, 3000, 2000, {"mrsteve", "em"}),
 }
 
 
