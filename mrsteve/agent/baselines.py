@@ -12,21 +12,52 @@ from mrsteve.world.camera import Camera
 
 class Steve1:
     """STEVE-1 alone (the paper's baseline): the instruction policy with the task's execute
-    prompt, and no memory; with nothing in view it wanders ("go explore")."""
+    prompt, and no memory; with nothing in view it wanders ("go explore").
 
-    def __init__(self, policy: InstructionPolicy, name: str = "steve1"):
+    Given an image goal (the Memory Tasks, :meth:`set_goal`) it has nothing to recall it with: it
+    explores from scratch, wandering like STEVE-1's "go explore" (``wanderer``, default: the
+    instruction policy's own), and reaches the goal only by walking into it (paper Section 4.3:
+    "it has to find the targets from scratch")."""
+
+    def __init__(self, policy: InstructionPolicy, name: str = "steve1", wanderer=None):
         self.policy = policy
         self.name = name
+        self.wanderer = wanderer if wanderer is not None else getattr(policy, "wanderer", None)
         self.prompt: str | None = None
+        self._wandering = False
+        self._wander_start: tuple[np.random.Generator, Camera] | None = None
 
     def reset(self, obs: Observation, rng: np.random.Generator, camera: Camera) -> None:
         self.policy.reset(rng, camera)
         self.prompt = None
+        self._wandering = False
+        # the wanderer's own stream: spawning leaves the policy's draws as they were
+        self._wander_start = (rng.spawn(1)[0], camera)
 
     def set_task(self, task: TaskPrompts, t: int) -> None:
         self.prompt = task.execute
+        self._wandering = False
+
+    def set_goal(self, embedding: np.ndarray, threshold: float, t: int) -> None:
+        """An image goal: STEVE-1 has no memory to read it with, so it goes exploring."""
+        if self.wanderer is None:
+            raise ValueError("Steve1 needs a wanderer (reset/observe/act) to explore for an "
+                             "image goal")
+        self.prompt = None
+        self._wandering = True
+
+    def observe(self, obs: Observation, t: int) -> None:
+        """A step watched without acting: STEVE-1 keeps nothing of it (it has no memory)."""
 
     def act(self, obs: Observation, t: int) -> Action:
+        if self._wandering:
+            if self._wander_start is not None:
+                rng, camera = self._wander_start
+                self.wanderer.reset(obs, rng, camera)
+                self._wander_start = None
+            self.wanderer.observe(obs)
+            return self.wanderer.act(obs)
         if self.prompt is None:
-            raise RuntimeError("Steve1 needs a task: call set_task(prompts, t) first")
+            raise RuntimeError("Steve1 needs a task: call set_task(prompts, t) or "
+                               "set_goal(embedding, threshold, t) first")
         return self.policy.act(obs, self.prompt)

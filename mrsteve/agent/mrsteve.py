@@ -3,7 +3,11 @@
 Algorithm 2 of the paper (appendix "MrSteve Algorithm") with the modes of the authors' release:
 
 - every step the current clip embedding is written to memory with the pose relative to the
-  episode start, whatever the mode (Algorithm 2, line 8);
+  episode start, whatever the mode (Algorithm 2, line 8); :meth:`MrSteve.observe` is that write
+  alone, for steps the agent watches without acting (the Memory Tasks' scripted exploration
+  phase), and :meth:`MrSteve.act` calls it;
+- a task is told by its prompts (:meth:`MrSteve.set_task`) or, in the Memory Tasks, by an image
+  goal (:meth:`MrSteve.set_goal`: a clip embedding read as the query instead of a text prompt);
 - the memory is read with the task's *explore* prompt when a task starts, every step while
   exploring (so exploration stops as soon as a candidate appears), and after ``L = 600`` steps in
   any other mode (lines 9-13: the agent state is reset and the mode selector runs again);
@@ -31,6 +35,7 @@ from mrsteve.control.navigation import Navigator
 from mrsteve.control.skills import InstructionPolicy
 from mrsteve.memory import Memory
 from mrsteve.perception import Encoder, TaskPrompts
+from mrsteve.spaces import noop_action
 from mrsteve.world.camera import Camera
 
 
@@ -107,6 +112,9 @@ class MrSteve:
         self._mode_steps = 0
         self._query_vector: np.ndarray | None = None
         self._threshold = 0.0
+        self._goal_name = ""
+        """What the query stands for in :class:`Query` records (the explore prompt, or
+        ``image goal``)."""
 
     # -- the Agent interface -----------------------------------------------------------------------
 
@@ -127,6 +135,7 @@ class MrSteve:
         self.navigator.reset(rng, camera)
         self.policy.reset(rng, camera)
         self.task = None
+        self._query_vector = None
         self._enter(None)
         self.target = None
         self.last_query = None
@@ -135,6 +144,7 @@ class MrSteve:
         """A new task (Algorithm 2's preamble), told by its prompts: reset the mode state; the next
         step queries."""
         self.task = task
+        self._goal_name = task.explore
         self._query_vector = self.encoder.encode_text(self.task.explore)
         self._threshold = self.encoder.task_threshold(self.task.explore)
         # task-conditioned exploration reads the place prompt; other explorers ignore it
@@ -143,14 +153,43 @@ class MrSteve:
         self._enter(None)
         self.target = None
 
-    def act(self, obs: Observation, t: int) -> Action:
-        """Write the step to memory, run the mode selector, and act in the selected mode."""
+    def set_goal(self, embedding: np.ndarray, threshold: float, t: int) -> None:
+        """An image goal (paper Section 4.3, Memory Tasks): ``embedding``, the encoder's embedding
+        of a 16-frame clip, is the memory query instead of a text prompt, with ``threshold`` (the
+        encoder's calibrated ``image_goal``). The agent recalls the nearest matching frame and
+        navigates there, exploring while memory has none; once there it stands still (there is
+        nothing to execute: the goal is the place)."""
+        query = np.asarray(embedding, dtype=np.float32).reshape(-1)
+        if query.shape != (self.encoder.dim,) or not np.all(np.isfinite(query)):
+            raise ValueError(f"an image goal is a finite embedding of {self.encoder.dim} values, "
+                             f"got shape {np.shape(embedding)}")
+        norm = float(np.linalg.norm(query))
+        if norm == 0.0:
+            raise ValueError("an image goal embedding must not be all zeros")
+        self.task = None
+        self._goal_name = "image goal"
+        self._query_vector = query / norm
+        self._threshold = float(threshold)
+        self.explorer.set_task(self._query_vector, self._threshold)
+        self._enter(None)
+        self.target = None
+
+    def observe(self, obs: Observation, t: int) -> None:
+        """Step ``t`` seen without acting (Algorithm 2, line 8): its clip embedding is written to
+        memory with the pose relative to the start, and the explorer's maps see it. :meth:`act`
+        does this first, so a watched step and an acted one are remembered alike."""
         pose = np.asarray(obs["pose"], dtype=np.float64)
         self._t_last = t + self._t_offset
         self.memory.write(self.encoder.observe(obs), self.relative(pose), self._t_last)
         self.explorer.observe(obs)
-        if self.task is None:
+
+    def act(self, obs: Observation, t: int) -> Action:
+        """Write the step to memory (:meth:`observe`), run the mode selector, and act in the
+        selected mode."""
+        self.observe(obs, t)
+        if self._query_vector is None:
             return self.explorer.act(obs)
+        pose = np.asarray(obs["pose"], dtype=np.float64)
 
         if self.mode is None or self.mode is Mode.EXPLORE or (
             self._mode_steps >= self.config.requery_interval
@@ -169,6 +208,8 @@ class MrSteve:
                 return action
             self.mode = Mode.EXECUTE
         if self.mode is Mode.EXECUTE:
+            if self.task is None:  # an image goal: the place is reached, nothing to execute
+                return noop_action()
             return self.policy.act(obs, self.task.execute)
         return self.explorer.act(obs)
 
@@ -204,13 +245,13 @@ class MrSteve:
         if len(found):
             target = tuple(float(v) for v in self.absolute(found.pose[0]))
             self.last_query = Query(
-                t, self.task.explore, len(found), float(found.score.max()), target, int(found.t[0])
+                t, self._goal_name, len(found), float(found.score.max()), target, int(found.t[0])
             )
             if self.mode is not Mode.NAVIGATE or target != self.target:
                 self.mode = Mode.NAVIGATE
             self.target = target
         else:
-            self.last_query = Query(t, self.task.explore, 0, None, None, None)
+            self.last_query = Query(t, self._goal_name, 0, None, None, None)
             self.mode = Mode.EXPLORE
             self.target = None
         self._mode_steps = 0

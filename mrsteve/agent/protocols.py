@@ -19,7 +19,7 @@ from mrsteve.perception import TaskPrompts
 from mrsteve.spaces import Action, Observation
 from mrsteve.world.camera import Camera
 
-__all__ = ["Action", "Agent", "Observation"]
+__all__ = ["Action", "Agent", "GoalAgent", "Observation"]
 
 
 @runtime_checkable
@@ -38,3 +38,15 @@ class Agent(Protocol):
 
     def act(self, obs: Observation, t: int) -> Action:
         """The action for step ``t``."""
+
+
+@runtime_checkable
+class GoalAgent(Agent, Protocol):
+    """An agent the Memory Tasks can run (paper Section 4.3): it watches a scripted exploration
+    phase and is then given an image goal."""
+
+    def observe(self, obs: Observation, t: int) -> None:
+        """Step ``t`` seen without acting (what it remembers of it, as if it had acted)."""
+
+    def set_goal(self, embedding: np.ndarray, threshold: float, t: int) -> None:
+        """An image goal at step ``t``: a clip embedding read as the query, with its threshold."""

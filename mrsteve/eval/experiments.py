@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from mrsteve.eval.experiment import Experiment
 from mrsteve.eval.exploration import EXPLORATION
+from mrsteve.eval.memory_tasks import MEMORY_TASKS_EXPERIMENT
 from mrsteve.eval.navigation import NAVIGATION
 from mrsteve.eval.sequential import ABA_RANDOM, ABA_SPARSE, SEQ4
 
 EXPERIMENTS: dict[str, Experiment] = {
     experiment.name: experiment
-    for experiment in (EXPLORATION, NAVIGATION, ABA_SPARSE, ABA_RANDOM, SEQ4)
+    for experiment in (EXPLORATION, NAVIGATION, ABA_SPARSE, ABA_RANDOM, SEQ4,
+                       MEMORY_TASKS_EXPERIMENT)
 }
 """The experiments in the order ``mrsteve eval --help`` lists them."""

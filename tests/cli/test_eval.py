@@ -22,6 +22,7 @@ EXPERIMENT_OPTIONS = {
     "aba-sparse": ("--task", "--agent", "--capacity"),
     "aba-random": ("--task", "--agent", "--capacity"),
     "seq4": ("--agent", "--capacity"),
+    "memory-tasks": ("--task", "--agent", "--capacity", "--task-steps", "--radius"),
 }
 
 

@@ -1,0 +1,324 @@
+"""The Memory Tasks experiment (paper Section 4.3, Figure 6; appendix "Memory Tasks").
+
+Each episode (:func:`mrsteve.tasks.memory_tasks.run_memory_task`) has a 3K-step exploration phase
+on a fixed scripted route (:class:`ScriptedRoute`, the same for every agent: it reads the world to
+know where the pond, the zombies and the houses are) while the agent watches and writes every frame
+to a memory of 2K frames, then an image goal: the agent must come within ``radius`` blocks of the
+goal's place within ``task_steps`` steps. Agents: ``mrsteve`` (Place Event Memory), ``pm``,
+``em``, ``fm`` (Place, Event, FIFO Memory) and ``steve1`` (no memory: it explores from scratch).
+
+The route, per stay (:class:`~mrsteve.tasks.memory_tasks.Stay`): walk to the stay's spot (8
+blocks from the landmark on the spawn's side, or the spawn when it is nearer) and watch the
+landmark, the camera swaying 40 degrees either side of it (a 200-step period), pitched 10 degrees
+down. Then travel: a direction drawn once from the episode's ``task`` stream, and waypoints 30 to
+45 blocks from the goal within 45 degrees of it, walked to one after another with the VPT-Nav
+stand-in (a new one when reached, given up by the navigator, or after 400 steps), so the route
+leaves the goal's place and does not come back.
+
+The paper states neither the success radius nor the task phase's step limit: we count success
+within ``radius = 12`` blocks of the landmark's centre (the watching spot's 8 blocks, the
+navigator's 3, one to spare) within ``task_steps = 3000`` steps (as long as the exploration
+phase).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
+from mrsteve.agent.factory import agent_config, build_agent, make_navigator
+from mrsteve.control.motion import heading_to, wrap_degrees
+from mrsteve.control.navigation import NavigatorConfig
+from mrsteve.env.voxel_env import DEFAULT_OBS_SIZE
+from mrsteve.eval.experiment import Experiment, Summaries, config_from_options
+from mrsteve.eval.results import format_metric, format_table
+from mrsteve.eval.sweep import EpisodeSpec, Group, Record
+from mrsteve.naming import choose
+from mrsteve.perception import SemanticEncoder
+from mrsteve.spaces import Action, Observation
+from mrsteve.tasks.catalog import exploration_patch_size
+from mrsteve.tasks.memory_tasks import (
+    MEMORY_TASKS,
+    METRICS,
+    MemoryTask,
+    memory_task,
+    run_memory_task,
+    world_of,
+)
+from mrsteve.tasks.navigation import compact_trajectory
+
+AGENTS = ("mrsteve", "pm", "em", "fm", "steve1")
+"""The agents of Figure 6."""
+
+PAPER_RESULTS: dict[str, dict[str, float]] = {
+    # success rate %, read off the bars of Figure 6 (approximate); the text gives FIFO ~60 on
+    # Find Water, Place ~60 on the Death Spot, Event ~50 on the First House
+    "find-water": {"mrsteve": 95, "pm": 95, "em": 95, "fm": 60, "steve1": 30},
+    "zombie-spot": {"mrsteve": 95, "pm": 60, "em": 95, "fm": 40, "steve1": 20},
+    "first-house": {"mrsteve": 95, "pm": 95, "em": 50, "fm": 40, "steve1": 20},
+}
+"""Figure 6's success rates (approximate: read from the figure's bars, except the three the text
+states)."""
+
+
+@dataclass(frozen=True)
+class MemoryTasksConfig:
+    """The Memory Tasks' set-up (the paper's values where it gives them)."""
+
+    task: str = "all"
+    """find-water, zombie-spot, first-house (comma-separated, or 'all')."""
+    agent: str = "all"
+    """mrsteve, pm, em, fm, steve1 (comma-separated, or 'all')."""
+    capacity: int = 2000
+    """Memory capacity in frames (the paper: 2K)."""
+    explore_steps: int = 3000
+    """Steps of the scripted exploration phase (the paper: 3K)."""
+    task_steps: int = 3000
+    """Steps of the task phase before failure (the paper does not say)."""
+    radius: float = 12.0
+    """Success within this many blocks of the goal's place (the paper does not say)."""
+    trajectory_every: int = 10
+    """The record keeps every this-many-th position of the trajectory (for plots)."""
+    obs_size: tuple[int, int] = DEFAULT_OBS_SIZE
+    """``(height, width)`` of the observations."""
+
+    def __post_init__(self) -> None:
+        choose(self.task, list(MEMORY_TASKS), "task")
+        choose(self.agent, list(AGENTS), "agent")
+        if self.capacity < 1 or self.task_steps < 1 or self.trajectory_every < 1:
+            raise ValueError(f"capacity, task_steps and trajectory_every must be >= 1, got "
+                             f"{self.capacity}, {self.task_steps}, {self.trajectory_every}")
+        longest = max(max(s.until for s in t.stays) for t in MEMORY_TASKS.values())
+        if self.explore_steps < longest:
+            raise ValueError(f"explore_steps must cover the stays ({longest} steps), got "
+                             f"{self.explore_steps}")
+        if not self.radius > 0:
+            raise ValueError(f"radius must be > 0, got {self.radius}")
+
+    @property
+    def tasks(self) -> list[str]:
+        return choose(self.task, list(MEMORY_TASKS), "task")
+
+    @property
+    def agents(self) -> list[str]:
+        return choose(self.agent, list(AGENTS), "agent")
+
+
+@dataclass(frozen=True)
+class RouteConfig:
+    """The scripted exploration route (module docstring)."""
+
+    watch_distance: float = 8.0
+    """Blocks from the landmark to the watching spot (the spawn, when it is nearer)."""
+    sway: float = 40.0
+    """Degrees the camera sways either side of the landmark while watching."""
+    sway_period: int = 200
+    """Steps of one sway."""
+    watch_pitch: float = 10.0
+    """Camera pitch while watching (degrees, positive looks down)."""
+    max_turn: float = 10.0
+    """Largest camera turn per step, degrees."""
+    spot_radius: float = 1.0
+    """Within this many blocks of the spot the route stops walking and watches."""
+    travel_distance: tuple[float, float] = (30.0, 45.0)
+    """Travel waypoints lie this many blocks from the goal."""
+    travel_spread: float = 45.0
+    """Degrees either side of the travel direction the waypoints lie."""
+    waypoint_steps: int = 400
+    """Steps toward one waypoint before the next."""
+    margin: float = 8.0
+    """Waypoints stay this many blocks inside the map's edges."""
+
+
+class ScriptedRoute:
+    """The Memory Tasks' fixed exploration route (module docstring): the evaluator's controller,
+    the same for every agent; it reads the world (landmarks, spawn, size)."""
+
+    def __init__(self, task: MemoryTask, config: RouteConfig | None = None) -> None:
+        self.task = task
+        self.config = config or RouteConfig()
+        self.navigator = make_navigator("depth", NavigatorConfig())
+
+    def reset(self, obs: Observation, world: Any, rng: np.random.Generator, camera: Any) -> None:
+        cfg = self.config
+        landmarks = world.layout.landmarks
+        spawn = np.array([float(obs["pose"][0]), float(obs["pose"][2])])
+        first = np.asarray(landmarks[self.task.stays[0].landmark], dtype=np.float64)
+        offset = spawn - first
+        distance = float(np.hypot(*offset))
+        side = offset / distance if distance > 0 else np.array([0.0, -1.0])
+        self.stays = []
+        for stay in self.task.stays:
+            at = np.asarray(landmarks[stay.landmark], dtype=np.float64)
+            spot = spawn if stay is self.task.stays[0] and distance <= cfg.watch_distance \
+                else at + side * min(cfg.watch_distance, distance)
+            self.stays.append((stay.until, tuple(spot), tuple(at)))
+        self.goal = np.asarray(landmarks[self.task.goal], dtype=np.float64)
+        self.size = (float(world.blocks.shape[0]), float(world.blocks.shape[2]))
+        self.rng = rng
+        self.navigator.reset(rng.spawn(1)[0], camera)
+        self.direction = self._travel_direction()
+        self.waypoint: tuple[float, float] | None = None
+        self.waypoint_t = 0
+
+    def act(self, obs: Observation, t: int) -> Action:
+        for until, spot, at in self.stays:
+            if t < until:
+                return self._watch(obs, t, spot, at)
+        return self._travel(obs, t)
+
+    # -- the route's parts ------------------------------------------------------------------------
+
+    def _watch(self, obs: Observation, t: int, spot, at) -> Action:
+        cfg = self.config
+        x, _, z, yaw, pitch = (float(v) for v in obs["pose"][:5])
+        if math.hypot(spot[0] - x, spot[1] - z) > cfg.spot_radius:
+            return self.navigator.act(obs, spot)
+        self.navigator.observe(obs)
+        look = heading_to(x, z, *at) + cfg.sway * math.sin(2 * math.pi * t / cfg.sway_period)
+        turn = np.clip([cfg.watch_pitch - pitch, wrap_degrees(look - yaw)], -cfg.max_turn,
+                       cfg.max_turn)
+        return {"camera": turn.astype(np.float32)}
+
+    def _inside(self, point: np.ndarray) -> bool:
+        m = self.config.margin
+        return bool(m <= point[0] <= self.size[0] - m and m <= point[1] <= self.size[1] - m)
+
+    def _travel_direction(self) -> float:
+        """A direction from the goal whose middle travel distance lies inside the map."""
+        middle = float(np.mean(self.config.travel_distance))
+        for _ in range(1000):
+            angle = float(self.rng.uniform(-math.pi, math.pi))
+            if self._inside(self.goal + middle * np.array([math.cos(angle), math.sin(angle)])):
+                return angle
+        raise RuntimeError("no travel direction inside the map")
+
+    def _next_waypoint(self) -> tuple[float, float]:
+        cfg = self.config
+        spread = math.radians(cfg.travel_spread)
+        for _ in range(1000):
+            angle = self.direction + float(self.rng.uniform(-spread, spread))
+            distance = float(self.rng.uniform(*cfg.travel_distance))
+            point = self.goal + distance * np.array([math.cos(angle), math.sin(angle)])
+            if self._inside(point):
+                return float(point[0]), float(point[1])
+        return tuple(self.goal + np.mean(cfg.travel_distance)
+                     * np.array([math.cos(self.direction), math.sin(self.direction)]))
+
+    def _travel(self, obs: Observation, t: int) -> Action:
+        if (self.waypoint is None or t - self.waypoint_t >= self.config.waypoint_steps
+                or self.navigator.reached(obs, self.waypoint)
+                or self.navigator.blocked(obs, self.waypoint)):
+            self.waypoint, self.waypoint_t = self._next_waypoint(), t
+        return self.navigator.act(obs, self.waypoint)
+
+
+def memory_tasks_run(task: MemoryTask, agent: str, seed: int, config: MemoryTasksConfig):
+    """One episode of ``task`` for the agent called ``agent``
+    (:class:`~mrsteve.tasks.memory_tasks.MemoryTaskEpisode`)."""
+    env = gym.make("mrsteve/Voxel-v0", **world_of(task), obs_size=tuple(config.obs_size))
+    tree = agent_config(agent, patch_size=exploration_patch_size(task.world),
+                        capacity=config.capacity)
+    try:
+        return run_memory_task(env, build_agent(tree), task, ScriptedRoute(task),
+                               SemanticEncoder(), seed=seed, explore_steps=config.explore_steps,
+                               task_steps=config.task_steps, radius=config.radius)
+    finally:
+        env.close()
+
+
+def memory_tasks_episode(spec: EpisodeSpec) -> Record:
+    """The episode function (``spec.task`` is ``memory-tasks/<task>``): metrics, the goal's step
+    and place, and the trajectory."""
+    name = spec.task.partition("/")[2]
+    config = config_from_options(MemoryTasksConfig, dict(spec.options), task=name,
+                                 agent=spec.agent)
+    episode = memory_tasks_run(memory_task(name), spec.agent, spec.seed, config)
+    return {
+        **episode.metrics,
+        "goal_t": episode.goal_t,
+        "goal_place": list(episode.goal_place),
+        "explore_steps": episode.explore_steps,
+        "trajectory": compact_trajectory(episode.trajectory, config.trajectory_every),
+    }
+
+
+class MemoryTasks(Experiment):
+    """Memory Tasks (paper Section 4.3, Figure 6): image goal navigation with 2K frames of memory.
+
+    A scripted 3K-step exploration phase (the same for every agent) shows the goal early (Find
+    Water: 500 steps at a pond; Find Zombies' Death Spot: 1K steps at burning zombies that vanish
+    after 500; Find First-Visited House: 100 steps at a house, then a look-alike one until step
+    2K), then travels away. The agent is then given the embedding of a 16-frame clip of the goal
+    and must come within --radius blocks of its place within --task-steps steps.
+    """
+
+    name = "memory-tasks"
+    config_type = MemoryTasksConfig
+    options = ("task", "agent", "capacity", "task_steps", "radius")
+    default_episodes = 20
+    episode = staticmethod(memory_tasks_episode)
+
+    def groups(self, config: MemoryTasksConfig) -> list[Group]:
+        groups = []
+        for name in config.tasks:
+            task = memory_task(name)
+            for agent in config.agents:
+                one = replace(config, task=name, agent=agent)
+                options = {k: v for k, v in asdict(one).items() if k not in ("task", "agent")}
+                tree = agent_config(agent, patch_size=exploration_patch_size(task.world),
+                                    capacity=config.capacity)
+                groups.append(Group(
+                    f"memory-tasks/{name}", agent, f"{name}.{agent}",
+                    {"task": asdict(one), "memory_task": asdict(task),
+                     "route": asdict(RouteConfig()), "agent": asdict(tree)}, options))
+        return groups
+
+    def metrics(self, config: MemoryTasksConfig) -> tuple[str, ...]:
+        return METRICS
+
+    def table(self, config, groups, summaries) -> str:
+        rows = []
+        for group in groups:
+            summary = summaries[(group.task, group.agent)]
+            name = group.task.partition("/")[2]
+            rows.append([MEMORY_TASKS[name].title, group.agent,
+                         format_metric(summary["success_rate"], 1),
+                         format_metric(summary["kept_goal"], 1),
+                         format_metric(summary["task_steps"], 0),
+                         f"~{PAPER_RESULTS[name][group.agent]}"])
+        return (format_table(["task", "agent", "success %", "goal kept %", "steps",
+                              "paper success %"], rows)
+                + f"\nsuccess: within {config.radius:g} blocks of the goal's place within "
+                  f"{config.task_steps} task steps; goal kept: the memory held a frame matching "
+                  "the goal there when the task began; steps: of the successes; paper: read off "
+                  "Figure 6 (approximate)")
+
+    def plot_episode(self, record: Record, path: Path) -> None:
+        from mrsteve.eval.plots import save_trajectory_plot, world_blocks
+
+        name = record["task"].partition("/")[2]
+        save_trajectory_plot(
+            path, world_blocks(MEMORY_TASKS[name].world, record["seed"]), record["trajectory"],
+            target=record["goal_place"], radius=MemoryTasksConfig().radius,
+            title=f"{name}, {record['agent']}, seed {record['seed']}: "
+                  f"{'success' if record['success_rate'] else 'failure'}",
+        )  # fmt: skip
+
+    def plot_summary(self, config: MemoryTasksConfig, summaries: Summaries, plots: Path) -> Path:
+        from mrsteve.eval.plots import save_success_bars
+
+        bars = {MEMORY_TASKS[name].title: {agent: summaries[(f"memory-tasks/{name}", agent)]
+                                           ["success_rate"] for agent in config.agents}
+                for name in config.tasks}
+        return save_success_bars(plots / "memory-tasks-success.png", bars,
+                                 title="Memory Tasks (Figure 6): success rate")
+
+
+MEMORY_TASKS_EXPERIMENT = MemoryTasks()

@@ -1,0 +1,212 @@
+"""The Memory Tasks (paper Section 4.3 and appendix "Memory Tasks"): a scripted exploration phase,
+then image goal navigation with a limited memory.
+
+In the exploration phase (3K steps) a fixed route, the same for every agent, drives the player and
+the agent only watches (``agent.observe(obs, t)``: every frame is written to its memory, capacity
+2K). The route stays at one or two places, then travels:
+
+- **Find Water** (``find-water``): 500 steps watching the pond, then travel;
+- **Find Zombies' Death Spot** (``zombie-spot``): 1K steps watching burning zombies (they burn for
+  500 steps and vanish, so the place shows two scenes), then travel;
+- **Find First-Visited House** (``first-house``): 100 steps at the first house, then the second,
+  look-alike house until step 2K, then travel.
+
+The image goal is the encoder's embedding of a 16-frame clip the agent saw in the goal's window
+(the clip of that window in which the goal's classes fill most of the view: the water, the burning
+zombies, the first house), given to the agent as the query instead of a text prompt
+(``agent.set_goal(embedding, threshold, t)``, with the encoder's calibrated ``image_goal``
+threshold). The task phase succeeds when the player comes within ``radius`` blocks of the goal's
+place (the landmark: the pond's, the zombies', the first house's centre), read from the world by
+the task, within ``task_steps`` steps.
+
+The route itself is the experiment's (:mod:`mrsteve.eval.memory_tasks`: it walks with a navigator,
+which this layer does not import); this module runs an episode with any route object that has
+``reset(obs, world, rng, camera)`` and ``act(obs, t)``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from mrsteve.naming import lookup
+from mrsteve.perception import Encoder
+from mrsteve.seeding import episode_rng
+from mrsteve.spaces import Action, AgentFrame, Observation
+
+
+@dataclass(frozen=True)
+class Stay:
+    """One stay of the route: watch ``landmark`` from a spot until step ``until``."""
+
+    landmark: str
+    until: int
+
+
+@dataclass(frozen=True)
+class MemoryTask:
+    """One Memory Task: its world, its stays (then travel until the phase ends) and its goal."""
+
+    name: str
+    title: str
+    world: str
+    stays: tuple[Stay, ...]
+    goal: str
+    """The landmark the image goal shows; its place is the goal's place."""
+    goal_classes: tuple[str, ...]
+    """Semantic classes the goal clip is chosen to show most of."""
+    goal_window: int
+    """The goal clip ends before this step (while the goal is in view: the zombies burn 500)."""
+
+
+MEMORY_TASKS: dict[str, MemoryTask] = {
+    task.name: task
+    for task in (
+        MemoryTask("find-water", "Find Water", "find_water", (Stay("water", 500),), "water",
+                   ("water",), 500),
+        MemoryTask("zombie-spot", "Find Zombies' Death Spot", "zombie_spot",
+                   (Stay("zombies", 1000),), "zombies", ("burning_zombie",), 500),
+        MemoryTask("first-house", "Find First-Visited House", "two_houses",
+                   (Stay("house_1", 100), Stay("house_2", 2000)), "house_1", ("planks",), 100),
+    )
+}
+"""The three Memory Tasks by command name."""
+
+METRICS = ("success_rate", "kept_goal", "task_steps")
+"""Per episode: success (0 or 100), whether the memory held a frame matching the goal at the
+goal's place when the task phase began (0 or 100; 0 without memory), and the task-phase steps of
+a success."""
+
+
+def memory_task(name: str) -> MemoryTask:
+    """The Memory Task called ``name`` (a clear error naming the accepted ones)."""
+    return lookup(MEMORY_TASKS, name, "memory task")
+
+
+class Route(Protocol):
+    """The scripted exploration route (reads the world; the same for every agent)."""
+
+    def reset(self, obs: Observation, world: Any, rng: np.random.Generator, camera: Any) -> None: ...
+
+    def act(self, obs: Observation, t: int) -> Action: ...
+
+
+@dataclass
+class MemoryTaskEpisode:
+    """What one Memory Task episode produced."""
+
+    metrics: dict[str, float | None]
+    goal_t: int
+    """The step whose clip is the image goal."""
+    goal: np.ndarray
+    """The image goal embedding."""
+    goal_place: tuple[float, float]
+    """World ``(x, z)`` of the goal's place."""
+    trajectory: np.ndarray
+    """float[n, 2]: world ``(x, z)`` of every step, the start first."""
+    explore_steps: int
+
+
+def goal_share(semantic: np.ndarray, class_ids: np.ndarray) -> float:
+    """The share of the view the goal's classes fill."""
+    return float(np.isin(semantic, class_ids).mean())
+
+
+def kept_goal(agent: Any, frame: AgentFrame, goal: np.ndarray, threshold: float,
+              place: tuple[float, float], radius: float) -> bool:
+    """Whether ``agent``'s memory holds a frame matching ``goal`` seen within ``radius`` of
+    ``place`` (an evaluator's look into the agent, for the record; no memory: ``False``)."""
+    memory = getattr(agent, "memory", None)
+    if memory is None or len(memory) == 0:
+        return False
+    found = memory.read(goal, threshold)
+    for pose in found.pose:
+        x, _, z = agent.absolute(pose)[:3]
+        wx, wz = frame.to_world(x, z)
+        if math.hypot(wx - place[0], wz - place[1]) <= radius:
+            return True
+    return False
+
+
+def run_memory_task(
+    env: Any,
+    agent: Any,
+    task: MemoryTask,
+    route: Route,
+    encoder: Encoder,
+    *,
+    seed: int,
+    explore_steps: int = 3000,
+    task_steps: int = 3000,
+    radius: float = 12.0,
+) -> MemoryTaskEpisode:
+    """One episode: ``env.reset(seed=seed)``; ``route`` drives the exploration phase while the
+    agent watches (``agent.observe``); ``encoder`` (the agent's kind) embeds the clips of the
+    goal's window and the best one becomes the image goal (``agent.set_goal`` with its
+    ``image_goal`` threshold); then the agent acts until it is within ``radius`` blocks of the
+    goal's place or ``task_steps`` steps have passed. The route draws from the episode's ``task``
+    stream, the agent from its ``agent`` stream."""
+    if explore_steps <= task.goal_window or task_steps < 1 or not radius > 0:
+        raise ValueError(f"need explore_steps > {task.goal_window} (the goal's window), "
+                         f"task_steps >= 1 and radius > 0, got {explore_steps}, {task_steps}, "
+                         f"{radius}")
+    obs, info = env.reset(seed=seed)
+    world = env.unwrapped.world
+    place = tuple(float(v) for v in world.layout.landmarks[task.goal])
+    frame = AgentFrame.of(obs)
+    agent.reset(frame.view(obs), episode_rng(seed), info["camera"])
+    route.reset(obs, world, episode_rng(seed, "task"), info["camera"])
+    content = world.content
+    class_ids = np.array([content.semantic_id(name) for name in task.goal_classes])
+    encoder.reset()
+    window = encoder.window
+    shares = np.zeros(task.goal_window)
+    best: tuple[float, int, np.ndarray] | None = None
+
+    trajectory = [(float(obs["pose"][0]), float(obs["pose"][2]))]
+    for t in range(explore_steps):
+        view = frame.view(obs)
+        agent.observe(view, t)
+        if t < task.goal_window:  # the clip ending at t, as the agent's encoder embeds it
+            embedding = encoder.observe(view)
+            shares[t] = goal_share(view["semantic"], class_ids)
+            if t + 1 >= window:
+                share = float(shares[t + 1 - window:t + 1].mean())
+                if best is None or share > best[0]:
+                    best = (share, t, embedding.copy())
+        obs, *_ = env.step(route.act(obs, t))
+        trajectory.append((float(obs["pose"][0]), float(obs["pose"][2])))
+    if best is None or best[0] == 0.0:
+        raise RuntimeError(f"{task.name}: the route never showed {task.goal_classes} in the "
+                           f"first {task.goal_window} steps (seed {seed})")
+    _, goal_t, goal = best
+    threshold = encoder.thresholds.image_goal
+    kept = kept_goal(agent, frame, goal, threshold, place, radius)
+
+    agent.set_goal(goal, threshold, explore_steps)
+    success_steps = None
+    for k in range(task_steps + 1):
+        x, z = float(obs["pose"][0]), float(obs["pose"][2])
+        if math.hypot(x - place[0], z - place[1]) <= radius:
+            success_steps = k
+            break
+        if k == task_steps:
+            break
+        obs, *_ = env.step(agent.act(frame.view(obs), explore_steps + k))
+        trajectory.append((float(obs["pose"][0]), float(obs["pose"][2])))
+    metrics: dict[str, float | None] = {
+        "success_rate": 0.0 if success_steps is None else 100.0,
+        "kept_goal": 100.0 if kept else 0.0,
+        "task_steps": None if success_steps is None else float(success_steps),
+    }
+    return MemoryTaskEpisode(metrics, goal_t, goal, place, np.asarray(trajectory), explore_steps)
+
+
+def world_of(task: MemoryTask) -> Mapping[str, Any]:
+    """The ``gymnasium.make("mrsteve/Voxel-v0", **kwargs)`` arguments of ``task``'s episodes
+    (no no-op steps: the zombies burn from step 0)."""
+    return {"world": task.world}

@@ -1,0 +1,84 @@
+"""Watching without acting and image goals (paper Section 4.3, Memory Tasks) on the agents."""
+
+import numpy as np
+import pytest
+from test_mode_selector import (
+    START,
+    RecordingExplorer,
+    RecordingPolicy,
+    ScriptedMemory,
+    ScriptedNavigator,
+    observation,
+)
+
+from mrsteve.agent.baselines import Steve1
+from mrsteve.agent.mrsteve import Mode, MrSteve, MrSteveConfig
+from mrsteve.perception import SemanticEncoder
+from mrsteve.world.camera import Camera
+
+
+@pytest.fixture
+def agent():
+    agent = MrSteve(ScriptedMemory(), SemanticEncoder(), RecordingExplorer(), ScriptedNavigator(),
+                    RecordingPolicy(), MrSteveConfig())
+    agent.reset(observation(), np.random.default_rng(0), Camera(40, 64))
+    return agent
+
+
+def test_observe_writes_memory_and_feeds_the_explorer_without_acting(agent):
+    for t in range(4):
+        assert agent.observe(observation(START + [t, 0, 0, 0, 0]), t) is None
+    assert len(agent.memory) == 4 and agent.explorer.observed == 4
+    assert agent.explorer.acted == 0 and agent.memory.reads == []
+    agent.act(observation(), 4)  # acting writes through the same path
+    assert len(agent.memory) == 5 and agent.explorer.observed == 5
+
+
+def test_an_image_goal_is_the_query_then_the_agent_navigates_and_stands(agent):
+    goal = np.zeros(agent.encoder.dim, np.float32)
+    goal[0] = 2.0
+    agent.set_goal(goal, 0.8, 0)
+    agent.act(observation(), 0)
+    assert agent.mode is Mode.EXPLORE and agent.last_query.prompt == "image goal"
+    agent.memory.candidate = [5.0, 0.0, 7.0, 0.0, 0.0]
+    agent.act(observation(), 1)
+    assert agent.mode is Mode.NAVIGATE
+    agent.navigator.arrived = True
+    action = agent.act(observation(), 2)
+    assert agent.mode is Mode.EXECUTE and not action.get("forward")
+    assert agent.policy.prompts == [], "an image goal has nothing to execute"
+    assert np.linalg.norm(agent._query_vector) == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("bad", [np.zeros(3), np.zeros(0), np.full(5, np.nan)])
+def test_a_bad_image_goal_is_refused(agent, bad):
+    embedding = np.zeros(agent.encoder.dim) if bad.size == 0 else bad
+    with pytest.raises(ValueError, match="image goal"):
+        agent.set_goal(embedding, 0.8, 0)
+
+
+def test_steve1_cannot_recall_an_image_goal_and_explores():
+    class Wanderer:
+        def __init__(self):
+            self.reset_with = None
+            self.acted = 0
+
+        def reset(self, obs, rng, camera):
+            self.reset_with = rng
+
+        def observe(self, obs):
+            pass
+
+        def act(self, obs):
+            self.acted += 1
+            return {"forward": 1}
+
+    policy, wanderer = RecordingPolicy(), Wanderer()
+    steve1 = Steve1(policy, wanderer=wanderer)
+    steve1.reset(observation(), np.random.default_rng(0), Camera(40, 64))
+    steve1.observe(observation(), 0)  # no memory: nothing kept
+    with pytest.raises(RuntimeError, match="set_goal"):
+        steve1.act(observation(), 0)
+    steve1.set_goal(np.ones(4), 0.8, 1)
+    assert steve1.act(observation(), 1) == {"forward": 1}
+    assert wanderer.acted == 1 and wanderer.reset_with is not None and policy.prompts == []
