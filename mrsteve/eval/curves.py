@@ -17,7 +17,8 @@ Series = Mapping[str, Sequence[tuple[float, Mapping[str, float]]]]
 def save_curves(path: str | Path, panels: Mapping[str, Series], *, xlabel: str,
                 logx: bool = False, title: str = "", columns: int = 3) -> Path:
     """One panel per entry of ``panels`` (its title -> its series), one line per series; a
-    point whose metric has no value (no successful episode) is left out."""
+    point whose metric has no value (no successful episode) is left out. A panel whose title
+    has a ``%`` spans 0 to 100."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -38,6 +39,8 @@ def save_curves(path: str | Path, panels: Mapping[str, Series], *, xlabel: str,
                           capsize=2, lw=1.2, label=label)
         if logx:
             axes.set_xscale("log")
+        if "%" in name:
+            axes.set_ylim(0, 105)
         axes.set_title(name, fontsize=8)
         axes.set_xlabel(xlabel, fontsize=7)
         axes.tick_params(labelsize=7)
