@@ -19,6 +19,8 @@ from mrsteve.naming import check_name
 
 MEMORY_KINDS = ("place_event", "center_embed", "place", "event", "fifo")
 """Place Event Memory, its centre-only variant, Place, Event and FIFO Memory."""
+PLACE_MEMORY_KINDS = ("place_event", "center_embed", "place")
+"""The memories that cluster frames by place (a place cell side C)."""
 EXPLORER_KINDS = ("count-based", "task-conditioned", "plan4mc")
 """Count-based goals (MrSteve), task-conditioned goals (appendix), Plan4MC's direction picking."""
 NAVIGATOR_KINDS = ("depth", "straight")
@@ -33,11 +35,21 @@ class MemoryConfig:
     """One of :data:`MEMORY_KINDS` (the paper's MrSteve: ``place_event``)."""
     capacity: int | None = None
     """Frames held at most; ``None``: unlimited (the paper's ABA-Sparse)."""
+    cell_size: float | None = None
+    """Side C of a place cell in blocks, for the memories with places (``place_event``,
+    ``center_embed``, ``place``); ``None``: the memory's own (the paper: 6; its ablation varies
+    it, appendix "Ablation Studies on Place Event Memory")."""
 
     def __post_init__(self) -> None:
         check_name(self.kind, MEMORY_KINDS, "memory")
         if self.capacity is not None and self.capacity < 1:
             raise ValueError(f"capacity must be >= 1 or None, got {self.capacity}")
+        if self.cell_size is not None:
+            if self.kind not in PLACE_MEMORY_KINDS:
+                raise ValueError(f"cell_size is a setting of the memories with places "
+                                 f"({', '.join(PLACE_MEMORY_KINDS)}), not of {self.kind!r}")
+            if isinstance(self.cell_size, bool) or not self.cell_size > 0:
+                raise ValueError(f"cell_size must be > 0 blocks or None, got {self.cell_size!r}")
 
 
 @dataclass(frozen=True)

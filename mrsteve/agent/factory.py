@@ -63,18 +63,23 @@ def make_navigator(kind: str, config: NavigatorConfig | None = None) -> Navigato
     return lookup(NAVIGATORS, kind, "navigator")(config or NavigatorConfig())
 
 
-def make_memory(kind: str, encoder: Encoder, capacity: int | None = None) -> Memory:
-    """A memory of ``kind`` whose event thresholds are the encoder's calibrated ones."""
+def make_memory(kind: str, encoder: Encoder, capacity: int | None = None,
+                cell_size: float | None = None) -> Memory:
+    """A memory of ``kind`` whose event thresholds are the encoder's calibrated ones
+    (``cell_size``: the place cell side C of the memories with places; ``None``: their own)."""
     events = {
         "merge_threshold": encoder.thresholds.event_merge,
         "fold_threshold": encoder.thresholds.event_fold,
     }
+    if cell_size is not None:
+        MemoryConfig(kind, capacity, cell_size)  # checks that ``kind`` has places
+    places = {} if cell_size is None else {"cell_size": float(cell_size)}
     makers: dict[str, Callable[[], Memory]] = {
-        "place_event": lambda: PlaceEventMemory(capacity, dim=encoder.dim, **events),
+        "place_event": lambda: PlaceEventMemory(capacity, dim=encoder.dim, **events, **places),
         "center_embed": lambda: PlaceEventMemory(
-            capacity, dim=encoder.dim, center_only=True, **events
+            capacity, dim=encoder.dim, center_only=True, **events, **places
         ),
-        "place": lambda: PlaceMemory(capacity, dim=encoder.dim),
+        "place": lambda: PlaceMemory(capacity, dim=encoder.dim, **places),
         "event": lambda: EventMemory(capacity, dim=encoder.dim, **events),
         "fifo": lambda: FIFOMemory(capacity, dim=encoder.dim),
     }
@@ -114,7 +119,8 @@ def build_agent(config: AgentConfig) -> Agent:
     if config.memory is None:
         return Steve1(policy, name=config.name)
     encoder = SemanticEncoder()
-    memory = make_memory(config.memory.kind, encoder, config.memory.capacity)
+    memory = make_memory(config.memory.kind, encoder, config.memory.capacity,
+                         config.memory.cell_size)
     return MrSteve(
         memory=memory,
         encoder=encoder,

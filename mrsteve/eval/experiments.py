@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from mrsteve.eval.ablation import ABLATION
 from mrsteve.eval.experiment import Experiment
 from mrsteve.eval.exploration import EXPLORATION
 from mrsteve.eval.memory_tasks import MEMORY_TASKS_EXPERIMENT
 from mrsteve.eval.navigation import NAVIGATION
 from mrsteve.eval.sequential import ABA_RANDOM, ABA_SPARSE, SEQ4
+from mrsteve.eval.tc_exploration import TC_EXPLORATION
 
 EXPERIMENTS: dict[str, Experiment] = {
     experiment.name: experiment
@@ -14,3 +16,5 @@ EXPERIMENTS: dict[str, Experiment] = {
                        MEMORY_TASKS_EXPERIMENT)
 }
 """The experiments in the order ``mrsteve eval --help`` lists them."""
+EXPERIMENTS[ABLATION.name] = ABLATION
+EXPERIMENTS[TC_EXPLORATION.name] = TC_EXPLORATION

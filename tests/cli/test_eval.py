@@ -23,6 +23,8 @@ EXPERIMENT_OPTIONS = {
     "aba-random": ("--task", "--agent", "--capacity"),
     "seq4": ("--agent", "--capacity"),
     "memory-tasks": ("--task", "--agent", "--capacity", "--task-steps", "--radius"),
+    "ablation": ("--vary", "--values", "--task", "--agent", "--capacity"),
+    "tc-exploration": ("--task", "--agent", "--steps", "--every"),
 }
 
 
@@ -154,7 +156,9 @@ def test_aba_sparse_writes_its_summary_and_plots_success(tmp_path):
     summary = json.loads((tmp_path / "aba.json").read_text())
     assert summary["task"] == "aba-sparse/wool-seeds-wool" and summary["agent"] == "steve1"
     assert set(summary["metrics"]) == {"success_rate", "success_A", "success_B", "success_A2",
-                                       "duration_A", "duration_B", "duration_A2"}
+                                       "duration_A", "duration_B", "duration_A2", "explore_A",
+                                       "explore_B", "explore_A2"}
+    assert summary["metrics"]["explore_A"]["n"] == 0  # STEVE-1 has no Explore mode
     assert summary["config"]["task"]["world"] == "map2"
     agent = summary["config"]["agent"]  # the agent's configuration tree
     assert agent["name"] == "steve1" and agent["memory"] is None
@@ -167,6 +171,9 @@ def test_aba_sparse_rejects_unknown_tasks_and_agents():
     assert bad_task.exit_code == 2 and "water-log-water" in bad_task.output
     bad_agent = CliRunner().invoke(app, ["eval", "aba-sparse", "--agent", "mrsteeve"])
     assert bad_agent.exit_code == 2 and "center-embed" in bad_agent.output
+    bad_capacity = CliRunner().invoke(app, ["eval", "aba-sparse", "--capacity", "100,0.5k"])
+    assert bad_capacity.exit_code == 2
+    assert "'0.5k'" in bad_capacity.output and "100,500,1000,2000,12000" in bad_capacity.output
 
 
 @pytest.mark.parametrize("command", [*(["eval", name] for name in EXPERIMENT_OPTIONS), ["demo"]])

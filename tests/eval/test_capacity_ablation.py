@@ -1,0 +1,189 @@
+"""The memory-constraint grid of ABA-Sparse, the Place Event Memory ablation and the
+task-conditioned exploration experiment, at tiny scale."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from mrsteve.eval.ablation import ABLATION, AblationConfig, ablation_tree
+from mrsteve.eval.sequential import (
+    ABA_SPARSE,
+    SequentialConfig,
+    agent_of,
+    parse_capacities,
+    sequential_run,
+)
+from mrsteve.eval.sweep import SweepOptions
+from mrsteve.eval.tc_exploration import (
+    TC_EXPLORATION,
+    TcExplorationConfig,
+    pasture_mask,
+    pasture_ratios,
+)
+from mrsteve.tasks.sequential import task_by_key
+from mrsteve.world.layout import MobSpawn
+
+
+def test_a_capacity_list_parses_and_one_value_still_works():
+    assert parse_capacities("100,500,1000,2000,12000") == (100, 500, 1000, 2000, 12000)
+    assert parse_capacities(" 100 , unlimited") == (100, None)
+    assert parse_capacities(2000) == parse_capacities("2000") == (2000,)
+    assert parse_capacities(None) == (None,)
+
+
+@pytest.mark.parametrize("bad", ["0", "100,-5", "100,,500", "1e3", "x", "100,100", 1.5, True])
+def test_bad_capacities_are_errors_naming_the_accepted_values(bad):
+    with pytest.raises(ValueError, match="capacity") as error:
+        SequentialConfig(capacity=bad)
+    assert "given twice" in str(error.value) or "100,500,1000,2000,12000" in str(error.value)
+
+
+def test_the_grid_has_a_group_per_task_capacity_and_agent_carrying_the_capacity():
+    config = SequentialConfig(task="beef-log-beef,wool-log-wool", agent="mrsteve,fm,steve1",
+                              capacity="100,2000,unlimited")
+    groups = ABA_SPARSE.groups(config)
+    memoryful = [g for g in groups if agent_of(g.agent) != "steve1"]
+    assert len(memoryful) == 2 * 3 * 2 and len(groups) == len(memoryful) + 2  # STEVE-1: once
+    for group in memoryful:
+        capacity = group.config["agent"]["memory"]["capacity"]
+        assert group.options["capacity"] == capacity
+        assert group.agent == (agent_of(group.agent) if capacity is None
+                               else f"{agent_of(group.agent)}@{capacity}")
+    assert len({(g.task, g.agent) for g in groups}) == len(groups)  # summaries never collide
+    assert len({g.label for g in groups}) == len(groups)
+
+
+def fake_episode(spec):
+    """An instant stand-in: success falls with a smaller memory (FIFO only)."""
+    capacity = dict(spec.options).get("capacity")
+    fifo = agent_of(spec.agent) == "fm"
+    success = 0.0 if fifo and capacity is not None and capacity < 1000 else 100.0
+    return {"success_rate": success, "success_A": 100.0, "success_B": 100.0,
+            "success_A2": success, "duration_A": 500, "duration_B": 200,
+            "duration_A2": 300 if success else None, "explore_A": 400, "explore_B": 0,
+            "explore_A2": 0}
+
+
+def test_a_capacity_grid_resumes_cell_by_cell_and_plots_against_capacity(tmp_path, monkeypatch):
+    calls = []
+
+    def counting(spec):
+        calls.append((spec.agent, spec.index))
+        return fake_episode(spec)
+
+    monkeypatch.setattr(ABA_SPARSE, "episode", counting)
+    sweep = SweepOptions(episodes=2, out=tmp_path / "run", progress=False)
+    small = SequentialConfig(task="beef-log-beef", agent="mrsteve,fm", capacity="100,2000")
+    lines = []
+    ABA_SPARSE.run(small, sweep, echo=lines.append)
+    assert sorted(calls) == sorted((f"{a}@{c}", i) for a in ("mrsteve", "fm")
+                                   for c in (100, 2000) for i in range(2))
+    table = "\n".join(lines)
+    assert "FIFO (fm) degrades" in table and "capacity" in table
+    assert (tmp_path / "run" / "plots" / "aba-sparse-capacity.png").stat().st_size > 0
+
+    calls.clear()  # a wider grid runs only the new cells
+    wider = replace(small, capacity="100,500,2000")
+    summaries = ABA_SPARSE.run(wider, sweep, echo=lambda _: None)
+    assert sorted(calls) == sorted((f"{a}@500", i) for a in ("mrsteve", "fm") for i in range(2))
+    assert summaries[("aba-sparse/beef-log-beef", "fm@100")]["success_rate"]["mean"] == 0.0
+    assert summaries[("aba-sparse/beef-log-beef", "fm@2000")]["success_rate"]["mean"] == 100.0
+    summary = json.loads((tmp_path / "run" / "summary.beef-log-beef.fm.c500.json").read_text())
+    assert summary["agent"] == "fm@500" and summary["config"]["agent"]["memory"]["capacity"] == 500
+
+    def interrupted(spec):  # a crash in the middle of a cell: the finished episodes stay
+        if spec.agent == "mrsteve@1000" and spec.index == 1:
+            raise RuntimeError("killed")
+        return counting(spec)
+
+    calls.clear()
+    monkeypatch.setattr(ABA_SPARSE, "episode", interrupted)
+    with pytest.raises(RuntimeError):
+        ABA_SPARSE.run(replace(small, capacity="1000"), sweep, echo=lambda _: None)
+    monkeypatch.setattr(ABA_SPARSE, "episode", counting)
+    ABA_SPARSE.run(replace(small, capacity="1000"), sweep, echo=lambda _: None)
+    assert calls == [("mrsteve@1000", 0), ("mrsteve@1000", 1), ("fm@1000", 0), ("fm@1000", 1)]
+
+
+@pytest.mark.parametrize(("vary", "value"), [("top-k", 4), ("cell-size", 2)])
+def test_ablation_values_reach_the_agents_config_tree_and_its_memory(vary, value):
+    from mrsteve.agent.factory import build_agent
+
+    config = AblationConfig(vary=vary, values=f"{value},12")
+    groups = ABLATION.groups(config)
+    assert [g.config["value"] for g in groups] == [value, 12]
+    assert groups[0].agent == f"mrsteve@{'k' if vary == 'top-k' else 'c'}{value}"
+    tree = ablation_tree(task_by_key(groups[0].task), "mrsteve", vary, value)
+    agent = build_agent(tree)
+    if vary == "top-k":
+        assert groups[0].config["agent"]["mode_selector"]["top_k"] == value
+        assert agent.config.top_k == value and agent.memory.config.cell_size == 6.0
+    else:
+        assert groups[0].config["agent"]["memory"]["cell_size"] == value
+        assert agent.memory.config.cell_size == value and agent.config.top_k is None
+
+
+def test_ablation_defaults_and_bad_values():
+    config = AblationConfig()
+    assert (config.task, config.agent, config.capacity, config.points) == (
+        "wool-log-wool", "mrsteve", None, (1, 2, 4, 10, 30))
+    assert AblationConfig(vary="cell-size").points == (1, 2, 4, 6, 12)
+    for bad in ({"vary": "size"}, {"values": "2,x"}, {"vary": "cell-size", "values": "0"},
+                {"values": "2,2"}, {"task": "wool-log"}):
+        with pytest.raises(ValueError):
+            AblationConfig(**bad)
+    with pytest.raises(ValueError, match="no memory"):
+        ABLATION.groups(AblationConfig(vary="cell-size", agent="steve1"))
+    with pytest.raises(ValueError, match="cell_size"):
+        ABLATION.groups(AblationConfig(vary="cell-size", agent="em"))
+
+
+def test_the_explore_mode_length_is_recorded_per_sub_task():
+    task = replace(task_by_key("aba-sparse/beef-log-beef"), max_steps=120)
+    record = sequential_run(task, "mrsteve", 42, obs_size=(32, 32))
+    assert 0 < record["explore_A"] <= record["steps"] == 120  # no cow in sight from the spawn
+    assert record["explore_B"] is None and record["explore_A2"] is None
+    assert sequential_run(task, "steve1", 42, obs_size=(32, 32))["explore_A"] is None
+
+
+def test_pasture_ratio_counts_distinct_explored_columns_in_the_grazing_area():
+    layout = SimpleNamespace(size=(20, 20), mobs=(MobSpawn("cow", 15.5, 15.5, roam=2.0),
+                                                  MobSpawn("zombie", 3.5, 3.5, roam=3.0)))
+    mask = pasture_mask(layout)
+    assert mask[15, 15] and mask[17, 15] and not mask[3, 3] and mask.sum() == 13
+    positions = [(1, 3.2, 3.9), (2, 3.7, 3.1), (3, 15.2, 15.8), (5, 16.1, 15.0)]
+    assert pasture_ratios(positions, mask, [0, 2, 3, 5]) == [None, 0.0, 0.5, 2 / 3]
+
+
+def test_tc_exploration_groups_and_tables(tmp_path, monkeypatch):
+    config = TcExplorationConfig(task="beef-log-beef,find-cow", steps=200, every=100)
+    groups = TC_EXPLORATION.groups(config)
+    assert [(g.task, g.agent) for g in groups] == [
+        ("aba-sparse/beef-log-beef", "mrsteve"), ("aba-sparse/beef-log-beef", "mrsteve-tc"),
+        ("tc/find-cow", "mrsteve"), ("tc/find-cow", "mrsteve-tc")]
+    assert groups[3].config["agent"]["explorer"]["kind"] == "task-conditioned"
+
+    def episode(spec):
+        if spec.task == "tc/find-cow":
+            return {"explore_A": 200, "pasture_share_of_map": 0.1, "pasture_t100": 0.0,
+                    "pasture_t200": 0.25 if spec.agent == "mrsteve-tc" else 0.1}
+        return fake_episode(spec)
+
+    monkeypatch.setattr(TC_EXPLORATION, "episode", episode)
+    lines = []
+    TC_EXPLORATION.run(config, SweepOptions(episodes=1, out=tmp_path, progress=False),
+                       echo=lines.append)
+    table = "\n".join(lines)
+    assert "93% / 1203 ± 67" in table and "92% / 1512 ± 62" in table  # the paper's, per agent
+    assert "0.250 ± 0.000" in table and "pasture ratio t=200" in table
+    assert (tmp_path / "plots" / "tc-exploration-pasture.png").stat().st_size > 0
+    with pytest.raises(ValueError, match="find-cow"):
+        TcExplorationConfig(task="find-sheep")
+    with pytest.raises(ValueError):
+        TcExplorationConfig(steps=100, every=200)
+    assert np.isclose(len(config.checkpoints), 2)
