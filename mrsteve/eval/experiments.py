@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from mrsteve.eval.experiment import Experiment
 from mrsteve.eval.exploration import EXPLORATION
+from mrsteve.eval.long_tasks import LONG_INSTRUCTION, LONG_NAVIGATION
 from mrsteve.eval.navigation import NAVIGATION
 from mrsteve.eval.sequential import ABA_RANDOM, ABA_SPARSE, SEQ4
 
@@ -12,3 +13,5 @@ EXPERIMENTS: dict[str, Experiment] = {
     for experiment in (EXPLORATION, NAVIGATION, ABA_SPARSE, ABA_RANDOM, SEQ4)
 }
 """The experiments in the order ``mrsteve eval --help`` lists them."""
+EXPERIMENTS.update({experiment.name: experiment
+                    for experiment in (LONG_INSTRUCTION, LONG_NAVIGATION)})

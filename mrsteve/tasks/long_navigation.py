@@ -298,6 +298,7 @@ def run_long_navigation(env: Any, agent: GoalAgent, encoder: Encoder, seed: int,
         "reached_by_scene": {scene: sum(g[4] and g[0] == scene for g in goals)
                              for scene in SCENES},
         "goals": goals,
+        "origin": list(frame.origin),
         "route": [[v.scene, v.start, round(v.viewpoint[0], 2), round(v.viewpoint[1], 2),
                    list(v.goal_window)] for v in visits],
     }
