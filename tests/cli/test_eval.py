@@ -22,6 +22,8 @@ EXPERIMENT_OPTIONS = {
     "aba-sparse": ("--task", "--agent", "--capacity"),
     "aba-random": ("--task", "--agent", "--capacity"),
     "seq4": ("--agent", "--capacity"),
+    "long-instruction": ("--agent", "--steps", "--capacity", "--task-limit", "--rss-every"),
+    "long-navigation": ("--agent", "--steps", "--capacity", "--task-limit", "--radius"),
 }
 
 
