@@ -5,6 +5,7 @@ from __future__ import annotations
 from mrsteve.eval.ablation import ABLATION
 from mrsteve.eval.experiment import Experiment
 from mrsteve.eval.exploration import EXPLORATION
+from mrsteve.eval.long_tasks import LONG_INSTRUCTION, LONG_NAVIGATION
 from mrsteve.eval.memory_tasks import MEMORY_TASKS_EXPERIMENT
 from mrsteve.eval.navigation import NAVIGATION
 from mrsteve.eval.sequential import ABA_RANDOM, ABA_SPARSE, SEQ4
@@ -13,8 +14,7 @@ from mrsteve.eval.tc_exploration import TC_EXPLORATION
 EXPERIMENTS: dict[str, Experiment] = {
     experiment.name: experiment
     for experiment in (EXPLORATION, NAVIGATION, ABA_SPARSE, ABA_RANDOM, SEQ4,
-                       MEMORY_TASKS_EXPERIMENT)
+                       MEMORY_TASKS_EXPERIMENT, ABLATION, TC_EXPLORATION, LONG_INSTRUCTION,
+                       LONG_NAVIGATION)
 }
 """The experiments in the order ``mrsteve eval --help`` lists them."""
-EXPERIMENTS[ABLATION.name] = ABLATION
-EXPERIMENTS[TC_EXPLORATION.name] = TC_EXPLORATION

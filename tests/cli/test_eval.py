@@ -25,6 +25,8 @@ EXPERIMENT_OPTIONS = {
     "memory-tasks": ("--task", "--agent", "--capacity", "--task-steps", "--radius"),
     "ablation": ("--vary", "--values", "--task", "--agent", "--capacity"),
     "tc-exploration": ("--task", "--agent", "--steps", "--every"),
+    "long-instruction": ("--agent", "--steps", "--capacity", "--task-limit", "--rss-every"),
+    "long-navigation": ("--agent", "--steps", "--capacity", "--task-limit", "--radius"),
 }
 
 

@@ -1,0 +1,144 @@
+"""Long-Instruction and Long-Navigation at tiny scale: task switching on success and on the
+timeout, the scripted route's determinism, goal frames that the agent saw."""
+
+from __future__ import annotations
+
+import json
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import mrsteve.env  # noqa: F401
+from mrsteve.perception import SemanticEncoder
+from mrsteve.seeding import episode_rng
+from mrsteve.spaces import AgentFrame
+from mrsteve.tasks import long_instruction as li
+from mrsteve.tasks import long_navigation as ln
+from mrsteve.tasks.episode import EpisodeCallback
+
+WAIT = {"camera": np.zeros(2, dtype=np.float32)}
+
+
+class Idle:
+    """Stands still: never solves a task by itself; records what it is told and sees."""
+
+    name = "idle"
+
+    def __init__(self):
+        self.encoder = SemanticEncoder()
+        self.seen: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self.goals: list[tuple[np.ndarray, float, int]] = []
+
+    def reset(self, obs, rng, camera):
+        self.encoder.reset()
+
+    def set_task(self, task, t):
+        pass
+
+    def observe(self, obs, t):
+        self.seen[t] = (self.encoder.observe(obs), np.array(obs["pose"]))
+
+    def set_goal(self, embedding, threshold, t):
+        self.goals.append((embedding, threshold, t))
+
+    def act(self, obs, t):
+        return WAIT
+
+
+class GiveAt(EpisodeCallback):
+    """Hands over the running task's item after the given steps (the success checker sees it)."""
+
+    def __init__(self, steps):
+        self.steps, self.env, self.item = set(steps), None, None
+
+    def on_reset(self, env, agent, obs):
+        self.env = env
+
+    def on_task_start(self, task):
+        self.item = task.item
+
+    def on_step(self, t, obs, action, agent):
+        if t in self.steps:
+            self.env.unwrapped.apply_commands({"give": {self.item: 1}})
+
+
+@pytest.fixture(scope="module")
+def instruction_env():
+    env = gym.make("mrsteve/Voxel-v0", world=li.WORLD, obs_size=(16, 24))
+    yield env
+    env.close()
+
+
+def test_long_instruction_switches_on_success_and_on_the_timeout(instruction_env):
+    record = li.run_long_instruction(instruction_env, Idle(), 3, steps=100, task_limit=30,
+                                     rss_every=25, callbacks=[GiveAt({5, 12})])
+    tasks = record["tasks"]
+    # given at steps 5 and 12: solved at 6 and 13; then cancelled every 30 steps
+    assert [(start, duration, success) for _, start, duration, success in tasks] == [
+        (0, 6, True), (6, 7, True), (13, 30, False), (43, 30, False), (73, 27, False)]
+    assert record["tasks_solved"] == 2 and record["tasks_given"] == 5
+    assert {item for item, *_ in tasks} <= set(li.ITEMS)
+    assert record["mean_duration"] == 6.5
+    assert [step for step, *_ in record["rss"]] == [25, 50, 75, 100]
+    assert all(mb > 0 for _, mb, _ in record["rss"])
+
+
+def test_long_instruction_items_come_from_the_seed(instruction_env):
+    def items(seed):
+        record = li.run_long_instruction(instruction_env, Idle(), seed, steps=40, task_limit=5)
+        return [item for item, *_ in record["tasks"]]
+
+    assert items(1) == items(1)
+    assert items(1) != items(2)
+
+
+@pytest.fixture(scope="module")
+def navigation_world():
+    env = gym.make("mrsteve/Voxel-v0", world=ln.WORLD, obs_size=(16, 24))
+    env.reset(seed=0)
+    yield env
+    env.close()
+
+
+def test_the_route_is_deterministic_per_seed_and_times_the_goal_frames(navigation_world):
+    world = navigation_world.unwrapped.world
+
+    def route(seed):
+        return ln.plan_route(world, episode_rng(seed, "task"), offset=1)
+
+    assert route(4) == route(4)
+    assert [v.viewpoint for v in route(4)] != [v.viewpoint for v in route(5)]
+    visits = {v.scene: v for v in route(4)}
+    assert [v.scene for v in route(4)] == list(ln.SCENES)
+    # the sugar cane's goal frames end before it blows up, the spiders' start after they spawn
+    events = {event.kind: event.step - 1 for event in world.pending_events}
+    assert visits["sugar_cane"].goal_window[1] <= events["explode"]
+    assert visits["spiders"].goal_window[0] >= events["spawn_mob"]
+    for visit in visits.values():
+        x, z = visit.viewpoint
+        sx, sz = world.layout.landmarks[visit.scene]
+        assert np.hypot(x - sx, z - sz) == pytest.approx(ln.RouteConfig().standoff)
+
+
+def test_goals_are_frames_the_agent_saw():
+    env = gym.make("mrsteve/Voxel-v0", world=ln.WORLD, obs_size=(16, 24))
+    route = ln.RouteConfig(visit_steps=60, settle_steps=20, goal_steps=10, sky_steps=20)
+    agent = Idle()
+    record = ln.run_long_navigation(env, agent, SemanticEncoder(), 2, steps=route.steps + 50,
+                                    goal_limit=20, route=route)
+    env.close()
+    assert len(agent.seen) == route.steps  # the agent observed every step of the route
+    assert record["goals_given"] == len(agent.goals) >= 3  # 50 steps, 20 at most each
+    origin = np.array(record["origin"])[[0, 2]]
+    for (embedding, threshold, t), (scene, step, start, duration, reached) in zip(
+            agent.goals, record["goals"]):
+        assert t == start and threshold == SemanticEncoder().thresholds.image_goal
+        # it stands where it saw the house (the route's end): only house goals are reached
+        assert reached == (scene == "house") and (duration == 1 or duration <= 20)
+        seen, pose = agent.seen[step]
+        np.testing.assert_allclose(embedding, seen, atol=1e-6)
+        visit = next(v for v in record["route"] if v[0] == scene)
+        assert visit[4][0] <= step < visit[4][1]
+        assert np.hypot(*(pose[[0, 2]] + origin - np.array(visit[2:4]))) < 1.0  # seen from the viewpoint
+    json.dumps(record)  # a sweep record
