@@ -15,7 +15,6 @@ import gymnasium as gym
 
 import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
 from mrsteve.agent.factory import AGENTS, agent_config, make_agent
-from mrsteve.agent.image_goals import image_goal_agent
 from mrsteve.eval.experiment import Experiment, config_from_options
 from mrsteve.eval.results import format_metric, format_table
 from mrsteve.eval.sweep import EpisodeSpec, Group, Record
@@ -90,7 +89,7 @@ def long_navigation_episode(spec: EpisodeSpec) -> Record:
     config = config_from_options(LongTaskConfig, dict(spec.options), agent=spec.agent)
     env = gym.make("mrsteve/Voxel-v0", world=ln.WORLD)
     try:
-        agent = image_goal_agent(_agent(spec.agent, ln.WORLD, config.capacity))
+        agent = _agent(spec.agent, ln.WORLD, config.capacity)
         return ln.run_long_navigation(env, agent, SemanticEncoder(), spec.seed,
                                       steps=config.steps, goal_limit=config.task_limit,
                                       radius=config.radius, rss_every=config.rss_every or None)

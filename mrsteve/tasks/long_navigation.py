@@ -43,7 +43,8 @@ CAPACITY = 20_000
 
 
 class GoalAgent(Protocol):
-    """What Long-Navigation runs (:func:`mrsteve.agent.image_goals.image_goal_agent`)."""
+    """What Long-Navigation runs: an agent that can watch a step without acting and take an image
+    goal (:meth:`mrsteve.agent.mrsteve.MrSteve.observe` and ``set_goal``; STEVE-1 wanders)."""
 
     name: str
 
