@@ -125,21 +125,31 @@ class ClusteredMemory(ABC):
     def write(self, embedding: ArrayLike, pose: Sequence[float], t: int) -> None:
         """Store one frame (the paper's "Memory Add"), then, while more frames than the capacity
         are held, remove the oldest frame of the largest cluster ("Memory Remove")."""
+        # Everything is checked before anything changes: a rejected write leaves the memory as
+        # it was.
         step = check_step(t, self._last_t)
-        position = check_pose(pose)
+        stored_pose = check_pose(pose)  # as stored: float32
         vector = check_embedding(embedding, self._dim)
+        where = self._locate(stored_pose)
         if self._frames is None:
             self._allocate(vector.shape[0])
-        slot = self._frames.add(vector, position, step)
+        slot = self._frames.add(vector, stored_pose, step)
         self._size += 1
         self._last_t = step
-        self._place(slot, self._frames.poses[slot].tolist())  # as stored: float32
+        self._place(slot, stored_pose, where)
         while self._capacity is not None and self._size > self._capacity:
             self._evict()
 
+    def _locate(self, pose: list[float]) -> Any:
+        """Where a frame at ``pose`` goes (its place or group key), for :meth:`_place`; raises
+        ``ValueError`` for a pose the variant cannot file. Called before the write stores
+        anything."""
+        return None
+
     @abstractmethod
-    def _place(self, slot: int, pose: list[float]) -> None:
-        """Put the frame in ``slot`` (pose as stored) into its cluster."""
+    def _place(self, slot: int, pose: list[float], where: Any) -> None:
+        """Put the frame in ``slot`` (pose as stored, ``where`` from :meth:`_locate`) into its
+        cluster."""
 
     def _evict(self) -> None:
         cluster = self._clusters.largest()

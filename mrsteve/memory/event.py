@@ -113,8 +113,10 @@ class EventClusteredMemory(ClusteredMemory):
     def _group_key(self, pose: list[float]) -> Hashable:
         """The group (place) a frame at ``pose`` belongs to."""
 
-    def _place(self, slot: int, pose: list[float]) -> None:
-        key = self._group_key(pose)
+    def _locate(self, pose: list[float]) -> Hashable:
+        return self._group_key(pose)
+
+    def _place(self, slot: int, pose: list[float], key: Hashable) -> None:
         group = self._groups.get(key)
         if group is None:
             group = self._groups[key] = EventGroup(key)

@@ -45,6 +45,22 @@ def place_key(pose: list[float], config: PlaceConfig) -> PlaceKey:
     )
 
 
+def checked_place_key(pose: list[float], config: PlaceConfig) -> PlaceKey:
+    """:func:`place_key`, refusing a position whose cell number does not fit int64 (the file
+    format stores keys as int64)."""
+    key = place_key(pose, config)
+    if not all(_KEY_RANGE[0] <= part <= _KEY_RANGE[1] for part in key[:2]):
+        raise ValueError(
+            f"pose x and z must lie within {_KEY_RANGE[1] * config.cell_size:.4g} blocks of the "
+            f"start (place cells of {config.cell_size} blocks numbered as int64), got "
+            f"x={pose[0]}, z={pose[2]}"
+        )
+    return key
+
+
+_KEY_RANGE = (-(2**63), 2**63 - 1)
+
+
 def distance_to_place_centre(x: Any, z: Any, yaw: Any, key: PlaceKey, config: PlaceConfig) -> Any:
     """Squared distance from poses to the centre of place ``key``, each axis in units of the
     place's extent (C blocks, W degrees). Works on floats and on numpy arrays alike."""
@@ -73,8 +89,10 @@ class PlaceMemory(ClusteredMemory):
         self._key_of: dict[int, PlaceKey] = {}
         self._centre_distance: dict[int, float] = {}
 
-    def _place(self, slot: int, pose: list[float]) -> None:
-        key = place_key(pose, self.config)
+    def _locate(self, pose: list[float]) -> PlaceKey:
+        return checked_place_key(pose, self.config)
+
+    def _place(self, slot: int, pose: list[float], key: PlaceKey) -> None:
         cluster = self._places.get(key)
         if cluster is None:
             cluster = self._places[key] = self._clusters.open()

@@ -9,7 +9,7 @@ from typing import Any
 
 from mrsteve.memory.base import require
 from mrsteve.memory.event import EventClusteredMemory, EventConfig
-from mrsteve.memory.place import PlaceConfig, place_key
+from mrsteve.memory.place import PlaceConfig, checked_place_key
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ class PlaceEventMemory(EventClusteredMemory):
         self.centre_only = self.scores_centres_only = self.config.center_only
 
     def _group_key(self, pose: list[float]) -> Hashable:
-        return place_key(pose, self.config)
+        return checked_place_key(pose, self.config)
 
     def _places_and_events(self) -> tuple[int, int]:
         return len(self._groups), len(self._group_of)
