@@ -229,6 +229,28 @@ class EventClusteredMemory(ClusteredMemory):
                 self._group_of[cluster] = group
         self._dpmeans.rng.bit_generator.state = scalars["dpmeans_rng"]
 
+    def _check_index(self, live: np.ndarray, sizes: np.ndarray, held: np.ndarray) -> None:
+        groups = list(self._groups.values())
+        members = [c for g in groups for c in g.events]
+        members += [g.provisional for g in groups if g.provisional >= 0]
+        if sorted(members) != sorted(live.tolist()) or len(self._group_of) != len(members):
+            raise ValueError("the event groups do not name the clusters held, each once")
+        for group in groups:
+            require(
+                is_int(group.timer) and 0 <= group.timer < self.config.update_freq,
+                f"a provisional event's timer must be in [0, {self.config.update_freq})",
+                group.timer,
+            )
+            require(bool(group.events) or group.provisional >= 0, "a group has events", group.key)
+        keys = [self._group_of[c].key for c in live.tolist()]
+        self._check_group_keys(self._frames.poses[held], sizes, keys)
+
+    def _check_group_keys(self, poses: np.ndarray, sizes: np.ndarray, keys: list) -> None:
+        """Raise ``ValueError`` unless every frame (``poses`` of the clusters concatenated,
+        ``sizes`` each) belongs to its cluster's group ``keys``."""
+        if any(key != () for key in keys):
+            raise ValueError("Event Memory has one group, whose key is empty")
+
     @abstractmethod
     def _encode_key(self, key: Any) -> list[int]:
         """A group key as ints, for saving."""

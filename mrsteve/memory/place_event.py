@@ -7,9 +7,11 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from mrsteve.memory.base import require
 from mrsteve.memory.event import EventClusteredMemory, EventConfig
-from mrsteve.memory.place import PlaceConfig, checked_place_key
+from mrsteve.memory.place import PlaceConfig, check_places, checked_place_key
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,9 @@ class PlaceEventMemory(EventClusteredMemory):
 
     def _places_and_events(self) -> tuple[int, int]:
         return len(self._groups), len(self._group_of)
+
+    def _check_group_keys(self, poses: np.ndarray, sizes: np.ndarray, keys: list) -> None:
+        check_places(poses, sizes, keys, self.config)
 
     def _encode_key(self, key: Any) -> list[int]:
         return list(key)
