@@ -221,46 +221,66 @@ def check_dim(dim: Any) -> int | None:
     return int(dim)
 
 
+NORM_TOLERANCE = 1e-3
+"""Embeddings and queries must have an L2 norm within ``1 +- NORM_TOLERANCE`` (scores are cosines
+only for unit vectors)."""
+STEP_RANGE = (-(2**63), 2**63 - 1)
+"""Steps the memory stores (int64)."""
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
 def check_embedding(embedding: ArrayLike, dim: int | None, name: str = "embedding") -> np.ndarray:
-    """A 1-D float vector of size ``dim`` (any size while ``dim`` is None), finite as float32."""
+    """A 1-D float vector of size ``dim`` (any size while ``dim`` is None), finite as float32 and
+    L2-normalised (norm within ``1 +- NORM_TOLERANCE``); returned as float32."""
     array = np.asarray(embedding)
     if array.dtype.kind != "f":
         raise ValueError(f"{name} must hold floats (float32 or float64), got dtype {array.dtype}")
     if array.ndim != 1 or (dim is not None and array.shape[0] != dim) or array.shape[0] == 0:
         expected = f"({dim},)" if dim is not None else "(dim,) with dim >= 1"
         raise ValueError(f"{name} must have shape {expected}, got {array.shape}")
-    if array.dtype == np.float32:
-        vector = array
-    else:
-        with np.errstate(over="ignore"):  # too large for float32: becomes inf, rejected below
-            vector = array.astype(np.float32)
-    # A float64 sum of finite float32 values cannot overflow, so this is exact and cheap.
-    if not math.isfinite(vector.sum(dtype=np.float64)):
+    # Too large for float32 becomes inf, and NaN or inf in gives NaN or inf out: one dot
+    # product checks both rules.
+    with np.errstate(over="ignore", invalid="ignore"):
+        vector = array if array.dtype == np.float32 else array.astype(np.float32)
+        norm = math.sqrt(float(np.dot(vector, vector)))
+    if not math.isfinite(norm) and not np.isfinite(vector).all():
         raise ValueError(f"{name} holds NaN or infinite values (as float32)")
+    if abs(norm - 1.0) > NORM_TOLERANCE:
+        raise ValueError(
+            f"{name} must be L2-normalised (norm 1 +- {NORM_TOLERANCE}; scores are cosines), "
+            f"got norm {norm:.6g}"
+        )
     return vector
 
 
-def check_pose(pose: Any) -> tuple[float, ...]:
-    """Five finite numbers ``(x, y, z, yaw, pitch)``."""
+def check_pose(pose: Any) -> list[float]:
+    """Five numbers ``(x, y, z, yaw, pitch)``, finite as float32; returned as stored (rounded to
+    float32)."""
     try:
         values = tuple(map(float, pose))
     except (TypeError, ValueError):
         raise ValueError(f"pose must be 5 numbers {POSE_FIELDS}, got {pose!r}") from None
     if len(values) != 5:
         raise ValueError(f"pose must be 5 numbers {POSE_FIELDS}, got {len(values)} values")
-    if not all(map(math.isfinite, values)):
-        raise ValueError(f"pose must be finite, got {values}")
-    return values
+    if not all(math.isfinite(v) and abs(v) <= _FLOAT32_MAX for v in values):
+        raise ValueError(
+            f"pose must be finite and within float32 range (|v| <= {_FLOAT32_MAX:.4g}), "
+            f"got {values}"
+        )
+    return np.asarray(values, np.float32).tolist()
 
 
 def check_step(t: Any, last: int | None) -> int:
-    """An int step, not earlier than the last one written (a cluster's oldest frame is then its
-    earliest)."""
+    """An int step in int64 range, not earlier than the last one written (a cluster's oldest
+    frame is then its earliest)."""
     if isinstance(t, bool) or not isinstance(t, (int, np.integer)):
         raise ValueError(f"t must be an int environment step, got {t!r}")
-    if last is not None and t < last:
-        raise ValueError(f"t must not decrease: got {t} after {last}")
-    return int(t)
+    step = int(t)
+    if not STEP_RANGE[0] <= step <= STEP_RANGE[1]:
+        raise ValueError(f"t must fit int64 ({STEP_RANGE[0]} to {STEP_RANGE[1]}), got {step}")
+    if last is not None and step < last:
+        raise ValueError(f"t must not decrease: got {step} after {last}")
+    return step
 
 
 def check_read_options(

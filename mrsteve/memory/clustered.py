@@ -18,6 +18,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from mrsteve.memory.base import (
+    NORM_TOLERANCE,
     ClusterView,
     MemoryRead,
     MemoryStats,
@@ -132,21 +133,31 @@ class ClusteredMemory(ABC):
     def write(self, embedding: ArrayLike, pose: Sequence[float], t: int) -> None:
         """Store one frame (the paper's "Memory Add"), then, while more frames than the capacity
         are held, remove the oldest frame of the largest cluster ("Memory Remove")."""
+        # Everything is checked before anything changes: a rejected write leaves the memory as
+        # it was.
         step = check_step(t, self._last_t)
-        position = check_pose(pose)
+        stored_pose = check_pose(pose)  # as stored: float32
         vector = check_embedding(embedding, self._dim)
+        where = self._locate(stored_pose)
         if self._frames is None:
             self._allocate(vector.shape[0])
-        slot = self._frames.add(vector, position, step)
+        slot = self._frames.add(vector, stored_pose, step)
         self._size += 1
         self._last_t = step
-        self._place(slot, self._frames.poses[slot].tolist())  # as stored: float32
+        self._place(slot, stored_pose, where)
         while self._capacity is not None and self._size > self._capacity:
             self._evict()
 
+    def _locate(self, pose: list[float]) -> Any:
+        """Where a frame at ``pose`` goes (its place or group key), for :meth:`_place`; raises
+        ``ValueError`` for a pose the variant cannot file. Called before the write stores
+        anything."""
+        return None
+
     @abstractmethod
-    def _place(self, slot: int, pose: list[float]) -> None:
-        """Put the frame in ``slot`` (pose as stored) into its cluster."""
+    def _place(self, slot: int, pose: list[float], where: Any) -> None:
+        """Put the frame in ``slot`` (pose as stored, ``where`` from :meth:`_locate`) into its
+        cluster."""
 
     def _evict(self) -> None:
         cluster = self._clusters.largest()
@@ -355,7 +366,74 @@ class ClusteredMemory(ABC):
         stored = 0 if memory._clusters is None else int(memory._clusters.sizes().sum())
         if stored != memory._size:
             raise ValueError(f"clusters hold {stored} frames but the header says {memory._size}")
+        memory._check_loaded()
         return memory
+
+    has_centres: ClassVar[bool] = True
+    """Each cluster's centre is one of its frames (FIFO Memory has no centre)."""
+
+    def _check_loaded(self) -> None:
+        """Raise ``ValueError`` naming the first broken invariant of a loaded memory (what every
+        ``save`` writes holds them all): each stored slot held by one cluster or free, never
+        both; held frames unit-norm, finite, oldest first within a cluster and not after the
+        last step; each centre a frame of its cluster; then the variant's own index."""
+        require(
+            is_int(self._size) and self._size >= 0, "size must be an int >= 0", self._size
+        )
+        require(
+            self._last_t is None or is_int(self._last_t), "last_t must be an int", self._last_t
+        )
+        if self._frames is None:
+            require(self._size == 0, "an empty memory holds no frames", self._size)
+            return
+        frames, table = self._frames, self._clusters
+        live = table.live[: table.live_count]
+        sizes = table.sizes()[live]
+        held = table.gather(live)
+        every = np.concatenate([held, np.asarray(frames.free, np.int64)])
+        uses = np.bincount(every, minlength=frames.used)
+        if uses.shape[0] != frames.used or (uses != 1).any():
+            bad = int(np.flatnonzero(uses != 1)[0])
+            raise ValueError(
+                f"slot {bad} is held {int(uses[bad])} times by the clusters and the free list "
+                f"(each of the {frames.used} slots stored must be held once)"
+            )
+        if held.shape[0]:
+            embeddings = frames.embeddings[held]
+            norms = np.sqrt(np.einsum("ij,ij->i", embeddings, embeddings, dtype=np.float64))
+            wrong = ~(np.abs(norms - 1.0) <= NORM_TOLERANCE)  # NaN counts as wrong
+            if wrong.any():
+                raise ValueError(
+                    f"frame in slot {int(held[np.argmax(wrong)])} has an embedding of norm "
+                    f"{norms[np.argmax(wrong)]:.6g} (stored embeddings are finite unit vectors)"
+                )
+            if not np.isfinite(frames.poses[held]).all():
+                raise ValueError("a stored pose is not finite")
+            steps = frames.steps[held]
+            starts = np.cumsum(sizes) - sizes
+            order = np.diff(steps) >= 0
+            order[starts[1:] - 1] = True  # a cluster may start before the previous ends
+            require(bool(order.all()), "each cluster's frames must be oldest first", "disorder")
+            require(
+                self._last_t is not None and int(steps.max()) <= self._last_t,
+                f"last_t must not precede the newest stored step {int(steps.max())}",
+                self._last_t,
+            )
+        if self.has_centres:
+            centre = table.centre_slot[live]
+            owner = np.repeat(np.arange(live.shape[0]), sizes)
+            hit = np.zeros(live.shape[0], bool)
+            hit[owner[held == centre[owner]]] = True
+            if not hit.all():
+                cluster = int(live[np.argmin(hit)])
+                raise ValueError(f"cluster {cluster}'s centre is not one of its frames")
+            if not np.array_equal(table.centres[: table.live_count], frames.embeddings[centre]):
+                raise ValueError("the centre matrix does not hold the centre frames' embeddings")
+        self._check_index(live, sizes, held)
+
+    def _check_index(self, live: np.ndarray, sizes: np.ndarray, held: np.ndarray) -> None:
+        """The variant's part of :meth:`_check_loaded`: ``live`` clusters (rows of the centre
+        matrix), their sizes and their slots concatenated."""
 
     def _load_index(self, scalars: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
         """Restore what :meth:`_save_index` wrote."""

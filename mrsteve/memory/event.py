@@ -113,8 +113,10 @@ class EventClusteredMemory(ClusteredMemory):
     def _group_key(self, pose: list[float]) -> Hashable:
         """The group (place) a frame at ``pose`` belongs to."""
 
-    def _place(self, slot: int, pose: list[float]) -> None:
-        key = self._group_key(pose)
+    def _locate(self, pose: list[float]) -> Hashable:
+        return self._group_key(pose)
+
+    def _place(self, slot: int, pose: list[float], key: Hashable) -> None:
         group = self._groups.get(key)
         if group is None:
             group = self._groups[key] = EventGroup(key)
@@ -226,6 +228,28 @@ class EventClusteredMemory(ClusteredMemory):
             for cluster in group.events + ([provisional] if provisional >= 0 else []):
                 self._group_of[cluster] = group
         self._dpmeans.rng.bit_generator.state = scalars["dpmeans_rng"]
+
+    def _check_index(self, live: np.ndarray, sizes: np.ndarray, held: np.ndarray) -> None:
+        groups = list(self._groups.values())
+        members = [c for g in groups for c in g.events]
+        members += [g.provisional for g in groups if g.provisional >= 0]
+        if sorted(members) != sorted(live.tolist()) or len(self._group_of) != len(members):
+            raise ValueError("the event groups do not name the clusters held, each once")
+        for group in groups:
+            require(
+                is_int(group.timer) and 0 <= group.timer < self.config.update_freq,
+                f"a provisional event's timer must be in [0, {self.config.update_freq})",
+                group.timer,
+            )
+            require(bool(group.events) or group.provisional >= 0, "a group has events", group.key)
+        keys = [self._group_of[c].key for c in live.tolist()]
+        self._check_group_keys(self._frames.poses[held], sizes, keys)
+
+    def _check_group_keys(self, poses: np.ndarray, sizes: np.ndarray, keys: list) -> None:
+        """Raise ``ValueError`` unless every frame (``poses`` of the clusters concatenated,
+        ``sizes`` each) belongs to its cluster's group ``keys``."""
+        if any(key != () for key in keys):
+            raise ValueError("Event Memory has one group, whose key is empty")
 
     @abstractmethod
     def _encode_key(self, key: Any) -> list[int]:

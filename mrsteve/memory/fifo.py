@@ -15,10 +15,16 @@ class FIFOMemory(ClusteredMemory):
     """Frames in arrival order. Eviction drops the oldest frame; a read scores every stored frame
     with one matrix product (``top_k`` is accepted and ignored)."""
 
+    has_centres = False
+
+    def _check_index(self, live: np.ndarray, sizes: np.ndarray, held: np.ndarray) -> None:
+        if live.tolist() != [_ALL]:
+            raise ValueError(f"FIFO Memory has one cluster, {_ALL}, got clusters {live.tolist()}")
+
     def _on_allocate(self) -> None:
         self._clusters.open()
 
-    def _place(self, slot: int, pose: list[float]) -> None:
+    def _place(self, slot: int, pose: list[float], where: object) -> None:
         self._clusters.append(_ALL, slot)
 
     def _after_eviction(self, cluster: int, slot: int) -> None:

@@ -48,33 +48,37 @@ def write_archive(path: str | os.PathLike[str], header: dict[str, Any], arrays: 
         raise
 
 
+def invalid(path: str | os.PathLike[str], reason: str) -> ValueError:
+    """The one error every unreadable memory file gives."""
+    return ValueError(f"{path} is not a valid mrsteve memory file: {reason}")
+
+
 def read_archive(path: str | os.PathLike[str]) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """``(header, arrays)`` of a memory file of a readable version."""
     arrays = _read_members(Path(path))
     try:
         header = json.loads(arrays.pop(_HEADER).tobytes().decode("utf-8"))
     except KeyError:
-        raise ValueError(f"{path}: not a mrsteve memory file (no header)") from None
+        raise invalid(path, "no header") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ValueError(f"{path}: corrupted memory file header ({error})") from None
+        raise invalid(path, f"corrupted header ({error})") from None
     if not isinstance(header, dict) or header.get("format") != FORMAT:
-        raise ValueError(f"{path}: not a mrsteve memory file (format is not {FORMAT!r})")
+        raise invalid(path, f"the header's format is not {FORMAT!r}")
     if header.get("version") not in READABLE_VERSIONS:
-        raise ValueError(
-            f"{path}: memory file version {header.get('version')!r}, this mrsteve reads "
-            f"versions {', '.join(map(str, READABLE_VERSIONS))}"
+        raise invalid(
+            path,
+            f"version {header.get('version')!r}, this mrsteve reads versions "
+            f"{', '.join(map(str, READABLE_VERSIONS))}",
         )
     return header, arrays
 
 
 def _read_members(path: Path) -> dict[str, np.ndarray]:
-    with open(path, "rb") as handle:
+    with open(path, "rb") as handle:  # a missing or unreadable file raises OSError as usual
         if handle.read(4) != _ZIP_MAGIC:
-            raise ValueError(f"{path}: not a mrsteve memory file (not an .npz archive)")
+            raise invalid(path, "not an .npz archive")
     try:
         with np.load(path, allow_pickle=False) as archive:
             return {name: archive[name] for name in archive.files}
-    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile) as error:
-        raise ValueError(
-            f"{path}: corrupted memory file ({type(error).__name__}: {error})"
-        ) from None
+    except Exception as error:  # noqa: BLE001 (zipfile and numpy raise many kinds on bad bytes)
+        raise invalid(path, f"corrupted ({type(error).__name__}: {error})") from None

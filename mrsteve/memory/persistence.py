@@ -8,7 +8,7 @@ import os
 from mrsteve.memory.clustered import ClusteredMemory
 from mrsteve.memory.event import EventMemory
 from mrsteve.memory.fifo import FIFOMemory
-from mrsteve.memory.fileformat import FORMAT, FORMAT_VERSION, read_archive
+from mrsteve.memory.fileformat import FORMAT, FORMAT_VERSION, invalid, read_archive
 from mrsteve.memory.place import PlaceMemory
 from mrsteve.memory.place_event import PlaceEventMemory
 from mrsteve.naming import lookup
@@ -27,12 +27,10 @@ def load(path: str | os.PathLike[str]) -> ClusteredMemory:
     try:
         kind = lookup(MEMORY_KINDS, header.get("kind"), "memory kind")
     except ValueError as error:
-        raise ValueError(f"{path}: {error}") from None
+        raise invalid(path, str(error)) from None
     try:
         return kind._from_state(
             header["capacity"], header["dim"], header["config"], header["state"], arrays
         )
-    except (KeyError, IndexError, TypeError, ValueError) as error:
-        raise ValueError(
-            f"{path}: corrupted memory file ({type(error).__name__}: {error})"
-        ) from None
+    except Exception as error:  # noqa: BLE001 (any inconsistency of a crafted file)
+        raise invalid(path, f"corrupted ({type(error).__name__}: {error})") from None

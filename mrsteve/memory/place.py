@@ -45,6 +45,47 @@ def place_key(pose: list[float], config: PlaceConfig) -> PlaceKey:
     )
 
 
+def checked_place_key(pose: list[float], config: PlaceConfig) -> PlaceKey:
+    """:func:`place_key`, refusing a position whose cell number does not fit int64 (the file
+    format stores keys as int64)."""
+    key = place_key(pose, config)
+    if not all(_KEY_RANGE[0] <= part <= _KEY_RANGE[1] for part in key[:2]):
+        raise ValueError(
+            f"pose x and z must lie within {_KEY_RANGE[1] * config.cell_size:.4g} blocks of the "
+            f"start (place cells of {config.cell_size} blocks numbered as int64), got "
+            f"x={pose[0]}, z={pose[2]}"
+        )
+    return key
+
+
+_KEY_RANGE = (-(2**63), 2**63 - 1)
+
+
+def check_places(poses: np.ndarray, sizes: np.ndarray, keys: list, config: PlaceConfig) -> None:
+    """Raise ``ValueError`` unless every frame lies in its cluster's place: ``poses`` of the
+    frames of several clusters concatenated, ``sizes`` frames each, ``keys`` their places (for
+    loading: a file whose frames are not where its places say was not written by ``save``)."""
+    if any(not (isinstance(key, tuple) and len(key) == 3) for key in keys):
+        raise ValueError("place keys must be (cell x, cell z, yaw bin)")
+    poses = poses.astype(np.float64)
+    cell, width = config.cell_size, config.yaw_bin
+    found = np.stack(
+        [
+            np.floor((poses[:, 0] + cell / 2) / cell),
+            np.floor((poses[:, 2] + cell / 2) / cell),
+            np.floor(np.mod(poses[:, 3] + width / 2, 360.0) / width),
+        ],
+        axis=1,
+    )
+    expected = np.repeat(np.asarray(keys, np.float64).reshape(-1, 3), sizes, axis=0)
+    wrong = (found != expected).any(axis=1)
+    if wrong.any():
+        raise ValueError(
+            f"a frame at pose {poses[np.argmax(wrong)].tolist()} is filed under place "
+            f"{expected[np.argmax(wrong)].astype(np.int64).tolist()}"
+        )
+
+
 def distance_to_place_centre(x: Any, z: Any, yaw: Any, key: PlaceKey, config: PlaceConfig) -> Any:
     """Squared distance from poses to the centre of place ``key``, each axis in units of the
     place's extent (C blocks, W degrees). Works on floats and on numpy arrays alike."""
@@ -73,8 +114,10 @@ class PlaceMemory(ClusteredMemory):
         self._key_of: dict[int, PlaceKey] = {}
         self._centre_distance: dict[int, float] = {}
 
-    def _place(self, slot: int, pose: list[float]) -> None:
-        key = place_key(pose, self.config)
+    def _locate(self, pose: list[float]) -> PlaceKey:
+        return checked_place_key(pose, self.config)
+
+    def _place(self, slot: int, pose: list[float], key: PlaceKey) -> None:
         cluster = self._places.get(key)
         if cluster is None:
             cluster = self._places[key] = self._clusters.open()
@@ -103,6 +146,14 @@ class PlaceMemory(ClusteredMemory):
 
     def _places_and_events(self) -> tuple[int, int]:
         return len(self._places), 0
+
+    def _check_index(self, live: np.ndarray, sizes: np.ndarray, held: np.ndarray) -> None:
+        if sorted(self._places.values()) != sorted(live.tolist()) or len(self._key_of) != len(
+            self._places
+        ):
+            raise ValueError("the places do not name the clusters held, each once")
+        keys = [self._key_of[c] for c in live.tolist()]
+        check_places(self._frames.poses[held], sizes, keys, self.config)
 
     def _index_nbytes(self) -> int:
         return container_nbytes(self._places, self._key_of, self._centre_distance)

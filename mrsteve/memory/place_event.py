@@ -7,9 +7,11 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from mrsteve.memory.base import require
 from mrsteve.memory.event import EventClusteredMemory, EventConfig
-from mrsteve.memory.place import PlaceConfig, place_key
+from mrsteve.memory.place import PlaceConfig, check_places, checked_place_key
 
 
 @dataclass(frozen=True)
@@ -43,10 +45,13 @@ class PlaceEventMemory(EventClusteredMemory):
         self.centre_only = self.scores_centres_only = self.config.center_only
 
     def _group_key(self, pose: list[float]) -> Hashable:
-        return place_key(pose, self.config)
+        return checked_place_key(pose, self.config)
 
     def _places_and_events(self) -> tuple[int, int]:
         return len(self._groups), len(self._group_of)
+
+    def _check_group_keys(self, poses: np.ndarray, sizes: np.ndarray, keys: list) -> None:
+        check_places(poses, sizes, keys, self.config)
 
     def _encode_key(self, key: Any) -> list[int]:
         return list(key)
