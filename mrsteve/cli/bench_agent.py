@@ -33,7 +33,9 @@ def command(
         f"\n{result['agent']} on {result['world']} at {result['obs_size'][0]}x{result['obs_size'][1]}: "
         f"{result['steps_per_second']:.0f} steps/s over {result['steps']} steps "
         f"({result['tasks_completed']} tasks done); the paper: about "
-        f"{result['paper_steps_per_second']:.0f} steps/s on a GPU"
+        f"{result['paper_steps_per_second']:.0f} steps/s on a GPU; warm-up "
+        f"({result['warm_up_steps']} untimed steps, compiling the jitted kernels when not cached): "
+        f"{result['warm_up_seconds']:.1f} s"
     )
     if json_path is not None:
         write_json(json_path, result)
