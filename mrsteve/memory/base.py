@@ -17,6 +17,8 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 import numpy as np
 from numpy.typing import ArrayLike
 
+from mrsteve.memory.kernels import square_norm_and_peak
+
 POSE_FIELDS = ("x", "y", "z", "yaw", "pitch")
 
 
@@ -232,37 +234,40 @@ _FLOAT32_MAX = float(np.finfo(np.float32).max)
 def check_embedding(embedding: ArrayLike, dim: int | None, name: str = "embedding") -> np.ndarray:
     """A 1-D float vector of size ``dim`` (any size while ``dim`` is None), finite as float32 and
     L2-normalised (norm within ``1 +- NORM_TOLERANCE``); returned as float32."""
-    array = np.asarray(embedding)
+    array = embedding if type(embedding) is np.ndarray else np.asarray(embedding)
     if array.dtype.kind != "f":
         raise ValueError(f"{name} must hold floats (float32 or float64), got dtype {array.dtype}")
     if array.ndim != 1 or (dim is not None and array.shape[0] != dim) or array.shape[0] == 0:
         expected = f"({dim},)" if dim is not None else "(dim,) with dim >= 1"
         raise ValueError(f"{name} must have shape {expected}, got {array.shape}")
-    # Too large for float32 becomes inf, and NaN or inf in gives NaN or inf out: one dot
-    # product checks both rules.
-    with np.errstate(over="ignore", invalid="ignore"):
-        vector = array if array.dtype == np.float32 else array.astype(np.float32)
-        norm = math.sqrt(float(np.dot(vector, vector)))
-    if not math.isfinite(norm) and not np.isfinite(vector).all():
+    if array.dtype == np.float32 or array.dtype == np.float64:
+        square_norm, peak = square_norm_and_peak(array)  # one compiled pass, no warnings
+    else:
+        with np.errstate(over="ignore", invalid="ignore"):
+            wide = array.astype(np.float64)
+            square_norm, peak = float(np.dot(wide, wide)), float(np.abs(wide).max())
+    if not math.isfinite(square_norm) or peak > _FLOAT32_MAX:
         raise ValueError(f"{name} holds NaN or infinite values (as float32)")
-    if abs(norm - 1.0) > NORM_TOLERANCE:
+    norm = math.sqrt(square_norm)
+    if not abs(norm - 1.0) <= NORM_TOLERANCE:
         raise ValueError(
             f"{name} must be L2-normalised (norm 1 +- {NORM_TOLERANCE}; scores are cosines), "
             f"got norm {norm:.6g}"
         )
-    return vector
+    return array if array.dtype == np.float32 else array.astype(np.float32)
 
 
 def check_pose(pose: Any) -> list[float]:
     """Five numbers ``(x, y, z, yaw, pitch)``, finite as float32; returned as stored (rounded to
     float32)."""
     try:
-        values = tuple(map(float, pose))
+        values = tuple(map(float, pose.tolist() if type(pose) is np.ndarray else pose))
     except (TypeError, ValueError):
         raise ValueError(f"pose must be 5 numbers {POSE_FIELDS}, got {pose!r}") from None
     if len(values) != 5:
         raise ValueError(f"pose must be 5 numbers {POSE_FIELDS}, got {len(values)} values")
-    if not all(math.isfinite(v) and abs(v) <= _FLOAT32_MAX for v in values):
+    # A NaN or inf makes the sum NaN or inf (so does an overflow, of values past float32's range).
+    if not math.isfinite(sum(values)) or max(map(abs, values)) > _FLOAT32_MAX:
         raise ValueError(
             f"pose must be finite and within float32 range (|v| <= {_FLOAT32_MAX:.4g}), "
             f"got {values}"

@@ -230,7 +230,6 @@ class ClusteredMemory(ABC):
             table.codes,
             table.scales,
             table.residuals,
-            table.centres,
             table.live,
             table.live_count,
             allowed,
@@ -360,7 +359,7 @@ class ClusteredMemory(ABC):
             if memory._frames.dim != dim:
                 raise ValueError(f"frames have {memory._frames.dim} dims, the header says {dim}")
             memory._clusters = ClusterTable.from_arrays(
-                _section(arrays, "clusters."), memory._frames
+                _section(arrays, "clusters."), memory._frames, memory.has_centres
             )
             memory._load_index(scalars, arrays)
         stored = 0 if memory._clusters is None else int(memory._clusters.sizes().sum())
@@ -427,8 +426,6 @@ class ClusteredMemory(ABC):
             if not hit.all():
                 cluster = int(live[np.argmin(hit)])
                 raise ValueError(f"cluster {cluster}'s centre is not one of its frames")
-            if not np.array_equal(table.centres[: table.live_count], frames.embeddings[centre]):
-                raise ValueError("the centre matrix does not hold the centre frames' embeddings")
         self._check_index(live, sizes, held)
 
     def _check_index(self, live: np.ndarray, sizes: np.ndarray, held: np.ndarray) -> None:

@@ -8,12 +8,14 @@ Layout, chosen for the read (score every centre, then every frame of the top-k c
   is compacted in place or moved to a twice larger block at the arena's end; when the arena is
   full, every live block is packed to its front (a copying collector: amortised O(1) a frame).
   One flat array, so the numba read walks the lists of the top-k clusters without Python.
-- *A dense centre matrix of exactly the clusters that are open*: row ``row[c]`` of
-  ``centres`` is cluster ``c``'s centre; a closed cluster's row is filled by the last row at once
-  (swap-remove), so a read scores live clusters only. Beside it, each row as int8 codes with a
-  scale and a residual bound: the read ranks from the codes (a quarter of the bytes: at 1M
-  frames the float32 matrix no longer fits the cache) and rescores exactly only the rows that
-  can make the top-k.
+- *A dense matrix of int8 centre codes of exactly the clusters that are open*: row ``row[c]``
+  holds cluster ``c``'s centre as int8 codes with a scale and a residual bound; a closed
+  cluster's row is filled by the last row at once (swap-remove), so a read scores live clusters
+  only. The read ranks from the codes (a quarter of the bytes of float32: at 1M frames a float32
+  matrix no longer fits the cache) and rescores exactly, from the centre frames' own rows in
+  the frame store, only the rows that can make the top-k. No float32 copy of the centres is
+  kept (file format 2 had one): it cost a frame's bytes per cluster, which is every frame's
+  when eviction has left mostly one-frame clusters.
 - *Size buckets* find the largest cluster (the one eviction shrinks) without scanning.
 
 For filtered reads each cluster also has a time span and the bounding box of its frames' ground
@@ -111,7 +113,7 @@ class ClusterTable:
         self.free_ids: list[int] = []
         self.centre_slot = np.zeros(0, np.int64)
         self.row = np.zeros(0, np.int64)
-        """Row of each open cluster in :attr:`centres` (-1 when closed)."""
+        """Row of each open cluster in :attr:`codes` (-1 when closed)."""
         self.base = np.zeros(0, np.int64)
         """Start of each cluster's block in :attr:`arena`."""
         self.block = np.zeros(0, np.int64)
@@ -125,15 +127,14 @@ class ClusterTable:
         self.t_last = np.zeros(0, np.int64)
         self.box = np.zeros((0, 4), np.float32)
         """``(x_min, x_max, z_min, z_max)`` of the frames held (when not stale)."""
-        self.centres = np.zeros((0, frames.dim), np.float32)
-        """Centre embeddings of the open clusters, rows ``0 .. live_count - 1`` (spare after)."""
         self.codes = np.zeros((0, frames.dim), np.int8)
         self.scales = np.zeros(0, np.float32)
         self.residuals = np.zeros(0, np.float32)
-        """Per row of :attr:`centres`: the centre as int8 ``codes * scales``, and an upper bound
-        on the L2 norm of what that misses (the read ranks from the codes first)."""
+        """Per row, ``0 .. live_count - 1`` (spare after), an open cluster's centre as int8
+        ``codes * scales``, and an upper bound on the L2 norm of what that misses (the read ranks
+        from the codes first)."""
         self.live = np.zeros(0, np.int64)
-        """Cluster id of each row of :attr:`centres`."""
+        """Cluster id of each row of :attr:`codes`."""
         self.live_count = 0
         self.arena = np.zeros(0, np.int32)
         self.arena_used = 0
@@ -158,7 +159,7 @@ class ClusterTable:
             self.block[cluster] = MIN_BLOCK
         self.head[cluster] = self.tail[cluster] = 0
         row = self.live_count
-        if row == self.centres.shape[0]:
+        if row == self.codes.shape[0]:
             self._grow_rows(row + max(ID_GROWTH, row // 8))  # spare rows <= 1/8
         self.live[row] = cluster
         self.row[cluster] = row
@@ -173,7 +174,7 @@ class ClusterTable:
         row, last = int(self.row[cluster]), self.live_count - 1
         if row != last:
             moved = int(self.live[last])
-            for array in (self.centres, self.codes, self.scales, self.residuals):
+            for array in (self.codes, self.scales, self.residuals):
                 array[row] = array[last]
             self.live[row] = moved
             self.row[moved] = row
@@ -182,7 +183,7 @@ class ClusterTable:
         self.free_ids.append(cluster)
 
     def _grow_rows(self, rows: int) -> None:
-        for name in ("centres", "codes", "scales", "residuals", "live"):
+        for name in ("codes", "scales", "residuals", "live"):
             setattr(self, name, _grown(getattr(self, name), rows))
 
     def _grow_ids(self) -> None:
@@ -308,14 +309,13 @@ class ClusterTable:
     def set_centre(self, cluster: int, slot: int) -> None:
         self.centre_slot[cluster] = slot
         row = self.row[cluster]
-        centre = self.frames.embeddings[slot]
-        self.centres[row] = centre
         self._quantise(row, row + 1)
 
     def _quantise(self, start: int, stop: int) -> None:
         """Int8 codes of centre rows ``start:stop``: a scale per row (largest magnitude / 127)
         and the residual norm, rounded up so that it bounds the float32 truth."""
-        centres = self.centres[start:stop].astype(np.float64)
+        slots = self.centre_slot[self.live[start:stop]]
+        centres = self.frames.embeddings[slots].astype(np.float64)
         scales = np.abs(centres).max(axis=1) / 127.0
         scales = np.where(scales > 0, scales, 1.0).astype(np.float32)
         codes = np.clip(np.rint(centres / scales[:, None]), -127, 127)
@@ -325,12 +325,12 @@ class ClusterTable:
         self.residuals[start:stop] = (residual * (1 + 1e-6) + 1e-12).astype(np.float32)
 
     def centre_of(self, clusters: int | list[int] | np.ndarray) -> np.ndarray:
-        """Centre embeddings of open clusters."""
-        return self.centres[self.row[clusters]]
+        """Centre embeddings of open clusters (a copy)."""
+        return self.frames.embeddings[self.centre_slot[clusters]]
 
     def live_centres(self) -> np.ndarray:
-        """The centre matrix's rows in use (a view), one per open cluster, in row order."""
-        return self.centres[: self.live_count]
+        """Centre embeddings of the open clusters in row order (a copy)."""
+        return self.centre_of(self.live[: self.live_count])
 
     def largest(self) -> int:
         return self.buckets.largest()
@@ -370,7 +370,7 @@ class ClusterTable:
     @property
     def nbytes(self) -> int:
         arrays = sum(getattr(self, name).nbytes for name in self._PER_CLUSTER)
-        arrays += self.centres.nbytes + self.live.nbytes + self.arena.nbytes
+        arrays += self.live.nbytes + self.arena.nbytes
         arrays += self.codes.nbytes + self.scales.nbytes + self.residuals.nbytes
         return arrays + container_nbytes(self.free_ids) + self.buckets.nbytes
 
@@ -380,23 +380,28 @@ class ClusterTable:
         count = self.count
         arrays = {name: getattr(self, name)[:count] for name in self._SAVED}
         arrays["free_ids"] = np.asarray(self.free_ids, np.int64)
-        arrays["centres"] = self.centres[: self.live_count]
         arrays["live"] = self.live[: self.live_count]
         arrays["arena"] = self.arena[: self.arena_used]
         arrays["shape"] = np.asarray(
-            [self.row.shape[0], self.centres.shape[0], self.arena.shape[0]], np.int64
+            [self.row.shape[0], self.codes.shape[0], self.arena.shape[0]], np.int64
         )
         arrays["bucket_order"] = self.buckets.order()
         return arrays
 
     @classmethod
-    def from_arrays(cls, arrays: dict[str, np.ndarray], frames: FrameStore) -> ClusterTable:
+    def from_arrays(
+        cls, arrays: dict[str, np.ndarray], frames: FrameStore, has_centres: bool = True
+    ) -> ClusterTable:
+        """The table saved by :meth:`to_arrays` over ``frames``; ``has_centres`` false for a
+        memory whose clusters have no centre frame (FIFO: its centre codes stay zero)."""
         if "queue_lengths" in arrays:
             arrays = _from_version_1(arrays)
+        # Versions 1 and 2 also stored the centres' embeddings, which are the centre frames'
+        # (checked on load before version 3): they are not needed.
         table = cls(frames)
         id_rows, centre_rows, arena_length = arrays["shape"].tolist()
         table.count = count = int(arrays["head"].shape[0])
-        if not count <= id_rows or arrays["centres"].shape[0] > centre_rows:
+        if not count <= id_rows or arrays["live"].shape[0] > centre_rows:
             raise ValueError("cluster table larger than its recorded shape")
         for name in cls._PER_CLUSTER:
             setattr(table, name, _grown(getattr(table, name), id_rows))
@@ -412,9 +417,7 @@ class ClusterTable:
         live = arrays["live"].astype(np.int64)
         table.live_count = int(live.shape[0])
         table._grow_rows(centre_rows)
-        table.centres[: live.shape[0]] = arrays["centres"]
         table.live[: live.shape[0]] = live
-        table._quantise(0, live.shape[0])
         table.row[live] = np.arange(live.shape[0])
         arena = arrays["arena"]
         table.arena = _grown(arena.astype(np.int32), arena_length)
@@ -432,13 +435,19 @@ class ClusterTable:
         slots = table.gather(live)
         if slots.shape[0] != sizes.sum() or (slots.shape[0] and slots.max() >= frames.used):
             raise ValueError("cluster slots do not match the frames stored")
+        if has_centres:
+            centres = table.centre_slot[live]
+            if centres.shape[0] and not (0 <= centres.min() and centres.max() < frames.used):
+                raise ValueError("a cluster's centre is not a stored frame")
+            with np.errstate(invalid="ignore"):  # a NaN centre is refused by the memory's check
+                table._quantise(0, live.shape[0])
         table.buckets.restore(arrays["bucket_order"], sizes)
         return table
 
 
 def _from_version_1(arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Version 1 kept one slot queue per cluster and centres by cluster id: pack the queues into
-    an arena and the open clusters' centres, ascending ids, into the centre matrix."""
+    an arena and list the open clusters, ascending ids, as the rows of the centre codes."""
     lengths = arrays["queue_lengths"].astype(np.int64)
     count = int(lengths.shape[0])
     head, tail = arrays["head"].astype(np.int64), arrays["tail"].astype(np.int64)
@@ -458,7 +467,6 @@ def _from_version_1(arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         "head": head,
         "tail": tail,
         "free_ids": arrays["free_ids"],
-        "centres": arrays["centres"][live],
         "live": live,
         "arena": arena,
         "shape": np.asarray(

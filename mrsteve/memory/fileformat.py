@@ -4,9 +4,10 @@ other members are the memory's arrays. Writing goes to a temporary file renamed 
 so a crash never leaves half a file; reading checks the header and every member's CRC, and raises
 ``ValueError`` for anything that is not an intact memory file of a version this code reads.
 
-Versions: 2 stores each cluster's slots as a block of one arena and the centre matrix of the open
-clusters (``clusters.arena``, ``clusters.live``); 1 stored a slot queue per cluster and centres by
-cluster id, and still loads (converted on load). This module knows nothing of the memory classes,
+Versions: 3 stores each cluster's slots as a block of one arena and the open clusters in the
+order of the read's centre rows (``clusters.arena``, ``clusters.live``); 2 also stored the
+centres' embeddings (a copy of the centre frames', ignored on load); 1 stored a slot queue per
+cluster and centres by cluster id. Versions 1 and 2 still load (converted on load). This module knows nothing of the memory classes,
 so the memories (which save) and :mod:`mrsteve.memory.persistence` (which loads) both import it
 without importing each other.
 """
@@ -23,8 +24,8 @@ from typing import Any
 import numpy as np
 
 FORMAT = "mrsteve.memory"
-FORMAT_VERSION = 2
-READABLE_VERSIONS = (1, 2)
+FORMAT_VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)
 _HEADER = "header"
 _ZIP_MAGIC = b"PK\x03\x04"
 

@@ -13,7 +13,6 @@ def search_clusters(
     codes: np.ndarray,
     scales: np.ndarray,
     residuals: np.ndarray,
-    centres: np.ndarray,
     live: np.ndarray,
     live_count: int,
     allowed: np.ndarray,
@@ -37,49 +36,41 @@ def search_clusters(
     k-th centre score go to the lower row. With ``centres_only`` the centre frames of those
     clusters stand for them.
 
-    Ranking is exact but reads a quarter of the bytes: every centre is first scored from its
-    int8 code (``codes[r] * scales[r]`` approximates the centre), with a bound on the error
-    (half a quantisation step times the query's L1 norm, or the code's residual norm times the
-    query's L2 norm, plus float32 rounding); only the rows whose upper bound reaches the k-th
-    largest lower bound can be in the top-k, and only those are scored exactly from
-    ``centres``. A found frame's step and pose are fetched as it is scored, so their cache
-    misses overlap the scan. (Reassociation lets the sums vectorise; their rounding differs
-    from BLAS in the last bits.)"""
+    Ranking is exact but reads a quarter of the bytes and multiplies integers: the query is
+    quantised to int8 like the centres (``codes[r] * scales[r]`` approximates centre ``r``), every
+    centre is first scored by an integer dot product of the two codes, with a bound on the error
+    (:func:`_code_error`), and only the rows whose upper bound reaches the k-th largest lower
+    bound can be in the top-k; only those are scored exactly, from the centre frames' rows of
+    ``embeddings``. A found frame's
+    step and pose are fetched as it is scored, so their cache misses overlap the scan.
+    (Reassociation lets the sums vectorise; their rounding differs from BLAS in the last
+    bits.)"""
     dim = query.shape[0]
-    l1 = np.float32(0.0)
-    l2 = np.float32(0.0)
-    for column in range(dim):
-        l1 += abs(query[column])
-        l2 += query[column] * query[column]
-    l2 = np.sqrt(l2)
-    rounding = np.float32(dim * 128.0 * 2.0**-22)
     if allowed.shape[0] == live_count:
         candidates = np.flatnonzero(allowed[:live_count])
     else:
         candidates = np.arange(live_count)
     count = candidates.shape[0]
-    if count > top_k:
+    if count > top_k and dim <= MAX_CODED_DIM:
+        query_codes, query_scale, query_error, query_norm = _quantise_query(query)
+        dots = _code_dots(codes, candidates, query_codes)
         upper = np.empty(count, np.float32)
         lower = np.empty(count, np.float32)
         for index in range(count):
             row = candidates[index]
-            total = np.float32(0.0)
-            for column in range(dim):
-                total += np.float32(codes[row, column]) * query[column]
-            approx = total * scales[row]
-            bound = min(scales[row] * np.float32(0.5) * l1, residuals[row] * l2)
-            bound += scales[row] * l1 * rounding + np.float32(1e-6)
-            upper[index] = approx + bound
-            lower[index] = approx - bound
+            approx = np.float64(dots[index]) * (np.float64(scales[row]) * query_scale)
+            bound = _code_error(residuals[row], query_error, query_norm, dim)
+            upper[index] = np.float32(approx + bound)
+            lower[index] = np.float32(approx - bound)
         floor = np.partition(lower.copy(), count - top_k)[count - top_k]
         candidates = candidates[upper >= floor]
         count = candidates.shape[0]
     exact = np.empty(count, np.float32)
     for index in range(count):
-        row = candidates[index]
+        centre = centre_slot[live[candidates[index]]]
         total = np.float32(0.0)
         for column in range(dim):
-            total += centres[row, column] * query[column]
+            total += embeddings[centre, column] * query[column]
         exact[index] = total
     if count > top_k:
         kth = np.partition(exact.copy(), count - top_k)[count - top_k]
@@ -138,6 +129,73 @@ def search_clusters(
 
 
 @numba.njit(cache=True, nogil=True)
+def square_norm_and_peak(vector: np.ndarray) -> tuple[float, float]:
+    """``(sum of squares, largest magnitude)`` of a float vector in float64, without numpy's
+    floating-point warnings (NaN gives a NaN sum; the peak skips NaN)."""
+    total = 0.0
+    peak = 0.0
+    for value in vector:
+        value64 = np.float64(value)
+        total += value64 * value64
+        peak = max(peak, abs(value64))
+    return total, peak
+
+
+MAX_CODED_DIM = (2**31 - 1) // (127 * 127)
+"""Largest embedding size whose int8 dot products fit int32 (133,144); past it every centre is
+scored exactly."""
+
+
+@numba.njit(cache=True, nogil=True)
+def _quantise_query(query: np.ndarray) -> tuple[np.ndarray, float, float, float]:
+    """``(codes, scale, error norm, norm)``: the query as int8 ``codes * scale`` (scale = largest
+    magnitude / 127), the L2 norm of what that misses and the query's own L2 norm (float64)."""
+    dim = query.shape[0]
+    largest = 0.0
+    for column in range(dim):
+        largest = max(largest, abs(np.float64(query[column])))
+    scale = largest / 127.0 if largest > 0.0 else 1.0
+    codes = np.empty(dim, np.int8)
+    error = 0.0
+    norm = 0.0
+    for column in range(dim):
+        value = np.float64(query[column])
+        code = min(max(np.rint(value / scale), -127.0), 127.0)
+        codes[column] = np.int8(code)
+        error += (value - code * scale) ** 2
+        norm += value * value
+    return codes, scale, np.sqrt(error), np.sqrt(norm)
+
+
+@numba.njit(cache=True, nogil=True)
+def _code_dots(codes: np.ndarray, rows: np.ndarray, query_codes: np.ndarray) -> np.ndarray:
+    """Integer dot products of the int8 ``codes`` rows ``rows`` with ``query_codes`` (int32, exact
+    below :data:`MAX_CODED_DIM`). Kept apart and storing integers: LLVM then turns the inner loop
+    into packed 16-bit multiply-adds, 4-5x faster than when the sum is converted to a float in
+    the same function (measured)."""
+    dots = np.empty(rows.shape[0], np.int32)
+    for index in range(rows.shape[0]):
+        code = codes[rows[index]]
+        total = np.int32(0)
+        for column in range(query_codes.shape[0]):
+            total += np.int16(code[column]) * np.int16(query_codes[column])
+        dots[index] = total
+    return dots
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _code_error(residual: np.float32, query_error: float, query_norm: float, dim: int) -> float:
+    """Bound on ``|c . q - (a . b) * s_c * s_q|`` for a unit centre ``c = s_c a + r`` and a query
+    ``q = s_q b + e``: ``c . q - s_c s_q (a . b) = s_c (a . e) + r . q``, where
+    ``s_c ||a|| = ||c - r|| <= 1 + ||r||``; so at most ``(1 + ||r||) ||e|| + ||r|| ||q||``
+    (a stored centre's norm is within 1e-3 of 1), plus the rounding of the exact scores'
+    float32 sums (``dim * 2**-23 * ||q||``) and of the bounds themselves."""
+    residual64 = np.float64(residual)
+    rounding = dim * 2.0**-23 * 1.001 * query_norm + 1e-6
+    return (1.001 + residual64) * query_error + residual64 * query_norm + rounding
+
+
+@numba.njit(cache=True, nogil=True)
 def order_frames(
     t: np.ndarray,
     pose: np.ndarray,
@@ -164,7 +222,8 @@ def order_frames(
     for index in range(count):
         row = order[index]
         ordered_t[index] = t[row]
-        ordered_pose[index] = pose[row]
+        for field in range(5):
+            ordered_pose[index, field] = pose[row, field]
         ordered_score[index] = scores[row]
     return ordered_t, ordered_pose, ordered_score
 

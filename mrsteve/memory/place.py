@@ -49,7 +49,8 @@ def checked_place_key(pose: list[float], config: PlaceConfig) -> PlaceKey:
     """:func:`place_key`, refusing a position whose cell number does not fit int64 (the file
     format stores keys as int64)."""
     key = place_key(pose, config)
-    if not all(_KEY_RANGE[0] <= part <= _KEY_RANGE[1] for part in key[:2]):
+    low, high = _KEY_RANGE
+    if not (low <= key[0] <= high and low <= key[1] <= high):
         raise ValueError(
             f"pose x and z must lie within {_KEY_RANGE[1] * config.cell_size:.4g} blocks of the "
             f"start (place cells of {config.cell_size} blocks numbered as int64), got "

@@ -1,5 +1,5 @@
-"""The read's index layout under eviction: slot blocks in one arena and a centre matrix that holds
-exactly the clusters with frames, checked after every write of random interleavings."""
+"""The read's index layout under eviction: slot blocks in one arena and a matrix of centre codes
+that holds exactly the clusters with frames, checked after every write of random interleavings."""
 
 from __future__ import annotations
 
@@ -15,20 +15,18 @@ DIM = 6
 
 
 def check_layout(memory) -> None:
-    """The centre matrix has one row per cluster holding frames, with its centre frame's
-    embedding; blocks of open clusters do not overlap and lie inside the arena."""
+    """The centre codes have one row per cluster holding frames, within their bound of its centre
+    frame's embedding; blocks of open clusters do not overlap and lie inside the arena."""
     table = memory._clusters
     live = table.live[: table.live_count]
     sizes = table.sizes()
     assert sorted(live.tolist()) == np.flatnonzero(sizes > 0).tolist()
     assert memory.centre_rows() == memory.stats().clusters == live.shape[0]
     np.testing.assert_array_equal(table.row[live], np.arange(live.shape[0]))
-    np.testing.assert_array_equal(
-        table.live_centres(), memory._frames.embeddings[table.centre_slot[live]]
-    )
     rows = slice(0, live.shape[0])  # the int8 codes stand within their bound of each centre
     decoded = table.codes[rows].astype(np.float64) * table.scales[rows, None]
-    missed = np.linalg.norm(table.live_centres().astype(np.float64) - decoded, axis=1)
+    centres = memory._frames.embeddings[table.centre_slot[live]].astype(np.float64)
+    missed = np.linalg.norm(centres - decoded, axis=1)
     assert (missed <= table.residuals[rows]).all()
     starts, ends = table.base[live], table.base[live] + table.block[live]
     order = np.argsort(starts)
@@ -100,11 +98,11 @@ def test_the_kernel_breaks_ties_at_the_kth_centre_by_row():
     head = np.zeros(4, np.int64)
     tail = np.ones(4, np.int64)
     arena = np.array([0, -1, 1, -1, 2, -1, 3, -1], np.int32)
-    embeddings = np.ones((4, 1), np.float32)
+    embeddings = centres  # each cluster holds one frame, its centre
     steps = np.arange(4) * 10
     poses = np.zeros((4, 5), np.float32)
     query = np.ones(1, np.float32)
-    index = (codes, scales, residuals, centres, live, 4)
+    index = (codes, scales, residuals, live, 4)
     slots, t, _, found, scored = search_clusters(
         *index, np.zeros(0, bool), 2, base, head, tail, arena, embeddings, steps, poses,
         live, query, np.float32(0.0), False,

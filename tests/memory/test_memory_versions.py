@@ -1,5 +1,6 @@
-"""Files of format version 1 (slot queues per cluster, centres by cluster id) still load, and the
-loaded memory holds, reads and goes on writing exactly like one built now from the same frames."""
+"""Files of format versions 1 (slot queues per cluster, centres by cluster id) and 2 (a float32
+copy of the centres) still load, and the loaded memory holds, reads and goes on writing exactly
+like one built now from the same frames."""
 
 from __future__ import annotations
 
@@ -15,10 +16,11 @@ DATA = Path(__file__).parent / "data"
 
 
 def frames():
-    """The stream the version-1 files were written from (120 frames, seed 7, spread 2)."""
+    """The stream the old files were written from (120 frames, seed 7, spread 2)."""
     return random_frames(np.random.default_rng(7), 120, 8, spread=2.0)
 
 
+@pytest.mark.parametrize("version", [1, 2])
 @pytest.mark.parametrize(
     ("name", "make"),
     [
@@ -26,9 +28,9 @@ def frames():
         ("place", lambda: PlaceMemory(40)),
     ],
 )
-def test_a_version_1_file_loads_and_behaves_like_a_fresh_memory(name, make, tmp_path):
-    assert FORMAT_VERSION == 2
-    loaded = load(DATA / f"version1_{name}.mrsteve")
+def test_an_old_file_loads_and_behaves_like_a_fresh_memory(version, name, make, tmp_path):
+    assert FORMAT_VERSION == 3
+    loaded = load(DATA / f"version{version}_{name}.mrsteve")
     fresh = make()
     embeddings, poses = frames()
     write_all(fresh, embeddings, poses)
@@ -46,6 +48,6 @@ def test_a_version_1_file_loads_and_behaves_like_a_fresh_memory(name, make, tmp_
             got, expected = loaded.read(query, 0.2, top_k=3), fresh.read(query, 0.2, top_k=3)
             assert sorted(got.t.tolist()) == sorted(expected.t.tolist())
     path = tmp_path / "again.mrsteve"
-    loaded.save(path)  # saved again: version 2, round trip exact
+    loaded.save(path)  # saved again: version 3, round trip exact
     again = load(path)
     assert again.stats() == loaded.stats()
