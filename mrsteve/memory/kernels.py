@@ -110,7 +110,8 @@ def search_clusters(
                 slots[kept] = slot
                 found[kept] = exact[index]
                 t[kept] = steps[slot]
-                pose[kept] = poses[slot]
+                for field in range(5):
+                    pose[kept, field] = poses[slot, field]
                 kept += 1
             continue
         for entry in range(base[cluster] + head[cluster], base[cluster] + tail[cluster]):
@@ -122,7 +123,8 @@ def search_clusters(
                 slots[kept] = slot
                 found[kept] = total
                 t[kept] = steps[slot]
-                pose[kept] = poses[slot]
+                for field in range(5):
+                    pose[kept, field] = poses[slot, field]
                 kept += 1
     scored = live_count if centres_only else live_count + total_frames
     return slots[:kept], t[:kept], pose[:kept], found[:kept], scored
