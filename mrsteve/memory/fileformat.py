@@ -1,7 +1,8 @@
 """The memory file format: an uncompressed ``.npz`` archive whose ``header`` member is UTF-8 JSON
 ``{"format": "mrsteve.memory", "version", "kind", "capacity", "dim", "config", "state"}`` and whose
-other members are the memory's arrays. Writing goes to a temporary file renamed over the target,
-so a crash never leaves half a file; reading checks the header and every member's CRC, and raises
+other members are the memory's arrays. Writing goes through :func:`mrsteve.fileio.atomic_path`
+(a temporary file renamed over the target, only ever a regular file), so a crash never leaves half
+a file and ``/dev/null`` or a directory is refused; reading checks the header and every member's CRC, and raises
 ``ValueError`` for anything that is not an intact memory file of a version this code reads.
 
 Versions: 3 stores each cluster's slots as a block of one arena and the open clusters in the
@@ -16,12 +17,13 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import zipfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from mrsteve.fileio import atomic_path
 
 FORMAT = "mrsteve.memory"
 FORMAT_VERSION = 3
@@ -34,19 +36,10 @@ def write_archive(path: str | os.PathLike[str], header: dict[str, Any], arrays: 
     """Write ``header`` (``format`` and ``version`` added) and ``arrays`` to ``path`` atomically."""
     header = {"format": FORMAT, "version": FORMAT_VERSION, **header}
     members = {_HEADER: np.frombuffer(json.dumps(header).encode("utf-8"), np.uint8), **arrays}
-    target = Path(path)
-    descriptor, temporary = tempfile.mkstemp(
-        dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"
-    )
-    try:
-        with os.fdopen(descriptor, "wb") as handle:
-            np.savez(handle, **members)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    with atomic_path(path) as temporary, open(temporary, "wb") as handle:
+        np.savez(handle, **members)
+        handle.flush()
+        os.fsync(handle.fileno())
 
 
 def invalid(path: str | os.PathLike[str], reason: str) -> ValueError:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -34,6 +35,26 @@ def test_save_leaves_no_temporary_files_and_overwrites(saved, tmp_path):
     memory.save(path)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["memory.npz"]
     assert load(path).stats() == memory.stats()
+
+
+def test_save_replaces_only_regular_files(saved, tmp_path):
+    memory, path = saved
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    with pytest.raises(ValueError, match="directory"):
+        memory.save(folder)
+    assert folder.is_dir() and not any(folder.iterdir())
+    link = tmp_path / "link.npz"
+    link.symlink_to(path)
+    memory.save(link)  # a link is followed: its target is written
+    assert link.is_symlink() and load(path).stats() == memory.stats()
+    assert (path.stat().st_mode & 0o777) == 0o666 & ~_umask()
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def test_a_failed_save_keeps_the_previous_file(saved, tmp_path, monkeypatch):
