@@ -17,7 +17,6 @@ from typing import Any
 
 from mrsteve.agent.config import AgentConfig
 from mrsteve.agent.factory import agent_config
-from mrsteve.agent.mrsteve import MrSteveConfig
 from mrsteve.eval.experiment import Experiment, Summaries
 from mrsteve.eval.results import format_metric, format_table
 from mrsteve.eval.sequential import sequential_run
@@ -58,7 +57,7 @@ class AblationConfig:
 
     def __post_init__(self) -> None:
         check_name(self.vary, VARIED, "ablation (--vary)")
-        self.points  # noqa: B018 (checks the values)
+        self.points
         find_tasks("aba-sparse", self.task)
         agent_config(self.agent)
         if self.capacity is not None and (isinstance(self.capacity, bool) or self.capacity < 1):

@@ -9,7 +9,6 @@ process's resident memory along the episode.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any
 
 import gymnasium as gym
 

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import gymnasium as gym
-import numpy as np
 
 import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
 from mrsteve.agent.config import AgentConfig

@@ -33,7 +33,7 @@ from mrsteve.eval.sweep import EpisodeSpec, Group, Record
 from mrsteve.naming import choose
 from mrsteve.tasks.catalog import exploration_patch_size
 from mrsteve.tasks.episode import run_tasks
-from mrsteve.tasks.sequential import NOOP_STEPS, SequentialTask, task_by_key
+from mrsteve.tasks.sequential import NOOP_STEPS, task_by_key
 
 FIND_COW = "find-cow"
 """The pasture-ratio measurement's task name (key ``tc/find-cow``)."""

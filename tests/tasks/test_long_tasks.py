@@ -12,7 +12,6 @@ import pytest
 import mrsteve.env  # noqa: F401
 from mrsteve.perception import SemanticEncoder
 from mrsteve.seeding import episode_rng
-from mrsteve.spaces import AgentFrame
 from mrsteve.tasks import long_instruction as li
 from mrsteve.tasks import long_navigation as ln
 from mrsteve.tasks.episode import EpisodeCallback
