@@ -9,7 +9,14 @@ from hypothesis import strategies as st
 from memory_streams import MEMORIES, random_frames
 
 from mrsteve.memory import clusters
-from mrsteve.memory.kernels import best_first, search_clusters
+from mrsteve.memory.frames import FrameStore
+from mrsteve.memory.kernels import (
+    _code_dots,
+    _code_error,
+    _quantise_query,
+    best_first,
+    search_clusters,
+)
 
 DIM = 6
 
@@ -129,3 +136,42 @@ def test_results_are_ordered_best_first_and_ties_keep_their_found_order(values) 
     the order they were found, so the same memory answers the same query the same way."""
     scores = np.asarray(values, np.float32)
     np.testing.assert_array_equal(best_first(scores), np.argsort(-scores, kind="stable"))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 2**16),
+    dim=st.sampled_from([1, 2, 7, 64, 512]),
+    kind=st.sampled_from(["normal", "one-hot", "flat", "sparse"]),
+)
+def test_the_ranking_bound_holds_for_the_int8_codes_of_centres_and_query(seed, dim, kind):
+    """The read ranks centres by integer dot products of int8 codes (the centre's, stored, and
+    the query's, made per read); the exact score always lies within the bound it uses, so no
+    centre of the true top-k is dropped."""
+    rng = np.random.default_rng(seed)
+
+    def unit(count):
+        if kind == "one-hot":
+            vectors = np.eye(dim)[rng.integers(dim, size=count)]
+        elif kind == "flat":
+            vectors = np.sign(rng.standard_normal((count, dim))) + 0.0
+        elif kind == "sparse":
+            vectors = rng.standard_normal((count, dim)) * (rng.random((count, dim)) < 0.1)
+            vectors[:, 0] += 1e-3
+        else:
+            vectors = rng.standard_normal((count, dim))
+        return (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
+
+    frames = FrameStore(dim, None)
+    table = clusters.ClusterTable(frames)
+    for embedding in unit(40):
+        slot = frames.add(embedding, [0.0] * 5, 0)
+        table.set_centre(table.open(), slot)
+    query = unit(1)[0]
+    codes, scale, error, norm = _quantise_query(query)
+    rows = np.arange(table.live_count)
+    dots = _code_dots(table.codes, rows, codes)
+    approx = dots.astype(np.float64) * table.scales[rows].astype(np.float64) * scale
+    exact = table.live_centres().astype(np.float64) @ query.astype(np.float64)
+    bounds = np.array([_code_error(r, error, norm, dim) for r in table.residuals[rows]])
+    assert (np.abs(exact - approx) <= bounds).all()
