@@ -37,6 +37,7 @@ import numpy as np
 
 from mrsteve.memory.base import ReadFilter
 from mrsteve.memory.frames import FrameStore, container_nbytes
+from mrsteve.memory.kernels import quantise_centres
 
 ID_GROWTH = 256
 """Cluster rows added when the table is full (copy growth; tables are small)."""
@@ -312,17 +313,12 @@ class ClusterTable:
         self._quantise(row, row + 1)
 
     def _quantise(self, start: int, stop: int) -> None:
-        """Int8 codes of centre rows ``start:stop``: a scale per row (largest magnitude / 127)
-        and the residual norm, rounded up so that it bounds the float32 truth."""
+        """Int8 codes, scales and residual bounds of centre rows ``start:stop``
+        (:func:`~mrsteve.memory.kernels.quantise_centres`)."""
         slots = self.centre_slot[self.live[start:stop]]
-        centres = self.frames.embeddings[slots].astype(np.float64)
-        scales = np.abs(centres).max(axis=1) / 127.0
-        scales = np.where(scales > 0, scales, 1.0).astype(np.float32)
-        codes = np.clip(np.rint(centres / scales[:, None]), -127, 127)
-        residual = np.sqrt(((centres - codes * scales[:, None].astype(np.float64)) ** 2).sum(1))
-        self.codes[start:stop] = codes
-        self.scales[start:stop] = scales
-        self.residuals[start:stop] = (residual * (1 + 1e-6) + 1e-12).astype(np.float32)
+        quantise_centres(
+            self.frames.embeddings, slots, self.codes, self.scales, self.residuals, start
+        )
 
     def centre_of(self, clusters: int | list[int] | np.ndarray) -> np.ndarray:
         """Centre embeddings of open clusters (a copy)."""
@@ -439,8 +435,7 @@ class ClusterTable:
             centres = table.centre_slot[live]
             if centres.shape[0] and not (0 <= centres.min() and centres.max() < frames.used):
                 raise ValueError("a cluster's centre is not a stored frame")
-            with np.errstate(invalid="ignore"):  # a NaN centre is refused by the memory's check
-                table._quantise(0, live.shape[0])
+            table._quantise(0, live.shape[0])  # a NaN centre is refused by the memory's check
         table.buckets.restore(arrays["bucket_order"], sizes)
         return table
 

@@ -149,6 +149,36 @@ scored exactly."""
 
 
 @numba.njit(cache=True, nogil=True)
+def quantise_centres(
+    embeddings: np.ndarray,
+    slots: np.ndarray,
+    codes: np.ndarray,
+    scales: np.ndarray,
+    residuals: np.ndarray,
+    start: int,
+) -> None:
+    """Write rows ``start ..`` of ``codes``, ``scales`` and ``residuals`` for the centre frames in
+    ``slots``: each centre as int8 ``codes * scale`` (scale = largest magnitude / 127, rounded to
+    float32) and the L2 norm of what that misses, rounded up so that it bounds the float32
+    truth (what :func:`search_clusters` ranks with)."""
+    for index in range(slots.shape[0]):
+        row = start + index
+        centre = embeddings[slots[index]]
+        largest = 0.0
+        for value in centre:
+            largest = max(largest, abs(np.float64(value)))
+        scale = np.float64(np.float32(largest / 127.0)) if largest > 0.0 else 1.0
+        missed = 0.0
+        for column in range(centre.shape[0]):
+            value = np.float64(centre[column])
+            code = min(max(np.rint(value / scale), -127.0), 127.0)
+            codes[row, column] = np.int8(code)
+            missed += (value - code * scale) ** 2
+        scales[row] = np.float32(scale)
+        residuals[row] = np.float32(np.sqrt(missed) * (1 + 1e-6) + 1e-12)
+
+
+@numba.njit(cache=True, nogil=True)
 def _quantise_query(query: np.ndarray) -> tuple[np.ndarray, float, float, float]:
     """``(codes, scale, error norm, norm)``: the query as int8 ``codes * scale`` (scale = largest
     magnitude / 127), the L2 norm of what that misses and the query's own L2 norm (float64)."""
