@@ -1,16 +1,17 @@
 """The memory file format: an uncompressed ``.npz`` archive whose ``header`` member is UTF-8 JSON
 ``{"format": "mrsteve.memory", "version", "kind", "capacity", "dim", "config", "state"}`` and whose
 other members are the memory's arrays. Writing goes through :func:`mrsteve.fileio.atomic_path`
-(a temporary file renamed over the target, only ever a regular file), so a crash never leaves half
-a file and ``/dev/null`` or a directory is refused; reading checks the header and every member's CRC, and raises
-``ValueError`` for anything that is not an intact memory file of a version this code reads.
+(a temporary file renamed over the target, only ever a regular file), so a crash never leaves
+half a file and ``/dev/null`` or a directory is refused; reading checks the header and every
+member's CRC, and raises ``ValueError`` for anything that is not an intact memory file of a
+version this code reads.
 
 Versions: 3 stores each cluster's slots as a block of one arena and the open clusters in the
 order of the read's centre rows (``clusters.arena``, ``clusters.live``); 2 also stored the
 centres' embeddings (a copy of the centre frames', ignored on load); 1 stored a slot queue per
-cluster and centres by cluster id. Versions 1 and 2 still load (converted on load). This module knows nothing of the memory classes,
-so the memories (which save) and :mod:`mrsteve.memory.persistence` (which loads) both import it
-without importing each other.
+cluster and centres by cluster id. Versions 1 and 2 still load (converted on load). This module
+knows nothing of the memory classes, so the memories (which save) and
+:mod:`mrsteve.memory.persistence` (which loads) both import it without importing each other.
 """
 
 from __future__ import annotations
