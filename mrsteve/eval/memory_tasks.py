@@ -15,10 +15,14 @@ down. Then travel: a direction drawn once from the episode's ``task`` stream, an
 stand-in (a new one when reached, given up by the navigator, or after 400 steps), so the route
 leaves the goal's place and does not come back.
 
-The paper states neither the success radius nor the task phase's step limit: we count success
-within ``radius = 12`` blocks of the landmark's centre (the watching spot's 8 blocks, the
-navigator's 3, one to spare) within ``task_steps = 3000`` steps (as long as the exploration
-phase).
+The paper asks the agent to "navigate to the location of the given image" and states neither a
+success radius nor the task phase's step limit: we count success within ``radius = 12`` blocks of
+the position the goal's clip was seen from, within ``task_steps = 3000`` steps (as long as the
+exploration phase). The radius covers the other positions the goal was seen from while walking to
+and watching from the spot (the frames an agent recalls; a few blocks apart) and the navigator's 3
+blocks. (Until this was fixed the circle was centred on the landmark itself, 8-12.5 blocks from
+where the goal was seen: agents that walked back to the first house stopped where they had seen
+it, just outside the circle, and were scored as failures.)
 """
 
 from __future__ import annotations

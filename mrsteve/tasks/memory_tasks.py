@@ -16,8 +16,8 @@ The image goal is the encoder's embedding of a 16-frame clip the agent saw in th
 zombies, the first house), given to the agent as the query instead of a text prompt
 (``agent.set_goal(embedding, threshold, t)``, with the encoder's calibrated ``image_goal``
 threshold). The task phase succeeds when the player comes within ``radius`` blocks of the goal's
-place (the landmark: the pond's, the zombies', the first house's centre), read from the world by
-the task, within ``task_steps`` steps.
+place, the position the image goal was seen from (the paper: "navigate to the location of the
+given image"), within ``task_steps`` steps.
 
 The route itself is the experiment's (:mod:`mrsteve.eval.memory_tasks`: it walks with a navigator,
 which this layer does not import); this module runs an episode with any route object that has
@@ -105,7 +105,7 @@ class MemoryTaskEpisode:
     goal: np.ndarray
     """The image goal embedding."""
     goal_place: tuple[float, float]
-    """World ``(x, z)`` of the goal's place."""
+    """World ``(x, z)`` of the goal's place: where the player stood when it saw the goal's clip."""
     trajectory: np.ndarray
     """float[n, 2]: world ``(x, z)`` of every step, the start first."""
     explore_steps: int
@@ -148,7 +148,7 @@ def run_memory_task(
     agent watches (``agent.observe``); ``encoder`` (the agent's kind) embeds the clips of the
     goal's window and the best one becomes the image goal (``agent.set_goal`` with its
     ``image_goal`` threshold); then the agent acts until it is within ``radius`` blocks of the
-    goal's place or ``task_steps`` steps have passed. The route draws from the episode's ``task``
+    goal's place (where the goal's clip was seen) or ``task_steps`` steps have passed. The route draws from the episode's ``task``
     stream, the agent from its ``agent`` stream."""
     if explore_steps <= task.goal_window or task_steps < 1 or not radius > 0:
         raise ValueError(f"need explore_steps > {task.goal_window} (the goal's window), "
@@ -156,7 +156,6 @@ def run_memory_task(
                          f"{radius}")
     obs, info = env.reset(seed=seed)
     world = env.unwrapped.world
-    place = tuple(float(v) for v in world.layout.landmarks[task.goal])
     frame = AgentFrame.of(obs)
     agent.reset(frame.view(obs), episode_rng(seed), info["camera"])
     route.reset(obs, world, episode_rng(seed, "task"), info["camera"])
@@ -184,6 +183,7 @@ def run_memory_task(
         raise RuntimeError(f"{task.name}: the route never showed {task.goal_classes} in the "
                            f"first {task.goal_window} steps (seed {seed})")
     _, goal_t, goal = best
+    place = trajectory[goal_t]  # where the player stood when it saw the clip ending at goal_t
     threshold = encoder.thresholds.image_goal
     kept = kept_goal(agent, frame, goal, threshold, place, radius)
 

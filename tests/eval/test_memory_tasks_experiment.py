@@ -69,6 +69,13 @@ def test_the_image_goal_is_a_clip_the_agent_saw():
     assert 15 <= run.goal_t < task.goal_window
     found = agent.memory.read(run.goal, 0.9999)
     assert run.goal_t in set(found.t.tolist())  # the agent's own write of that step
+    # success is judged around where that clip was seen: the watching spot, 8 blocks from the
+    # house on the spawn's side, not the house itself
+    np.testing.assert_array_equal(run.goal_place, run.trajectory[run.goal_t])
+    with gym.make("mrsteve/Voxel-v0", world=task.world, obs_size=OBS) as env:
+        env.reset(seed=0)
+        house = np.asarray(env.unwrapped.world.layout.landmarks["house_1"], np.float64)
+    assert 6.0 <= np.hypot(*(np.asarray(run.goal_place) - house)) <= 13.0
 
 
 SMALL = {
