@@ -44,14 +44,15 @@ def save_trajectory_plot(
     trajectory: np.ndarray,
     *,
     goals: Sequence[Sequence[float]] | None = None,
-    target: Sequence[float] | None = None,
+    target: Sequence[float] | Sequence[Sequence[float]] | None = None,
     radius: float = 3.0,
     title: str | None = None,
     scale: int = 4,
 ) -> Path:
     """Save a PNG of ``trajectory`` (``[N, 2]`` of ``(x, z)``) over the map of ``blocks``.
 
-    ``goals`` (``[M, 2]``) are marked with crosses; ``target`` is drawn as a disc of ``radius``.
+    ``goals`` (``[M, 2]``) are marked with crosses; ``target`` (one ``(x, z)`` or several) is
+    drawn as circles of ``radius``.
     Axes are block coordinates, x to the right and z down (north up, as Minecraft's maps).
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -78,7 +79,8 @@ def save_trajectory_plot(
         goals = np.asarray(goals, dtype=np.float64).reshape(-1, 2)
         axes.scatter(goals[:, 0], goals[:, 1], marker="x", s=18, c="white", linewidths=1.0)
     if target is not None:
-        axes.add_patch(Circle((target[0], target[1]), radius, fill=False, ec="white", lw=1.5))
+        for x, z in np.asarray(target, dtype=np.float64).reshape(-1, 2):
+            axes.add_patch(Circle((x, z), radius, fill=False, ec="white", lw=1.5))
     axes.scatter(*trajectory[0], marker="*", s=90, c="white", edgecolors="black", zorder=3)
     axes.set_xlim(0, size_x)
     axes.set_ylim(size_z, 0)

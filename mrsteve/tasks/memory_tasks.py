@@ -16,8 +16,11 @@ The image goal is the encoder's embedding of a 16-frame clip the agent saw in th
 zombies, the first house), given to the agent as the query instead of a text prompt
 (``agent.set_goal(embedding, threshold, t)``, with the encoder's calibrated ``image_goal``
 threshold). The task phase succeeds when the player comes within ``radius`` blocks of the goal's
-place, the position the image goal was seen from (the paper: "navigate to the location of the
-given image"), within ``task_steps`` steps.
+places within ``task_steps`` steps: the landmark (the pond's, the zombies', the first house's
+centre) or the position the image goal was seen from (the paper: "navigate to the location of the
+given image"). Both count, because an agent walks to a frame that matches the goal, and those were
+seen from anywhere the goal was in view: around the first house, from the spawn 12.5 blocks out;
+around the pond, from all sides.
 
 The route itself is the experiment's (:mod:`mrsteve.eval.memory_tasks`: it walks with a navigator,
 which this layer does not import); this module runs an episode with any route object that has
@@ -27,7 +30,7 @@ which this layer does not import); this module runs an episode with any route ob
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -105,7 +108,9 @@ class MemoryTaskEpisode:
     goal: np.ndarray
     """The image goal embedding."""
     goal_place: tuple[float, float]
-    """World ``(x, z)`` of the goal's place: where the player stood when it saw the goal's clip."""
+    """World ``(x, z)`` where the player stood when it saw the goal's clip."""
+    landmark: tuple[float, float]
+    """World ``(x, z)`` of the goal's landmark."""
     trajectory: np.ndarray
     """float[n, 2]: world ``(x, z)`` of every step, the start first."""
     explore_steps: int
@@ -116,18 +121,22 @@ def goal_share(semantic: np.ndarray, class_ids: np.ndarray) -> float:
     return float(np.isin(semantic, class_ids).mean())
 
 
+def near(x: float, z: float, places: Sequence[tuple[float, float]], radius: float) -> bool:
+    """Whether ``(x, z)`` lies within ``radius`` blocks of one of ``places``."""
+    return any(math.hypot(x - px, z - pz) <= radius for px, pz in places)
+
+
 def kept_goal(agent: Any, frame: AgentFrame, goal: np.ndarray, threshold: float,
-              place: tuple[float, float], radius: float) -> bool:
-    """Whether ``agent``'s memory holds a frame matching ``goal`` seen within ``radius`` of
-    ``place`` (an evaluator's look into the agent, for the record; no memory: ``False``)."""
+              places: Sequence[tuple[float, float]], radius: float) -> bool:
+    """Whether ``agent``'s memory holds a frame matching ``goal`` seen within ``radius`` of one
+    of ``places`` (an evaluator's look into the agent, for the record; no memory: ``False``)."""
     memory = getattr(agent, "memory", None)
     if memory is None or len(memory) == 0:
         return False
     found = memory.read(goal, threshold)
     for pose in found.pose:
         x, _, z = agent.absolute(pose)[:3]
-        wx, wz = frame.to_world(x, z)
-        if math.hypot(wx - place[0], wz - place[1]) <= radius:
+        if near(*frame.to_world(x, z), places, radius):
             return True
     return False
 
@@ -148,7 +157,7 @@ def run_memory_task(
     agent watches (``agent.observe``); ``encoder`` (the agent's kind) embeds the clips of the
     goal's window and the best one becomes the image goal (``agent.set_goal`` with its
     ``image_goal`` threshold); then the agent acts until it is within ``radius`` blocks of the
-    goal's place (where the goal's clip was seen) or ``task_steps`` steps have passed. The route draws from the episode's ``task``
+    goal's landmark or of where the goal's clip was seen, or ``task_steps`` steps have passed. The route draws from the episode's ``task``
     stream, the agent from its ``agent`` stream."""
     if explore_steps <= task.goal_window or task_steps < 1 or not radius > 0:
         raise ValueError(f"need explore_steps > {task.goal_window} (the goal's window), "
@@ -156,6 +165,7 @@ def run_memory_task(
                          f"{radius}")
     obs, info = env.reset(seed=seed)
     world = env.unwrapped.world
+    landmark = tuple(float(v) for v in world.layout.landmarks[task.goal])
     frame = AgentFrame.of(obs)
     agent.reset(frame.view(obs), episode_rng(seed), info["camera"])
     route.reset(obs, world, episode_rng(seed, "task"), info["camera"])
@@ -184,14 +194,15 @@ def run_memory_task(
                            f"first {task.goal_window} steps (seed {seed})")
     _, goal_t, goal = best
     place = trajectory[goal_t]  # where the player stood when it saw the clip ending at goal_t
+    places = (place, landmark)
     threshold = encoder.thresholds.image_goal
-    kept = kept_goal(agent, frame, goal, threshold, place, radius)
+    kept = kept_goal(agent, frame, goal, threshold, places, radius)
 
     agent.set_goal(goal, threshold, explore_steps)
     success_steps = None
     for k in range(task_steps + 1):
         x, z = float(obs["pose"][0]), float(obs["pose"][2])
-        if math.hypot(x - place[0], z - place[1]) <= radius:
+        if near(x, z, places, radius):
             success_steps = k
             break
         if k == task_steps:
@@ -203,7 +214,8 @@ def run_memory_task(
         "kept_goal": 100.0 if kept else 0.0,
         "task_steps": None if success_steps is None else float(success_steps),
     }
-    return MemoryTaskEpisode(metrics, goal_t, goal, place, np.asarray(trajectory), explore_steps)
+    return MemoryTaskEpisode(metrics, goal_t, goal, place, landmark, np.asarray(trajectory),
+                             explore_steps)
 
 
 def world_of(task: MemoryTask) -> Mapping[str, Any]:

@@ -15,7 +15,7 @@ from mrsteve.eval.experiments import EXPERIMENTS
 from mrsteve.eval.memory_tasks import MemoryTasksConfig, ScriptedRoute
 from mrsteve.perception import SemanticEncoder
 from mrsteve.spaces import AgentFrame
-from mrsteve.tasks.memory_tasks import Stay, kept_goal, memory_task, run_memory_task
+from mrsteve.tasks.memory_tasks import Stay, kept_goal, memory_task, near, run_memory_task
 
 OBS = (24, 40)
 
@@ -69,13 +69,21 @@ def test_the_image_goal_is_a_clip_the_agent_saw():
     assert 15 <= run.goal_t < task.goal_window
     found = agent.memory.read(run.goal, 0.9999)
     assert run.goal_t in set(found.t.tolist())  # the agent's own write of that step
-    # success is judged around where that clip was seen: the watching spot, 8 blocks from the
-    # house on the spawn's side, not the house itself
+    # success is judged around the house and around where that clip was seen: the watching
+    # spot, 8 blocks from the house on the spawn's side
     np.testing.assert_array_equal(run.goal_place, run.trajectory[run.goal_t])
     with gym.make("mrsteve/Voxel-v0", world=task.world, obs_size=OBS) as env:
         env.reset(seed=0)
         house = np.asarray(env.unwrapped.world.layout.landmarks["house_1"], np.float64)
     assert 6.0 <= np.hypot(*(np.asarray(run.goal_place) - house)) <= 13.0
+    assert run.landmark == pytest.approx(house)
+
+
+def test_success_counts_near_the_landmark_or_where_the_goal_was_seen():
+    seen, landmark = (25.5, 40.0), (25.5, 50.5)
+    assert near(25.5, 36.0, (seen, landmark), 12.0)  # back at the spawn, 14.5 from the house
+    assert near(25.5, 62.0, (seen, landmark), 12.0)  # behind the house, 22 from where it was seen
+    assert not near(50.0, 20.0, (seen, landmark), 12.0)
 
 
 SMALL = {
@@ -102,7 +110,7 @@ def test_which_memories_keep_the_goal(name):
     frame = AgentFrame((run.trajectory[0][0], 0.0, run.trajectory[0][1]))
     threshold = SemanticEncoder().thresholds.image_goal
     kept = {kind for kind, agent in agents.items()
-            if kept_goal(agent, frame, run.goal, threshold, run.goal_place, 12.0)}
+            if kept_goal(agent, frame, run.goal, threshold, (run.goal_place, run.landmark), 12.0)}
     assert kept == keepers
 
 
