@@ -41,10 +41,9 @@ def search_clusters(
     centre is first scored by an integer dot product of the two codes, with a bound on the error
     (:func:`_code_error`), and only the rows whose upper bound reaches the k-th largest lower
     bound can be in the top-k; only those are scored exactly, from the centre frames' rows of
-    ``embeddings``. A found frame's
-    step and pose are fetched as it is scored, so their cache misses overlap the scan.
-    (Reassociation lets the sums vectorise; their rounding differs from BLAS in the last
-    bits.)"""
+    ``embeddings``. A found frame's step and pose are fetched as it is scored, so their cache
+    misses overlap the scan. (Reassociation lets the sums vectorise; their rounding differs from
+    BLAS in the last bits.)"""
     dim = query.shape[0]
     if allowed.shape[0] == live_count:
         candidates = np.flatnonzero(allowed[:live_count])
