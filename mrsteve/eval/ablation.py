@@ -57,7 +57,7 @@ class AblationConfig:
 
     def __post_init__(self) -> None:
         check_name(self.vary, VARIED, "ablation (--vary)")
-        self.points
+        self.points  # noqa: B018 (checks the values)
         find_tasks("aba-sparse", self.task)
         agent_config(self.agent)
         if self.capacity is not None and (isinstance(self.capacity, bool) or self.capacity < 1):

@@ -74,5 +74,5 @@ def _read_members(path: Path) -> dict[str, np.ndarray]:
     try:
         with np.load(path, allow_pickle=False) as archive:
             return {name: archive[name] for name in archive.files}
-    except Exception as error:  # zipfile and numpy raise many kinds on bad bytes
+    except Exception as error:  # noqa: BLE001 (zipfile and numpy raise many kinds on bad bytes)
         raise invalid(path, f"corrupted ({type(error).__name__}: {error})") from None

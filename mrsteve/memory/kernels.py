@@ -147,6 +147,20 @@ MAX_CODED_DIM = (2**31 - 1) // (127 * 127)
 scored exactly."""
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _quantise_into(vector: np.ndarray, largest: float, codes: np.ndarray) -> tuple[float, float]:
+    """Write ``vector`` as int8 ``codes * scale`` (scale = ``largest`` magnitude / 127, rounded to
+    float32 as it is stored); returns ``(scale, L2 norm of what the codes miss)``."""
+    scale = np.float64(np.float32(largest / 127.0)) if largest > 0.0 else 1.0
+    missed = 0.0
+    for column in range(vector.shape[0]):
+        value = np.float64(vector[column])
+        code = min(max(np.rint(value / scale), -127.0), 127.0)
+        codes[column] = np.int8(code)
+        missed += (value - code * scale) ** 2
+    return scale, np.sqrt(missed)
+
+
 @numba.njit(cache=True, nogil=True)
 def quantise_centres(
     embeddings: np.ndarray,
@@ -157,45 +171,25 @@ def quantise_centres(
     start: int,
 ) -> None:
     """Write rows ``start ..`` of ``codes``, ``scales`` and ``residuals`` for the centre frames in
-    ``slots``: each centre as int8 ``codes * scale`` (scale = largest magnitude / 127, rounded to
-    float32) and the L2 norm of what that misses, rounded up so that it bounds the float32
+    ``slots`` (:func:`_quantise_into`), each residual rounded up so that it bounds the float32
     truth (what :func:`search_clusters` ranks with)."""
     for index in range(slots.shape[0]):
         row = start + index
         centre = embeddings[slots[index]]
-        largest = 0.0
-        for value in centre:
-            largest = max(largest, abs(np.float64(value)))
-        scale = np.float64(np.float32(largest / 127.0)) if largest > 0.0 else 1.0
-        missed = 0.0
-        for column in range(centre.shape[0]):
-            value = np.float64(centre[column])
-            code = min(max(np.rint(value / scale), -127.0), 127.0)
-            codes[row, column] = np.int8(code)
-            missed += (value - code * scale) ** 2
+        _, largest = square_norm_and_peak(centre)
+        scale, missed = _quantise_into(centre, largest, codes[row])
         scales[row] = np.float32(scale)
-        residuals[row] = np.float32(np.sqrt(missed) * (1 + 1e-6) + 1e-12)
+        residuals[row] = np.float32(missed * (1 + 1e-6) + 1e-12)
 
 
 @numba.njit(cache=True, nogil=True)
 def _quantise_query(query: np.ndarray) -> tuple[np.ndarray, float, float, float]:
-    """``(codes, scale, error norm, norm)``: the query as int8 ``codes * scale`` (scale = largest
-    magnitude / 127), the L2 norm of what that misses and the query's own L2 norm (float64)."""
-    dim = query.shape[0]
-    largest = 0.0
-    for column in range(dim):
-        largest = max(largest, abs(np.float64(query[column])))
-    scale = largest / 127.0 if largest > 0.0 else 1.0
-    codes = np.empty(dim, np.int8)
-    error = 0.0
-    norm = 0.0
-    for column in range(dim):
-        value = np.float64(query[column])
-        code = min(max(np.rint(value / scale), -127.0), 127.0)
-        codes[column] = np.int8(code)
-        error += (value - code * scale) ** 2
-        norm += value * value
-    return codes, scale, np.sqrt(error), np.sqrt(norm)
+    """``(codes, scale, error norm, norm)``: the query as int8 codes like the centres', the L2
+    norm of what they miss and the query's own L2 norm (float64)."""
+    square_norm, largest = square_norm_and_peak(query)
+    codes = np.empty(query.shape[0], np.int8)
+    scale, error = _quantise_into(query, largest, codes)
+    return codes, scale, error, np.sqrt(square_norm)
 
 
 @numba.njit(cache=True, nogil=True)

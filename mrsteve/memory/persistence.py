@@ -32,5 +32,5 @@ def load(path: str | os.PathLike[str]) -> ClusteredMemory:
         return kind._from_state(
             header["capacity"], header["dim"], header["config"], header["state"], arrays
         )
-    except Exception as error:  # any inconsistency of a crafted file
+    except Exception as error:  # noqa: BLE001 (any inconsistency of a crafted file)
         raise invalid(path, f"corrupted ({type(error).__name__}: {error})") from None

@@ -66,7 +66,7 @@ BAD_WRITES = {
 def test_a_refused_write_leaves_the_memory_as_it_was(memory, case, tmp_path):
     embedding = memory.clusters()[0].embedding[0]
     before = snapshot(memory)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError):  # each case has its own message
         memory.write(*BAD_WRITES[case](embedding))
     assert_same(before, snapshot(memory))
     # and it goes on working: writes, evictions, saving and loading
