@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 
@@ -87,7 +88,33 @@ def view(
         closer = t < np.minimum(depth, scene.view_distance)
         depth[closer] = t[closer]
         semantic[closer] = content.semantic_id(pillar.cls)
-    return {"semantic": semantic, "depth": depth.astype(np.float32)}
+    return {"semantic": semantic, "depth": depth.astype(np.float32),
+            "rgb": _colours(semantic, depth, scene.view_distance)}
+
+
+SKY_RGB = np.array([140.0, 180.0, 240.0])
+"""Colour of the sky and of the fog towards the horizon."""
+
+
+def _colours(semantic: np.ndarray, depth: np.ndarray, view_distance: float) -> np.ndarray:
+    """``uint8[H, W, 3]``: each pixel in its class's colour (a block's top colour, a mob's body),
+    fading into the sky's colour towards the view distance, like the renderer's fog."""
+    fog = np.clip((np.nan_to_num(depth, posinf=view_distance) / view_distance - 0.4) / 0.6, 0, 1)
+    rgb = _class_colours()[semantic] * (1 - fog[..., None]) + SKY_RGB * fog[..., None]
+    return rgb.round().astype(np.uint8)
+
+
+@cache
+def _class_colours() -> np.ndarray:
+    content = load_content()
+    colours = np.tile(SKY_RGB, (len(content.semantic_classes), 1))
+    for block_id, cls in enumerate(content.block_semantic[:len(content.block_colors)]):
+        if block_id:
+            colours[cls] = content.block_colors[block_id][0]
+    for mob in content.mobs:
+        colours[content.semantic_id(mob.name)] = mob.color
+    colours[content.semantic_id("burning_zombie")] = (255.0, 150.0, 30.0)
+    return colours
 
 
 def _cylinder_hit(ox, oz, dx, dz, dy, radius, height):

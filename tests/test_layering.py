@@ -3,8 +3,8 @@
 Every module of ``mrsteve`` is parsed with :mod:`ast`; every ``import`` counts, at module level,
 under ``if TYPE_CHECKING:`` and inside functions alike. The rules (lowest layer first):
 
-    memory, world  <  env  <  perception, control  <  agent  <  tasks  <  eval, bench, calibration,
-    train  <  cli
+    memory, world  <  env  <  perception, control  <  agent  <  tasks  <  eval, bench, calibration
+    <  train  <  cli
 
 * a module never imports a higher layer, nor a sibling package of its own layer (so perception and
   control do not import each other, nor memory and world);
@@ -42,10 +42,10 @@ LAYERS: dict[str, int] = {
     "eval": 5,
     "bench": 5,
     "calibration": 5,
-    "train": 5,
-    "cli": 6,
-    "__main__": 7,
-    "": 8,
+    "train": 6,
+    "cli": 7,
+    "__main__": 8,
+    "": 9,
 }
 """Rank of each subpackage: a module imports only lower ranks (and its own package). The package
 itself (``""``, its ``__init__``) is on top: it registers the environment."""

@@ -16,6 +16,7 @@ from mrsteve.control.navigation import NavigatorConfig
 from mrsteve.control.skills import SkillConfig
 from mrsteve.control.visitation import VisitationConfig
 from mrsteve.naming import check_name
+from mrsteve.perception.registry import ENCODERS
 
 MEMORY_KINDS = ("place_event", "center_embed", "place", "event", "fifo")
 """Place Event Memory, its centre-only variant, Place, Event and FIFO Memory."""
@@ -53,6 +54,20 @@ class MemoryConfig:
 
 
 @dataclass(frozen=True)
+class EncoderConfig:
+    """The encoder the agent perceives with (MineCLIP's role)."""
+
+    kind: str = "semantic"
+    """One of :data:`mrsteve.perception.ENCODERS`: ``semantic`` (the renderer's semantic frame)
+    or ``pixels`` (the learned encoder over RGB frames)."""
+    weights_sha256: str | None = None
+    """Hash of the encoder's weights (``pixels``), so a summary names the weights it ran with."""
+
+    def __post_init__(self) -> None:
+        check_name(self.kind, ENCODERS, "encoder")
+
+
+@dataclass(frozen=True)
 class ExplorerConfig:
     """The explorer of the Explore mode: a goal selector over a navigator."""
 
@@ -83,6 +98,8 @@ class AgentConfig:
     """What the agent is, in the paper's words."""
     memory: MemoryConfig | None = field(default_factory=MemoryConfig)
     """``None``: no memory (STEVE-1 alone: only the instruction policy)."""
+    encoder: EncoderConfig = field(default_factory=EncoderConfig)
+    """The encoder of the memory's frames and the mode selector's prompts (unused by STEVE-1)."""
     explorer: ExplorerConfig = field(default_factory=ExplorerConfig)
     navigator: NavigatorConfig = field(default_factory=NavigatorConfig)
     """The navigators' settings (VPT-Nav stand-in): the Execute mode's travel to remembered places

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from mrsteve.agent.baselines import Steve1
-from mrsteve.agent.config import AgentConfig, ExplorerConfig, MemoryConfig
+from mrsteve.agent.config import AgentConfig, EncoderConfig, ExplorerConfig, MemoryConfig
 from mrsteve.agent.mrsteve import MrSteve, MrSteveConfig
 from mrsteve.agent.protocols import Agent
 from mrsteve.control.explorers import HierarchicalExplorer
@@ -28,7 +28,7 @@ from mrsteve.control.navigation import DepthNavigator, Navigator, NavigatorConfi
 from mrsteve.control.skills import ScriptedSkills
 from mrsteve.memory import EventMemory, FIFOMemory, Memory, PlaceEventMemory, PlaceMemory
 from mrsteve.naming import lookup
-from mrsteve.perception import Encoder, SemanticEncoder
+from mrsteve.perception import Encoder, encoder_weights, make_encoder
 
 
 @dataclass(frozen=True)
@@ -92,12 +92,14 @@ def agent_config(
     patch_size: float = 15.0,
     capacity: int | None = None,
     config: MrSteveConfig | None = None,
+    encoder: str = "semantic",
 ) -> AgentConfig:
     """The configuration tree of the agent called ``name``. ``patch_size`` is the exploration goal
     patch side G, a task-level setting as in the paper (15 on 100 x 100 maps, 30 on 200 x 200:
     :func:`mrsteve.tasks.catalog.exploration_patch_size`); the Plan4MC-style explorer's grid cells
     are 0.6 G (its 11 x 11 grid over a 100 x 100 map). The agent is told nothing else of the
-    world."""
+    world. ``encoder``: one of :data:`mrsteve.perception.ENCODERS` (the tree records its weights'
+    hash)."""
     spec = lookup(AGENTS, name, "agent")
     explorer = ExplorerConfig(
         kind=spec.explorer, navigator="straight" if spec.explorer == "plan4mc" else "depth",
@@ -108,6 +110,7 @@ def agent_config(
         name=name,
         description=spec.description,
         memory=None if spec.memory is None else MemoryConfig(spec.memory, capacity),
+        encoder=EncoderConfig(encoder, encoder_weights(encoder)),
         explorer=explorer,
         mode_selector=config or MrSteveConfig(),
     )
@@ -118,7 +121,12 @@ def build_agent(config: AgentConfig) -> Agent:
     policy = ScriptedSkills(config.skills)
     if config.memory is None:
         return Steve1(policy, name=config.name)
-    encoder = SemanticEncoder()
+    encoder = make_encoder(config.encoder.kind)
+    expected = config.encoder.weights_sha256
+    if expected is not None and expected != getattr(encoder, "weights_sha256", None):
+        raise ValueError(f"the configuration names {config.encoder.kind} encoder weights "
+                         f"{expected}, but the installed ones are "
+                         f"{getattr(encoder, 'weights_sha256', None)}")
     memory = make_memory(config.memory.kind, encoder, config.memory.capacity,
                          config.memory.cell_size)
     return MrSteve(
@@ -154,14 +162,16 @@ def make_agent(
     patch_size: float = 15.0,
     capacity: int | None = None,
     config: MrSteveConfig | AgentConfig | None = None,
+    encoder: str = "semantic",
 ) -> Agent:
     """The agent called ``name`` (see :func:`agent_config`). ``config`` is the mode selector's
-    configuration, or a whole :class:`AgentConfig` tree (``name`` wins); the built agent keeps
-    its tree as ``agent.config_tree``."""
+    configuration, or a whole :class:`AgentConfig` tree (``name`` wins; ``encoder`` is then the
+    tree's); the built agent keeps its tree as ``agent.config_tree``."""
     if isinstance(config, AgentConfig):
         tree = replace(config, name=name)
     else:
-        tree = agent_config(name, patch_size=patch_size, capacity=capacity, config=config)
+        tree = agent_config(name, patch_size=patch_size, capacity=capacity, config=config,
+                            encoder=encoder)
     agent = build_agent(tree)
     agent.config_tree = tree
     return agent

@@ -76,8 +76,10 @@ def bench_agent(
     steps: int = 3000,
     seed: int = 0,
     obs_size: tuple[int, int] | None = None,
+    encoder: str = "semantic",
 ) -> dict[str, Any]:
-    """Run ``agent_name`` for ``steps`` steps on the task's world; steps/s and a breakdown."""
+    """Run ``agent_name`` with ``encoder`` for ``steps`` steps on the task's world; steps/s and a
+    breakdown."""
     task = task_by_key(task_key)
     kwargs: dict[str, Any] = {"world": task.world}
     if obs_size is not None:
@@ -88,12 +90,13 @@ def bench_agent(
 
     start = time.perf_counter()
     with gym.make("mrsteve/Voxel-v0", **kwargs) as warm_env:
-        warm_agent = make_agent(agent_name, patch_size=exploration_patch_size(task.world))
+        warm_agent = make_agent(agent_name, patch_size=exploration_patch_size(task.world),
+                                encoder=encoder)
         run_tasks(warm_env, warm_agent, cycle, seed=seed + 1, max_steps=WARM_UP_STEPS)
     warm_up_seconds = time.perf_counter() - start
 
     env = gym.make("mrsteve/Voxel-v0", **kwargs)
-    agent = make_agent(agent_name, patch_size=exploration_patch_size(task.world))
+    agent = make_agent(agent_name, patch_size=exploration_patch_size(task.world), encoder=encoder)
     totals: dict[str, float] = defaultdict(float)
     parts = {
         "memory": {"write": "memory write", "read": "memory read"},
@@ -115,6 +118,8 @@ def bench_agent(
     stats = agent.memory.stats() if hasattr(agent, "memory") else None
     return {
         "agent": agent_name,
+        "encoder": encoder,
+        "encoder_weights": agent.config_tree.encoder.weights_sha256,
         "task": task_key,
         "world": task.world,
         "obs_size": list(env.unwrapped.obs_size),

@@ -33,6 +33,7 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import gymnasium
 import numpy as np
@@ -83,9 +84,15 @@ HELD_OUT_WORLDS = (
 """Worlds the fitted thresholds are measured in: the paper's evaluation maps (ABA-Sparse Maps 1-3,
 the memory tasks' worlds, Long-Instruction and Long-Navigation)."""
 
+FRAME_KEYS = ("semantic", "rgb", "depth")
+"""Observation keys a clip's frames can keep."""
+
 MOTIONS = ("walk", "look", "pause")
 """How the agent moves during a clip: walks on (steering a little), turns on the spot, or
 stands looking around a little."""
+
+MAX_WORLD_TRIES = 10
+"""Seeds tried in a row for one calibration world (a random draw may not fit its mobs)."""
 
 MAX_POSE_TRIES = 1000
 """Poses drawn for one clip before giving up on a world (most draws can be stood on)."""
@@ -112,6 +119,9 @@ class ClipConfig:
     """Frame height and width (the environment's default)."""
     window: int = 16
     """Frames per clip (the encoder's window; MineCLIP: 16)."""
+    frame_keys: tuple[str, ...] = ("semantic",)
+    """Observation keys each clip frame keeps (what the encoder reads: ``semantic``, ``rgb``,
+    ``depth``)."""
     near_distance: float = 8.0
     """R: a prompt is true when its classes are visible within this many blocks."""
     far_distance: float = 16.0
@@ -144,6 +154,9 @@ class ClipConfig:
                 raise ValueError(f"{field} must name world recipes ({', '.join(WORLD_RECIPES)})")
             for name in names:
                 check_name(name, WORLD_RECIPES, "world")
+        if not self.frame_keys or not set(self.frame_keys) <= set(FRAME_KEYS):
+            raise ValueError(f"frame_keys must name observation keys of {FRAME_KEYS}, got "
+                             f"{self.frame_keys}")
         if not 0 < self.near_distance < self.far_distance:
             raise ValueError(f"need 0 < near_distance < far_distance, got {self.near_distance} "
                              f"and {self.far_distance}")
@@ -208,8 +221,15 @@ def _near_and_clear(shares: np.ndarray, fractions: np.ndarray | float) -> np.nda
 # ------------------------------------------------------------------------------------- sampling
 
 
-Frames = tuple[np.ndarray, np.ndarray]
-"""Semantic (``uint8``) and depth (``float32``) frames ``[window, H, W]`` of one clip."""
+class Frames(NamedTuple):
+    """The frames ``[window, H, W]`` of one clip."""
+
+    semantic: np.ndarray
+    """``uint8`` class ids."""
+    depth: np.ndarray
+    """``float32`` distances."""
+    rgb: np.ndarray | None = None
+    """``uint8[window, H, W, 3]`` colour images (taken when ``ClipConfig.frame_keys`` asks)."""
 
 
 @dataclass(frozen=True)
@@ -310,15 +330,19 @@ class WorldSession:
     # -- clips
 
     def clip(self, pose: Pose, rng: np.random.Generator) -> Frames:
-        """Semantic and depth frames ``[window, H, W]`` of a short motion from ``pose``."""
+        """The frames of a short motion from ``pose`` (colour too if the config asks)."""
         self.world.teleport(pose.x, pose.z, yaw=pose.yaw, pitch=pose.pitch)
         window = self.config.window
         semantic = np.empty((window, *self.config.obs_size), dtype=np.uint8)
         depth = np.empty((window, *self.config.obs_size), dtype=np.float32)
+        rgb = (np.empty((window, *self.config.obs_size, 3), dtype=np.uint8)
+               if "rgb" in self.config.frame_keys else None)
         for i, action in enumerate(_motion(rng, window)):
             observation, *_ = self.env.step(action)
             semantic[i], depth[i] = observation["semantic"], observation["depth"]
-        return semantic, depth
+            if rgb is not None:
+                rgb[i] = observation["rgb"]
+        return Frames(semantic, depth, rgb)
 
     def noop(self) -> None:
         """One step without input (lets a scheduled event happen)."""
@@ -409,8 +433,14 @@ class _Sessions:
         if name not in self._envs:
             self._envs[name] = gymnasium.make("mrsteve/Voxel-v0", world=name,
                                               obs_size=self.config.obs_size)
-        seed = int(self.rng.integers(2**31))
-        return WorldSession(self._envs[name], seed, self.config, self.lexicon)
+        for _ in range(MAX_WORLD_TRIES):
+            seed = int(self.rng.integers(2**31))
+            try:
+                return WorldSession(self._envs[name], seed, self.config, self.lexicon)
+            except ValueError as error:  # a procedural draw that does not fit (too few spots)
+                failure = error
+        raise RuntimeError(f"world {name!r} could not be built from {MAX_WORLD_TRIES} seeds in a "
+                           f"row: {failure}")
 
     def close(self) -> None:
         for env in self._envs.values():
@@ -434,8 +464,9 @@ def _draw_pose(session: WorldSession, rng: np.random.Generator) -> Pose:
                        f"{session.name!r}")
 
 
-def _frames(semantic: np.ndarray) -> list[dict[str, np.ndarray]]:
-    return [{"semantic": frame} for frame in semantic]
+def _observations(frames: Frames, keys: tuple[str, ...]) -> list[dict[str, np.ndarray]]:
+    """The clip as the observations an encoder reads (``keys`` of each frame)."""
+    return [{key: getattr(frames, key)[i] for key in keys} for i in range(len(frames.semantic))]
 
 
 def collect_clips(count: int, rng: np.random.Generator, config: ClipConfig | None = None,
@@ -450,10 +481,10 @@ def collect_clips(count: int, rng: np.random.Generator, config: ClipConfig | Non
         while len(clips) < count:
             session = sessions.next()
             for _ in range(min(config.clips_per_world, count - len(clips))):
-                semantic, depth = session.clip(_draw_pose(session, rng), rng)
-                true, ambiguous = labeller.label(semantic, depth)
-                clips.append(LabelledClip(_frames(semantic), true, ambiguous,
-                                          world=session.name))
+                frames = session.clip(_draw_pose(session, rng), rng)
+                true, ambiguous = labeller.label(frames.semantic, frames.depth)
+                clips.append(LabelledClip(_observations(frames, config.frame_keys), true,
+                                          ambiguous, world=session.name))
     finally:
         sessions.close()
     return clips
@@ -498,9 +529,10 @@ def collect_event_pairs(count: int, rng: np.random.Generator, config: ClipConfig
         sessions.close()
     clips = []
     for index, (world, kind, *frames) in enumerate(pairs[:count]):
-        for (semantic, depth), scene in zip(frames, SCENES[kind], strict=True):
-            true, ambiguous = labeller.label(semantic, depth)
-            clips.append(LabelledClip(_frames(semantic), true, ambiguous, index, scene, world))
+        for clip, scene in zip(frames, SCENES[kind], strict=True):
+            true, ambiguous = labeller.label(clip.semantic, clip.depth)
+            clips.append(LabelledClip(_observations(clip, config.frame_keys), true, ambiguous,
+                                      index, scene, world))
     return clips
 
 
@@ -527,7 +559,7 @@ def _vanishing_pairs(session: WorldSession, change: str, cls: int, count: int,
     befores = []
     for first, second in places:
         before = session.clip(first, rng)
-        if labeller.clearly_near(*before, cls):
+        if labeller.clearly_near(before.semantic, before.depth, cls):
             befores.append((before, second))
     session.remove_class(cls)
     return [(change, before, session.clip(second, rng)) for before, second in befores]
@@ -546,4 +578,4 @@ def _pair_in_view(session: WorldSession, change: bool, labeller: PromptLabeller,
         return "static", before, session.clip(second, rng)
     cls = session.spawn_in_view(second, rng)
     after = session.clip(second, rng)
-    return ("mobs_appeared", before, after) if labeller.clearly_near(*after, cls) else None
+    return ("mobs_appeared", before, after) if labeller.clearly_near(after.semantic, after.depth, cls) else None

@@ -132,6 +132,19 @@ class PromptFit:
     """Share of the clips scoring at least the threshold that are true (1 when none does)."""
     recall: float
     """Share of the true clips scoring at least the threshold."""
+    average_precision: float = float("nan")
+    """Average precision of ranking the true and false clips by score (threshold-free)."""
+
+
+def average_precision(positives: np.ndarray, negatives: np.ndarray) -> float:
+    """Average precision of ranking clips by score: the mean, over the true clips, of the
+    precision among the clips scoring at least as high (ties count against)."""
+    scores = np.concatenate([positives, negatives])
+    truth = np.concatenate([np.ones(len(positives), bool), np.zeros(len(negatives), bool)])
+    order = np.lexsort((truth, -scores))  # by score, high first; of equal scores, false first
+    hits = truth[order]
+    precision = np.cumsum(hits) / np.arange(1, hits.size + 1)
+    return float(precision[hits].mean())
 
 
 @dataclass(frozen=True)
@@ -166,6 +179,13 @@ class Measurement:
     worlds: tuple[str, ...] = ()
     """The world recipes the clips were taken in, in order of first appearance."""
 
+    @property
+    def mean_average_precision(self) -> float:
+        """Mean over the measured prompts of their average precision (NaN without any)."""
+        if not self.prompts:
+            return float("nan")
+        return float(np.mean([fit.average_precision for fit in self.prompts.values()]))
+
     def summary(self) -> dict:
         """As plain data (for JSON)."""
         events = None
@@ -174,7 +194,7 @@ class Measurement:
             events = {"threshold": e.threshold, "kept": e.kept, "same": list(e.same),
                       "changed": {change: {"separated": e.separated(change), "similarities":
                                            list(values)} for change, values in e.changed.items()}}
-        return {"worlds": list(self.worlds),
+        return {"worlds": list(self.worlds), "mean_average_precision": self.mean_average_precision,
                 "prompts": {p: asdict(fit) for p, fit in self.prompts.items()}, "events": events}
 
 
@@ -238,7 +258,7 @@ def _measure(encoder: Encoder, thresholds: EncoderThresholds, clips: Sequence[La
         hits, false_hits = int((positives >= threshold).sum()), int((negatives >= threshold).sum())
         fits[prompt] = PromptFit(threshold, positives.size, negatives.size,
                                  hits / (hits + false_hits) if hits + false_hits else 1.0,
-                                 hits / positives.size)
+                                 hits / positives.size, average_precision(positives, negatives))
     same, changed = _pair_similarities(clips, embeddings)
     events = None
     if same and changed:
@@ -325,7 +345,7 @@ def calibrate_on_world(
     seed: int = 0,
     *,
     event_pairs: int | None = None,
-    encoder: SemanticEncoder | None = None,
+    encoder: Encoder | None = None,
     config: ClipConfig | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> WorldCalibration:
@@ -343,7 +363,7 @@ def calibrate_on_world(
     if event_pairs < 1:
         raise ValueError(f"event_pairs must be at least 1, got {event_pairs}")
     encoder = encoder or SemanticEncoder()
-    config = config or ClipConfig(window=encoder.window)
+    config = config or ClipConfig(window=encoder.window, frame_keys=encoder.reads)
     shared = sorted(set(config.worlds) & set(config.held_out_worlds))
     if shared:
         raise ValueError(f"calibration and held-out worlds must differ; both name {shared}")
@@ -364,14 +384,18 @@ def calibrate_on_world(
     return WorldCalibration(calibration, held_out, seed, clips, event_pairs, config)
 
 
-def format_world_calibration(result: WorldCalibration, command: str) -> str:
+def format_world_calibration(result: WorldCalibration, command: str,
+                             encoder: str = "the semantic encoder (mrsteve.perception."
+                                            "SemanticEncoder, default configuration)",
+                             weights_sha256: str | None = None) -> str:
     """The thresholds file (``data/thresholds.toml``) of ``result``, with how it was made and how
-    well it does in its header; ``command`` is the command line that reproduces it."""
+    well it does in its header; ``command`` is the command line that reproduces it, ``encoder``
+    names the encoder, ``weights_sha256`` its weights (recorded in the file)."""
     config = result.config
     fit, held = result.calibration.fit, result.held_out
     (low, high), (pitch_low, pitch_high) = config.target_distance, config.pitch
     text = f"""
-Thresholds of the semantic encoder (mrsteve.perception.SemanticEncoder, default configuration).
+Thresholds of {encoder}.
 Cosines in [-1, 1]; each encoder carries its own (MineCLIP's: task 0.2274, thr2 0.74, c 0.735).
 
 status "calibrated": calibrated on procedural calibration worlds, held out on the evaluation maps,
@@ -398,11 +422,13 @@ task.<prompt>: the cut with the best F1 on the clips fitted on (with fewer than 
 or false clips there, "too few clips", the encoder's threshold stays). event_fold: the cut with the best
 balanced accuracy between pairs of clips at one place (within {config.place_offset:g} blocks and
 {config.place_turn:g} degrees) with the scene unchanged and changed; event_merge = event_fold +
-{MERGE_MARGIN:g} (thr2 - c); image_goal = event_fold."""
+{MERGE_MARGIN:g} (thr2 - c); image_goal = event_fold. AP: average precision of ranking the clips by
+score (threshold-free); mean AP over the prompts, fitted {fit.mean_average_precision:.3f}, held
+out {held.mean_average_precision:.3f}."""
     paragraphs = [" ".join(paragraph.split()) for paragraph in text.strip().split("\n\n")]
     lines = [line for paragraph in paragraphs for line in (*textwrap.wrap(paragraph, 96), "")]
-    lines.append("prompt                threshold  fitted: true/false  prec. recall   "
-                 "held out: true/false  prec. recall")
+    lines.append("prompt                threshold  fitted: true/false  prec. recall     AP   "
+                 "held out: true/false  prec. recall     AP")
     for prompt, threshold in result.thresholds.task.items():
         lines.append(f"{prompt:<20s}  {threshold:9.4f}  {_fit_columns(fit.prompts.get(prompt), 18)}"
                      f"  {_fit_columns(held.prompts.get(prompt), 20)}")
@@ -410,14 +436,15 @@ balanced accuracy between pairs of clips at one place (within {config.place_offs
         lines += ["", "Event pairs: how many: cosine of the two clips (10th, 50th, 90th percentile)",
                   "-> share on the right side of event_fold; fitted | held out:"]
         lines += _event_lines(fit.events, held.events)
-    return format_thresholds(result.thresholds, "\n".join(lines))
+    return format_thresholds(result.thresholds, "\n".join(lines), weights_sha256)
 
 
 def _fit_columns(fit: PromptFit | None, width: int) -> str:
     if fit is None:
-        return f"{'too few clips':>{width + 15}s}"
+        return f"{'too few clips':>{width + 22}s}"
     counts = f"{fit.positives}/{fit.negatives}"
-    return f"{counts:>{width}s}  {fit.precision:.3f}  {fit.recall:.3f}"
+    return (f"{counts:>{width}s}  {fit.precision:.3f}  {fit.recall:.3f}  "
+            f"{fit.average_precision:.3f}")
 
 
 def _event_lines(fit: EventFit, held: EventFit | None) -> list[str]:

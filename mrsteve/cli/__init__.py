@@ -15,7 +15,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import typer
 
-from mrsteve.cli import bench_agent, bench_memory, bench_world, calibrate, demo, worlds
+from mrsteve.cli import bench_agent, bench_memory, bench_world, calibrate, demo, train, worlds
 from mrsteve.cli.eval import eval_app
 
 app = typer.Typer(
@@ -28,6 +28,9 @@ app = typer.Typer(
 bench_app = typer.Typer(help="Measure speed: memory reads and writes, world steps.", no_args_is_help=True)
 app.add_typer(bench_app, name="bench")
 app.add_typer(eval_app, name="eval")
+train_app = typer.Typer(help="Train the learned parts (pip install 'mrsteve[train]').",
+                        no_args_is_help=True)
+app.add_typer(train_app, name="train")
 
 bench_app.command("memory")(bench_memory.command)
 bench_app.command("world")(bench_world.command)
@@ -35,6 +38,7 @@ bench_app.command("agent")(bench_agent.command)
 app.command("demo")(demo.command)
 app.command("calibrate")(calibrate.command)
 app.command("worlds")(worlds.command)
+train_app.command("encoder")(train.encoder)
 
 
 def main() -> None:

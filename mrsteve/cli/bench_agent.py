@@ -16,26 +16,39 @@ def command(
     steps: Annotated[int, typer.Option(min=100, help="Steps to run.")] = 3000,
     seed: Annotated[int, typer.Option(help="Episode seed.")] = 0,
     obs_size: Annotated[tuple[int, int], typer.Option(help="Observation height and width.")] = (0, 0),
+    encoder: Annotated[str, typer.Option(help="The agent's encoder: semantic or pixels (pixels also runs semantic in the same process, for the speed ratio).")] = "semantic",
     json_path: Annotated[Path | None, typer.Option("--json", help="Write the results as JSON here.")] = None,
 ) -> None:
     """Steps per second of the whole agent (world, renderer, encoder, memory, control) on one
     core, and the time per step of each part."""
     from mrsteve.bench.agent import bench_agent
     from mrsteve.eval.results import format_table
+    from mrsteve.naming import check_name
+    from mrsteve.perception import ENCODERS
 
+    size = None if obs_size == (0, 0) else obs_size
     try:
-        result = bench_agent(agent, task, steps, seed, None if obs_size == (0, 0) else obs_size)
+        check_name(encoder, ENCODERS, "encoder")
+        result = bench_agent(agent, task, steps, seed, size, encoder)
+        if encoder != "semantic":
+            reference = bench_agent(agent, task, steps, seed, size, "semantic")
+            result["semantic_steps_per_second"] = reference["steps_per_second"]
+            result["speed_vs_semantic"] = result["steps_per_second"] / reference["steps_per_second"]
     except ValueError as error:
         raise fail(str(error)) from None
     rows = [[part, f"{us:.0f}"] for part, us in result["microseconds_per_step"].items()]
     typer.echo(format_table(["part", "µs / step"], rows))
     typer.echo(
-        f"\n{result['agent']} on {result['world']} at {result['obs_size'][0]}x{result['obs_size'][1]}: "
+        f"\n{result['agent']} ({encoder} encoder) on {result['world']} at {result['obs_size'][0]}x{result['obs_size'][1]}: "
         f"{result['steps_per_second']:.0f} steps/s over {result['steps']} steps "
         f"({result['tasks_completed']} tasks done); the paper: about "
         f"{result['paper_steps_per_second']:.0f} steps/s on a GPU; warm-up "
         f"({result['warm_up_steps']} untimed steps, compiling the jitted kernels when not cached): "
         f"{result['warm_up_seconds']:.1f} s"
     )
+    if "speed_vs_semantic" in result:
+        typer.echo(f"with the semantic encoder, in the same process: "
+                   f"{result['semantic_steps_per_second']:.0f} steps/s; {encoder} runs at "
+                   f"{result['speed_vs_semantic']:.2f} x that speed")
     if json_path is not None:
         write_json(json_path, result)

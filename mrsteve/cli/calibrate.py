@@ -35,25 +35,65 @@ def command(
     json_path: Annotated[
         Path | None, typer.Option("--json", help="Also write thresholds and quality as JSON here.")
     ] = None,
+    encoder: Annotated[
+        str, typer.Option(help="The encoder to calibrate: semantic or pixels.")
+    ] = "semantic",
+    weights: Annotated[
+        Path | None, typer.Option(help="pixels: a weights file (mrsteve train encoder) instead of "
+                                       "the shipped one; its thresholds go to --out.")
+    ] = None,
 ) -> None:
-    """Fit the semantic encoder's task and event thresholds on labelled clips of procedural
-    calibration worlds and measure them on held-out clips of the evaluation maps; print the
-    thresholds file with its record."""
+    """Fit an encoder's task and event thresholds on labelled clips of procedural calibration
+    worlds and measure them on held-out clips of the evaluation maps; print the thresholds file
+    with its record."""
     from mrsteve.calibration import calibrate_on_world, format_world_calibration
+    from mrsteve.naming import check_name
+    from mrsteve.perception import ENCODERS
     from mrsteve.perception._data import data_path
     from mrsteve.perception.semantic import SHIPPED_THRESHOLDS
 
     if out is not None and write:
         raise fail("give --out PATH or --write, not both")
-    result = calibrate_on_world(
-        clips, seed, event_pairs=event_pairs,
-        progress=lambda line: typer.echo(line, err=True),
-    )
+    try:
+        check_name(encoder, ENCODERS, "encoder")
+    except ValueError as error:
+        raise fail(str(error)) from None
+    if weights is not None and encoder != "pixels":
+        raise fail("--weights is a pixels encoder's weights file: give --encoder pixels too")
+    if weights is not None and write:
+        raise fail("--write replaces the shipped thresholds, which belong to the shipped "
+                   "weights; write the thresholds of other weights with --out")
     arguments = [f"--clips {clips}", f"--seed {seed}"]
     if event_pairs is not None:
         arguments.append(f"--event-pairs {event_pairs}")
-    text = format_world_calibration(result, f"mrsteve calibrate {' '.join(arguments)} --write")
-    target = data_path(SHIPPED_THRESHOLDS) if write else out
+    shipped, description, weights_sha256, model = SHIPPED_THRESHOLDS, None, None, None
+    if encoder == "pixels":
+        from mrsteve.perception.pixels import (
+            SHIPPED_PIXEL_THRESHOLDS,
+            PixelEncoder,
+            load_shipped_weights,
+            load_weights,
+            placeholder_thresholds,
+        )
+
+        try:
+            loaded = load_shipped_weights() if weights is None else load_weights(weights)
+        except (OSError, ValueError) as error:
+            raise fail(str(error)) from None
+        model = PixelEncoder(loaded, placeholder_thresholds())
+        shipped, weights_sha256 = SHIPPED_PIXEL_THRESHOLDS, loaded.sha256
+        description = ("the pixel encoder (mrsteve.perception.pixels.PixelEncoder), weights "
+                       f"{'data/pixels.npz' if weights is None else weights.name}")
+        arguments.insert(0, "--encoder pixels")
+    result = calibrate_on_world(
+        clips, seed, event_pairs=event_pairs, encoder=model,
+        progress=lambda line: typer.echo(line, err=True),
+    )
+    text = format_world_calibration(
+        result, f"mrsteve calibrate {' '.join(arguments)} --write",
+        **({} if description is None else {"encoder": description}),
+        weights_sha256=weights_sha256)
+    target = data_path(shipped) if write else out
     if target is None:
         typer.echo(text, nl=False)
     else:

@@ -16,6 +16,7 @@ def command(
     seed: Annotated[int, typer.Option(min=0, help="Episode seed (world, mobs and agent).")] = 0,
     out: Annotated[Path | None, typer.Option(help="Output folder (default: runs/demo-TASK-AGENT-seedN).")] = None,
     video: Annotated[bool, typer.Option(help="Write a GIF of the agent's view (and an MP4 with the video extra).")] = True,
+    encoder: Annotated[str, typer.Option(help="The agent's encoder: semantic or pixels.")] = "semantic",
 ) -> None:
     """Run one episode of an ABA-Sparse task and show what the agent did: the sub-task results,
     a top-down plot of its path coloured by mode with the remembered targets, and a GIF of its view."""
@@ -23,7 +24,7 @@ def command(
     from mrsteve.eval.results import format_table
 
     try:
-        demo = run_demo(f"aba-sparse/{task}", agent, seed, out, video)
+        demo = run_demo(f"aba-sparse/{task}", agent, seed, out, video, encoder=encoder)
     except ValueError as error:
         raise fail(str(error)) from None
     labels = ("A", "B", "A'")

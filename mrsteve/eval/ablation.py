@@ -54,12 +54,15 @@ class AblationConfig:
     """The agent (the paper: mrsteve, Place Event Memory)."""
     capacity: int | None = None
     """Memory capacity in frames (default: unlimited, as the ABA-Sparse task)."""
+    encoder: str = "semantic"
+    """The agent's encoder: semantic (the renderer's semantic frame) or pixels (the learned
+    encoder over RGB frames)."""
 
     def __post_init__(self) -> None:
         check_name(self.vary, VARIED, "ablation (--vary)")
         self.points  # noqa: B018 (checks the values)
         find_tasks("aba-sparse", self.task)
-        agent_config(self.agent)
+        agent_config(self.agent, encoder=self.encoder)
         if self.capacity is not None and (isinstance(self.capacity, bool) or self.capacity < 1):
             raise ValueError(f"capacity must be >= 1 frames or None, got {self.capacity!r}")
 
@@ -86,9 +89,10 @@ class AblationConfig:
 
 
 def ablation_tree(task: SequentialTask, agent: str, vary: str, value: float,
-                  capacity: int | None = None) -> AgentConfig:
+                  capacity: int | None = None, encoder: str = "semantic") -> AgentConfig:
     """The configuration tree of ``agent`` on ``task`` with ``vary`` set to ``value``."""
-    tree = agent_config(agent, patch_size=exploration_patch_size(task.world), capacity=capacity)
+    tree = agent_config(agent, patch_size=exploration_patch_size(task.world), capacity=capacity,
+                        encoder=encoder)
     if vary == "top-k":
         return replace(tree, mode_selector=replace(tree.mode_selector, top_k=int(value)))
     if tree.memory is None:
@@ -101,7 +105,7 @@ def ablation_episode(spec: EpisodeSpec) -> Record:
     options = dict(spec.options)
     task = task_by_key(spec.task)
     tree = ablation_tree(task, options["agent"], options["vary"], options["value"],
-                         options.get("capacity"))
+                         options.get("capacity"), options.get("encoder", "semantic"))
     return sequential_run(task, tree, spec.seed)
 
 
@@ -116,7 +120,7 @@ class Ablation(Experiment):
 
     name = "ablation"
     config_type = AblationConfig
-    options = ("vary", "values", "task", "agent", "capacity")
+    options = ("vary", "values", "task", "agent", "capacity", "encoder")
     default_episodes = 20
     episode = staticmethod(ablation_episode)
 
@@ -125,14 +129,15 @@ class Ablation(Experiment):
         groups = []
         for task in find_tasks("aba-sparse", config.task):
             for value in config.points:
-                tree = ablation_tree(task, config.agent, config.vary, value, config.capacity)
+                tree = ablation_tree(task, config.agent, config.vary, value, config.capacity,
+                                     config.encoder)
                 cell = f"{config.agent}@{short}{value}"
                 groups.append(Group(
                     task.key, cell, f"{task.name}.{config.agent}.{short}{value}",
                     {"task": asdict(task), "agent": asdict(tree), "vary": config.vary,
                      "value": value},
                     {"agent": config.agent, "vary": config.vary, "value": value,
-                     "capacity": config.capacity},
+                     "capacity": config.capacity, "encoder": config.encoder},
                 ))  # fmt: skip
         return groups
 

@@ -213,6 +213,7 @@ def run_demo(
     out: Path | None = None,
     video: bool = True,
     progress: bool = True,
+    encoder: str = "semantic",
 ) -> DemoResult:
     """Run one episode of ``task_key`` and write the plot, the video (GIF, and MP4 when
     ``imageio-ffmpeg`` is installed) and the results to ``out``."""
@@ -221,7 +222,7 @@ def run_demo(
     out = Path(out) if out is not None else Path("runs") / f"demo-{task.name}-{agent_name}-seed{seed}"
     out.mkdir(parents=True, exist_ok=True)
     env = gym.make("mrsteve/Voxel-v0", **env_kwargs(task))
-    agent = make_agent(agent_name, patch_size=exploration_patch_size(task.world))
+    agent = make_agent(agent_name, patch_size=exploration_patch_size(task.world), encoder=encoder)
     recording = EpisodeRecording(frame_every=4 if video else 10**9)
     callbacks: list[Any] = [recording]
     bar = ProgressBar(task.max_steps) if progress else None

@@ -17,8 +17,8 @@ from mrsteve.agent.factory import AGENTS, agent_config, make_agent
 from mrsteve.eval.experiment import Experiment, config_from_options
 from mrsteve.eval.results import format_metric, format_table
 from mrsteve.eval.sweep import EpisodeSpec, Group, Record
-from mrsteve.naming import choose
-from mrsteve.perception import SemanticEncoder
+from mrsteve.naming import check_name, choose
+from mrsteve.perception import ENCODERS, make_encoder
 from mrsteve.tasks import long_instruction as li
 from mrsteve.tasks import long_navigation as ln
 from mrsteve.tasks.catalog import exploration_patch_size
@@ -52,9 +52,13 @@ class LongTaskConfig:
     """Long-Navigation: a goal is reached within this many blocks of where its frame was seen."""
     rss_every: int = 0
     """Sample the resident memory every this many steps into each record (0: never)."""
+    encoder: str = "semantic"
+    """The agent's encoder: semantic (the renderer's semantic frame) or pixels (the learned
+    encoder over RGB frames)."""
 
     def __post_init__(self) -> None:
         choose(self.agent, list(AGENTS), "agent")
+        check_name(self.encoder, ENCODERS, "encoder")
         if min(self.steps, self.capacity, self.task_limit) < 1 or self.rss_every < 0:
             raise ValueError(f"steps, capacity and task_limit must be >= 1 and rss_every >= 0, "
                              f"got {self}")
@@ -66,8 +70,9 @@ class LongTaskConfig:
         return choose(self.agent, list(AGENTS), "agent")
 
 
-def _agent(name: str, world: str, capacity: int):
-    return make_agent(name, patch_size=exploration_patch_size(world), capacity=capacity)
+def _agent(name: str, world: str, config: LongTaskConfig):
+    return make_agent(name, patch_size=exploration_patch_size(world), capacity=config.capacity,
+                      encoder=config.encoder)
 
 
 def long_instruction_episode(spec: EpisodeSpec) -> Record:
@@ -75,7 +80,7 @@ def long_instruction_episode(spec: EpisodeSpec) -> Record:
     config = config_from_options(LongTaskConfig, dict(spec.options), agent=spec.agent)
     env = gym.make("mrsteve/Voxel-v0", world=li.WORLD, noop_steps=li.NOOP_STEPS)
     try:
-        return li.run_long_instruction(env, _agent(spec.agent, li.WORLD, config.capacity),
+        return li.run_long_instruction(env, _agent(spec.agent, li.WORLD, config),
                                        spec.seed, steps=config.steps,
                                        task_limit=config.task_limit,
                                        rss_every=config.rss_every or None)
@@ -88,8 +93,8 @@ def long_navigation_episode(spec: EpisodeSpec) -> Record:
     config = config_from_options(LongTaskConfig, dict(spec.options), agent=spec.agent)
     env = gym.make("mrsteve/Voxel-v0", world=ln.WORLD)
     try:
-        agent = _agent(spec.agent, ln.WORLD, config.capacity)
-        return ln.run_long_navigation(env, agent, SemanticEncoder(), spec.seed,
+        agent = _agent(spec.agent, ln.WORLD, config)
+        return ln.run_long_navigation(env, agent, make_encoder(config.encoder), spec.seed,
                                       steps=config.steps, goal_limit=config.task_limit,
                                       radius=config.radius, rss_every=config.rss_every or None)
     finally:
@@ -111,7 +116,8 @@ class LongTaskExperiment(Experiment):
             Group(self.name, name, name,
                   {"task": {**options, "world": self.world},
                    "agent": asdict(agent_config(name, patch_size=exploration_patch_size(self.world),
-                                                capacity=config.capacity))}, options)
+                                                capacity=config.capacity,
+                                                encoder=config.encoder))}, options)
             for name in config.agents
         ]
 
@@ -154,7 +160,7 @@ class LongInstruction(LongTaskExperiment):
     changes on success or after --task-limit steps. Metric: tasks solved in --steps steps."""
 
     name = "long-instruction"
-    options = ("agent", "steps", "capacity", "task_limit", "rss_every")
+    options = ("agent", "steps", "capacity", "task_limit", "rss_every", "encoder")
     episode = staticmethod(long_instruction_episode)
     world, metric, paper = li.WORLD, "tasks_solved", PAPER_TASKS_SOLVED
 
@@ -166,7 +172,7 @@ class LongNavigation(LongTaskExperiment):
     one after another until --steps. Metric: goals reached (within --radius blocks)."""
 
     name = "long-navigation"
-    options = ("agent", "steps", "capacity", "task_limit", "radius", "rss_every")
+    options = ("agent", "steps", "capacity", "task_limit", "radius", "rss_every", "encoder")
     episode = staticmethod(long_navigation_episode)
     world, metric, paper = ln.WORLD, "goals_reached", PAPER_GOALS_REACHED
 

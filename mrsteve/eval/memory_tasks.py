@@ -42,8 +42,8 @@ from mrsteve.env.voxel_env import DEFAULT_OBS_SIZE
 from mrsteve.eval.experiment import Experiment, Summaries, config_from_options
 from mrsteve.eval.results import format_metric, format_table
 from mrsteve.eval.sweep import EpisodeSpec, Group, Record
-from mrsteve.naming import choose
-from mrsteve.perception import SemanticEncoder
+from mrsteve.naming import check_name, choose
+from mrsteve.perception import ENCODERS, make_encoder
 from mrsteve.spaces import Action, Observation
 from mrsteve.tasks.catalog import exploration_patch_size
 from mrsteve.tasks.memory_tasks import (
@@ -90,10 +90,14 @@ class MemoryTasksConfig:
     """The record keeps every this-many-th position of the trajectory (for plots)."""
     obs_size: tuple[int, int] = DEFAULT_OBS_SIZE
     """``(height, width)`` of the observations."""
+    encoder: str = "semantic"
+    """The agent's encoder: semantic (the renderer's semantic frame) or pixels (the learned
+    encoder over RGB frames)."""
 
     def __post_init__(self) -> None:
         choose(self.task, list(MEMORY_TASKS), "task")
         choose(self.agent, list(AGENTS), "agent")
+        check_name(self.encoder, ENCODERS, "encoder")
         if self.capacity < 1 or self.task_steps < 1 or self.trajectory_every < 1:
             raise ValueError(f"capacity, task_steps and trajectory_every must be >= 1, got "
                              f"{self.capacity}, {self.task_steps}, {self.trajectory_every}")
@@ -227,10 +231,10 @@ def memory_tasks_run(task: MemoryTask, agent: str, seed: int, config: MemoryTask
     (:class:`~mrsteve.tasks.memory_tasks.MemoryTaskEpisode`)."""
     env = gym.make("mrsteve/Voxel-v0", **world_of(task), obs_size=tuple(config.obs_size))
     tree = agent_config(agent, patch_size=exploration_patch_size(task.world),
-                        capacity=config.capacity)
+                        capacity=config.capacity, encoder=config.encoder)
     try:
         return run_memory_task(env, build_agent(tree), task, ScriptedRoute(task),
-                               SemanticEncoder(), seed=seed, explore_steps=config.explore_steps,
+                               make_encoder(config.encoder), seed=seed, explore_steps=config.explore_steps,
                                task_steps=config.task_steps, radius=config.radius)
     finally:
         env.close()
@@ -265,7 +269,7 @@ class MemoryTasks(Experiment):
 
     name = "memory-tasks"
     config_type = MemoryTasksConfig
-    options = ("task", "agent", "capacity", "task_steps", "radius")
+    options = ("task", "agent", "capacity", "task_steps", "radius", "encoder")
     default_episodes = 20
     episode = staticmethod(memory_tasks_episode)
 
@@ -277,7 +281,7 @@ class MemoryTasks(Experiment):
                 one = replace(config, task=name, agent=agent)
                 options = {k: v for k, v in asdict(one).items() if k not in ("task", "agent")}
                 tree = agent_config(agent, patch_size=exploration_patch_size(task.world),
-                                    capacity=config.capacity)
+                                    capacity=config.capacity, encoder=config.encoder)
                 groups.append(Group(
                     f"memory-tasks/{name}", agent, f"{name}.{agent}",
                     {"task": asdict(one), "memory_task": asdict(task),

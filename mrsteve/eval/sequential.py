@@ -29,7 +29,8 @@ from mrsteve.agent.mrsteve import Mode
 from mrsteve.eval.experiment import Experiment, Summaries
 from mrsteve.eval.results import format_metric, format_table, mean_stderr
 from mrsteve.eval.sweep import EpisodeSpec, Group, Record
-from mrsteve.naming import choose
+from mrsteve.naming import check_name, choose
+from mrsteve.perception import ENCODERS
 from mrsteve.tasks.catalog import exploration_patch_size
 from mrsteve.tasks.episode import EpisodeCallback, run_tasks
 from mrsteve.tasks.sequential import (
@@ -128,10 +129,14 @@ class SequentialConfig:
     of them, 'unlimited' allowed (the appendix's: 100,500,1000,2000,12000)."""
     obs_size: tuple[int, int] | None = None
     """``(height, width)`` of the observations (default: the environment's)."""
+    encoder: str = "semantic"
+    """The agent's encoder: semantic (the renderer's semantic frame) or pixels (the learned
+    encoder over RGB frames)."""
 
     def __post_init__(self) -> None:
         choose(self.agent, list(AGENTS), "agent")
         parse_capacities(self.capacity)
+        check_name(self.encoder, ENCODERS, "encoder")
 
     @property
     def agents(self) -> list[str]:
@@ -147,20 +152,22 @@ class SequentialConfig:
         return len(self.capacities) > 1
 
 
-def agent_tree(task: SequentialTask, agent: str, capacity: int | None) -> dict[str, Any]:
+def agent_tree(task: SequentialTask, agent: str, capacity: int | None,
+               encoder: str = "semantic") -> dict[str, Any]:
     """The configuration tree of ``agent`` on ``task``'s world (saved in the summary)."""
     return asdict(agent_config(agent, patch_size=exploration_patch_size(task.world),
-                               capacity=capacity))
+                               capacity=capacity, encoder=encoder))
 
 
 def sequential_run(task: SequentialTask, agent: str | AgentConfig, seed: int, *,
                    capacity: int | None = None,
-                   obs_size: tuple[int, int] | None = None) -> dict[str, Any]:
+                   obs_size: tuple[int, int] | None = None,
+                   encoder: str = "semantic") -> dict[str, Any]:
     """One episode of ``task`` for the agent called ``agent`` (or the agent a configuration tree
     describes): its record of metrics, with the Explore-mode steps of each sub-task."""
     env = gym.make("mrsteve/Voxel-v0", **env_kwargs(task, obs_size))
     config = agent if isinstance(agent, AgentConfig) else agent_config(
-        agent, patch_size=exploration_patch_size(task.world), capacity=capacity)
+        agent, patch_size=exploration_patch_size(task.world), capacity=capacity, encoder=encoder)
     modes = ModeSteps()
     try:
         result = run_tasks(env, build_agent(config), task.items, seed=seed,
@@ -178,7 +185,8 @@ def sequential_episode(spec: EpisodeSpec) -> Record:
     obs_size = options.get("obs_size")
     return sequential_run(task_by_key(spec.task), agent_of(spec.agent), spec.seed,
                           capacity=options.get("capacity"),
-                          obs_size=None if obs_size is None else tuple(obs_size))
+                          obs_size=None if obs_size is None else tuple(obs_size),
+                          encoder=options.get("encoder", "semantic"))
 
 
 class SequentialExperiment(Experiment):
@@ -186,7 +194,7 @@ class SequentialExperiment(Experiment):
 
     suite: ClassVar[str]
     config_type = SequentialConfig
-    options = ("task", "agent", "capacity")
+    options = ("task", "agent", "capacity", "encoder")
     default_episodes = 10
     episode = staticmethod(sequential_episode)
 
@@ -211,9 +219,11 @@ class SequentialExperiment(Experiment):
                 cell = cell_agent(name, capacity)
                 groups.append(Group(
                     task.key, cell, f"{task.name}.{cell.replace('@', '.c')}",
-                    {"task": asdict(task), "agent": agent_tree(task, name, capacity),
+                    {"task": asdict(task),
+                     "agent": agent_tree(task, name, capacity, config.encoder),
                      "obs_size": config.obs_size},
-                    {"capacity": capacity, "obs_size": config.obs_size},
+                    {"capacity": capacity, "obs_size": config.obs_size,
+                     "encoder": config.encoder},
                 ))  # fmt: skip
         return groups
 
@@ -353,7 +363,7 @@ class Seq4(SequentialExperiment):
     steps."""
 
     name = suite = "seq4"
-    options = ("agent", "capacity")
+    options = ("agent", "capacity", "encoder")
 
 
 ABA_SPARSE, ABA_RANDOM, SEQ4 = AbaSparse(), AbaRandom(), Seq4()

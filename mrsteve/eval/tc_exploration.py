@@ -30,7 +30,8 @@ from mrsteve.eval.experiment import Experiment, Summaries
 from mrsteve.eval.results import format_metric, format_table
 from mrsteve.eval.sequential import ModeSteps, agent_tree, sequential_run
 from mrsteve.eval.sweep import EpisodeSpec, Group, Record
-from mrsteve.naming import choose
+from mrsteve.naming import check_name, choose
+from mrsteve.perception import ENCODERS
 from mrsteve.tasks.catalog import exploration_patch_size
 from mrsteve.tasks.episode import run_tasks
 from mrsteve.tasks.sequential import NOOP_STEPS, task_by_key
@@ -70,10 +71,14 @@ class TcExplorationConfig:
     """Steps of a find-cow episode."""
     every: int = 100
     """find-cow: the pasture ratio is recorded every this many steps."""
+    encoder: str = "semantic"
+    """The agent's encoder: semantic (the renderer's semantic frame) or pixels (the learned
+    encoder over RGB frames)."""
 
     def __post_init__(self) -> None:
         choose(self.task, TASKS, "tc-exploration task")
         choose(self.agent, list(AGENTS), "agent")
+        check_name(self.encoder, ENCODERS, "encoder")
         if min(self.steps, self.every) < 1 or self.every > self.steps:
             raise ValueError(f"steps and every must be >= 1 with every <= steps, got "
                              f"{self.steps} and {self.every}")
@@ -133,11 +138,13 @@ class PastureTrace(ModeSteps):
         self.mask = pasture_mask(env.unwrapped.world.layout)
 
 
-def find_cow_run(agent: str, seed: int, steps: int, every: int) -> Record:
+def find_cow_run(agent: str, seed: int, steps: int, every: int,
+                 encoder: str = "semantic") -> Record:
     """One find-cow episode: the agent told to obtain beef on Map 2 for ``steps`` steps."""
     env = gym.make("mrsteve/Voxel-v0", world=FIND_COW_WORLD, noop_steps=NOOP_STEPS)
     trace = PastureTrace()
-    config = agent_config(agent, patch_size=exploration_patch_size(FIND_COW_WORLD))
+    config = agent_config(agent, patch_size=exploration_patch_size(FIND_COW_WORLD),
+                          encoder=encoder)
     try:
         result = run_tasks(env, build_agent(config), (FIND_COW_ITEM,), seed=seed, max_steps=steps,
                            callbacks=[trace])
@@ -157,9 +164,10 @@ def find_cow_run(agent: str, seed: int, steps: int, every: int) -> Record:
 def tc_episode(spec: EpisodeSpec) -> Record:
     """The episode function: a find-cow episode, or an ABA-Sparse one."""
     options = dict(spec.options)
+    encoder = options.get("encoder", "semantic")
     if spec.task == f"tc/{FIND_COW}":
-        return find_cow_run(spec.agent, spec.seed, options["steps"], options["every"])
-    return sequential_run(task_by_key(spec.task), spec.agent, spec.seed)
+        return find_cow_run(spec.agent, spec.seed, options["steps"], options["every"], encoder)
+    return sequential_run(task_by_key(spec.task), spec.agent, spec.seed, encoder=encoder)
 
 
 class TcExploration(Experiment):
@@ -174,7 +182,7 @@ class TcExploration(Experiment):
 
     name = "tc-exploration"
     config_type = TcExplorationConfig
-    options = ("task", "agent", "steps", "every")
+    options = ("task", "agent", "steps", "every", "encoder")
     default_episodes = 20
     episode = staticmethod(tc_episode)
 
@@ -184,18 +192,21 @@ class TcExploration(Experiment):
             for agent in config.agents:
                 if name == FIND_COW:
                     tree = asdict(agent_config(agent,
-                                               patch_size=exploration_patch_size(FIND_COW_WORLD)))
+                                               patch_size=exploration_patch_size(FIND_COW_WORLD),
+                                               encoder=config.encoder))
                     task = {"name": FIND_COW, "world": FIND_COW_WORLD, "item": FIND_COW_ITEM,
                             "steps": config.steps, "every": config.every,
                             "pasture_mobs": list(PASTURE_MOBS)}
                     groups.append(Group(f"tc/{FIND_COW}", agent, f"{FIND_COW}.{agent}",
                                         {"task": task, "agent": tree},
-                                        {"steps": config.steps, "every": config.every}))
+                                        {"steps": config.steps, "every": config.every,
+                                         "encoder": config.encoder}))
                 else:
                     task = task_by_key(f"aba-sparse/{name}")
                     groups.append(Group(task.key, agent, f"{name}.{agent}",
-                                        {"task": asdict(task), "agent": agent_tree(task, agent, None),
-                                         "obs_size": None}))
+                                        {"task": asdict(task),
+                                         "agent": agent_tree(task, agent, None, config.encoder),
+                                         "obs_size": None}, {"encoder": config.encoder}))
         return groups
 
     def metrics(self, config: TcExplorationConfig) -> tuple[str, ...]:

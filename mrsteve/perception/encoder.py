@@ -27,6 +27,9 @@ class Encoder(Protocol):
     agent loop pays for one new frame per step rather than for a whole window.
     """
 
+    reads: tuple[str, ...]
+    """The observation keys it reads (``semantic``, ``rgb``)."""
+
     @property
     def dim(self) -> int:
         """Embedding size."""

@@ -104,6 +104,9 @@ class SemanticEncoder:
     pixels plus ``O(dim)``, and gives exactly what :meth:`encode_frames` gives for the same frames.
     """
 
+    reads = ("semantic",)
+    """The observation keys it reads."""
+
     def __init__(
         self,
         config: SemanticEncoderConfig | None = None,

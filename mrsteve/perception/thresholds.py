@@ -67,11 +67,15 @@ def parse_thresholds(raw: Mapping[str, Any]) -> EncoderThresholds:
                          "event_merge, event_fold and a [task] table") from None
 
 
-def format_thresholds(thresholds: EncoderThresholds, header: str) -> str:
-    """TOML text of ``thresholds``, with ``header`` as leading comment lines."""
+def format_thresholds(thresholds: EncoderThresholds, header: str,
+                      weights_sha256: str | None = None) -> str:
+    """TOML text of ``thresholds``, with ``header`` as leading comment lines (and the hash of
+    the weights they were calibrated for, for a learned encoder)."""
     lines = [f"# {line}".rstrip() for line in header.strip().splitlines()]
+    lines += [""]
+    if weights_sha256 is not None:
+        lines += [f'weights_sha256 = "{weights_sha256}"']
     lines += [
-        "",
         f'status = "{thresholds.status}"',
         f"image_goal = {thresholds.image_goal:.4f}",
         f"event_merge = {thresholds.event_merge:.4f}",

@@ -7,8 +7,9 @@ import pytest
 from synthetic_scenes import BURNING, FOREST, PASTURE, POND, clip, view
 
 from mrsteve.perception import Encoder, SemanticEncoder
+from mrsteve.perception.pixels import PixelEncoder
 
-ENCODERS = [pytest.param(SemanticEncoder, id="semantic")]
+ENCODERS = [pytest.param(SemanticEncoder, id="semantic"), pytest.param(PixelEncoder, id="pixels")]
 
 
 @pytest.fixture(params=ENCODERS)

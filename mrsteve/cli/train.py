@@ -1,0 +1,46 @@
+"""`mrsteve train encoder`: train the pixel encoder (torch, the ``train`` extra)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from mrsteve.cli.output import fail, write_json
+
+
+def encoder(
+    out: Annotated[Path, typer.Option(help="Run folder: rendered clips, checkpoints (a run "
+                                           "resumes from them), curve.png, pixels.npz.")],
+    clips: Annotated[int, typer.Option(min=1, help="Training clips rendered in the "
+                                                   "calibration worlds.")] = 12000,
+    epochs: Annotated[int, typer.Option(min=1, help="Passes over the clips.")] = 12,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the clips, batches and "
+                                                  "initial weights.")] = 0,
+    threads: Annotated[int, typer.Option(min=1, help="torch CPU threads.")] = 2,
+    progress: Annotated[bool, typer.Option("--progress/--no-progress",
+                                           help="Show a progress bar.")] = True,
+    json_path: Annotated[Path | None, typer.Option("--json", help="Also write the training "
+                                                                  "history as JSON here.")] = None,
+) -> None:
+    """Train the pixel encoder (a video-text dual encoder over RGB clips) on clips of the
+    procedural calibration worlds captioned from the renderer's ground truth; then calibrate its
+    thresholds with `mrsteve calibrate --encoder pixels --weights OUT/pixels.npz --out FILE`."""
+    from mrsteve.train.encoder import TrainingConfig, train_encoder
+
+    if out.exists() and not out.is_dir():
+        raise fail(f"--out {out} exists and is not a folder")
+    try:
+        config = TrainingConfig(clips=clips, epochs=epochs, seed=seed, threads=threads)
+        result = train_encoder(out, config, progress=progress,
+                               say=lambda line: typer.echo(line, err=True))
+    except (ImportError, ValueError) as error:
+        raise fail(str(error)) from None
+    last = result.history[-1]
+    typer.echo(f"wrote {out / 'pixels.npz'} (sha256 {result.weights.sha256[:16]}...) after "
+               f"{result.seconds / 60:.1f} min: validation mAP {last['val_map']:.3f}, loss "
+               f"{last['val_loss']:.3f}; curve in {out / 'curve.png'}")
+    if json_path is not None:
+        write_json(json_path, {"weights_sha256": result.weights.sha256,
+                               "seconds": result.seconds, "history": result.history})

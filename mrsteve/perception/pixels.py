@@ -1,0 +1,405 @@
+"""The pixel encoder: a learned video-text dual encoder that sees only the RGB frame (MineCLIP's role).
+
+MineCLIP embeds 16-frame clips of raw pixels and text prompts into one space, trained contrastively
+on YouTube videos and their transcripts. This encoder is the same kind of model at the scale of the
+embedded world, trained by :mod:`mrsteve.train.encoder` (``mrsteve train encoder``; torch is
+needed there only) on clips rendered in the procedural calibration worlds, captioned from what the
+renderer's ground truth shows (the labels of :mod:`mrsteve.calibration.clips`):
+
+* image tower: a small convolutional network over each ``uint8[H, W, 3]`` frame (``3 x 3``
+  convolutions with ReLU, then a linear layer over the flattened feature map, so where things are
+  in the view is kept), giving one ``frame_dim`` feature per frame;
+* clip: the *mean* of the window's frame features (so the agent loop pays for one new frame a
+  step: a ring buffer with a running sum, like the semantic encoder's), then a two-layer head;
+* text tower: the mean of the prompt's word embeddings, then a two-layer head;
+
+both L2-normalised, similarity the dot product. Inference here is numpy only (``im2col`` and one
+matrix product per layer); the weights ship in ``data/pixels.npz`` with the thresholds calibrated
+for them in ``data/pixels_thresholds.toml`` (``mrsteve calibrate --encoder pixels``), which records
+the weights' hash.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import zipfile
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from functools import cache
+from pathlib import Path
+from types import MappingProxyType
+
+import numba as nb
+import numpy as np
+
+from mrsteve.perception._data import data_path, read_data_toml
+from mrsteve.perception.encoder import Observation
+from mrsteve.perception.lexicon import Lexicon, load_lexicon
+from mrsteve.perception.thresholds import EncoderThresholds, parse_thresholds
+
+SHIPPED_WEIGHTS = "pixels.npz"
+"""Data file of the shipped weights (``mrsteve train encoder``)."""
+
+SHIPPED_PIXEL_THRESHOLDS = "pixels_thresholds.toml"
+"""Data file of the thresholds calibrated for the shipped weights."""
+
+FORMAT = "mrsteve-pixel-encoder"
+"""The ``format`` entry of a weights file's metadata."""
+
+VERSION = 1
+"""Weights file version this code reads and writes."""
+
+KERNEL = 3
+"""Side of every convolution kernel (padding 1)."""
+
+
+@dataclass(frozen=True)
+class PixelArchitecture:
+    """The shape of a pixel encoder; the training code builds the same network from it."""
+
+    vocabulary: tuple[str, ...]
+    """Words the text tower knows (the lexicon's prompts and their rephrasings)."""
+    obs_size: tuple[int, int] = (40, 64)
+    """Frame height and width (the environment's default)."""
+    window: int = 16
+    """Frames per clip (MineCLIP: 16)."""
+    channels: tuple[int, ...] = (16, 32, 64, 64)
+    """Output channels of the convolutions."""
+    strides: tuple[int, ...] = (2, 2, 2, 1)
+    """Stride of each convolution."""
+    frame_dim: int = 256
+    """Per-frame feature size (what the window averages)."""
+    dim: int = 128
+    """Embedding size."""
+    word_dim: int = 64
+    """Word embedding size of the text tower."""
+
+    def __post_init__(self) -> None:
+        if len(self.channels) != len(self.strides) or not self.channels:
+            raise ValueError(f"channels and strides must be non-empty and of one length, got "
+                             f"{self.channels} and {self.strides}")
+        if min(self.obs_size) < 1 or self.window < 1 or not self.vocabulary:
+            raise ValueError("obs_size and window must be positive and vocabulary non-empty")
+
+    @property
+    def feature_map(self) -> tuple[int, int, int]:
+        """Height, width and channels of the last convolution's output."""
+        height, width = self.obs_size
+        for stride in self.strides:
+            height, width = (height - 1) // stride + 1, (width - 1) // stride + 1
+        return height, width, self.channels[-1]
+
+    def parameter_shapes(self) -> dict[str, tuple[int, ...]]:
+        """Name and shape of every parameter (torch's layouts: convolutions ``[out, in, k, k]``,
+        linear layers ``[out, in]``; the flattened feature map is channel-major)."""
+        shapes: dict[str, tuple[int, ...]] = {}
+        previous = 3
+        for i, out in enumerate(self.channels):
+            shapes[f"image.convs.{i}.weight"] = (out, previous, KERNEL, KERNEL)
+            shapes[f"image.convs.{i}.bias"] = (out,)
+            previous = out
+        flat = int(np.prod(self.feature_map))
+        linears = {"image.frame": (self.frame_dim, flat),
+                   "image.head.0": (self.frame_dim, self.frame_dim),
+                   "image.head.2": (self.dim, self.frame_dim),
+                   "text.head.0": (self.frame_dim, self.word_dim),
+                   "text.head.2": (self.dim, self.frame_dim)}
+        for name, shape in linears.items():
+            shapes[f"{name}.weight"] = shape
+            shapes[f"{name}.bias"] = shape[:1]
+        shapes["text.words.weight"] = (len(self.vocabulary), self.word_dim)
+        return shapes
+
+
+def tokens(text: str) -> list[str]:
+    """The words of a prompt, lower-cased (what the text tower embeds)."""
+    return re.findall(r"[a-z]+", text.lower())
+
+
+@dataclass(frozen=True)
+class PixelWeights:
+    """A pixel encoder's parameters (float32, torch layouts) and architecture."""
+
+    architecture: PixelArchitecture
+    parameters: Mapping[str, np.ndarray]
+    info: Mapping[str, object] = field(default_factory=dict)
+    """How the weights were made (training command, seed, data, final loss)."""
+
+    @property
+    def sha256(self) -> str:
+        """Hash of the architecture and every parameter's bytes (what thresholds are tied to)."""
+        digest = hashlib.sha256(json.dumps(asdict(self.architecture), sort_keys=True).encode())
+        for name in sorted(self.parameters):
+            digest.update(name.encode())
+            digest.update(np.ascontiguousarray(self.parameters[name], dtype="<f4").tobytes())
+        return digest.hexdigest()
+
+    def save(self, path: str | Path) -> None:
+        """Write the weights as an ``.npz`` file (atomically; only a regular file is replaced)."""
+        from mrsteve.fileio import atomic_path
+
+        meta = {"format": FORMAT, "version": VERSION,
+                "architecture": asdict(self.architecture), "info": dict(self.info)}
+        arrays = {name: np.asarray(value, dtype=np.float32)
+                  for name, value in self.parameters.items()}
+        arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
+        with atomic_path(Path(path)) as tmp, open(tmp, "wb") as handle:
+            np.savez(handle, **arrays)
+
+
+def load_weights(path: str | Path) -> PixelWeights:
+    """Weights from an ``.npz`` file :meth:`PixelWeights.save` wrote; anything else raises a
+    ``ValueError`` that names what is wrong."""
+    path = Path(path)
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            arrays = {name: archive[name] for name in archive.files}
+    except FileNotFoundError:
+        raise
+    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as error:
+        raise ValueError(f"{path} is not a pixel encoder weights file (.npz): {error}") from None
+    try:
+        meta = json.loads(arrays.pop("meta").tobytes().decode())
+        if meta["format"] != FORMAT:
+            raise ValueError(f"format is {meta['format']!r}")
+        if meta["version"] != VERSION:
+            raise ValueError(f"version {meta['version']} (this code reads version {VERSION})")
+        raw = meta["architecture"]
+        architecture = PixelArchitecture(**{
+            key: tuple(value) if isinstance(value, list) else value for key, value in raw.items()
+        })
+    except (KeyError, TypeError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ValueError(f"{path} is not a pixel encoder weights file: bad metadata "
+                         f"({type(error).__name__}: {error})") from None
+    except ValueError as error:
+        raise ValueError(f"{path}: {error}") from None
+    expected = architecture.parameter_shapes()
+    missing, extra = sorted(set(expected) - set(arrays)), sorted(set(arrays) - set(expected))
+    if missing or extra:
+        raise ValueError(f"{path}: parameters do not match the architecture: missing {missing}, "
+                         f"unexpected {extra}")
+    wrong = {name: (arrays[name].shape, shape) for name, shape in expected.items()
+             if arrays[name].shape != shape}
+    if wrong:
+        raise ValueError(f"{path}: parameter shapes (found, expected) differ: {wrong}")
+    bad = [name for name, value in arrays.items() if not np.all(np.isfinite(value))]
+    if bad:
+        raise ValueError(f"{path}: parameters hold NaN or infinity: {bad}")
+    parameters = {name: value.astype(np.float32) for name, value in arrays.items()}
+    return PixelWeights(architecture, parameters, meta.get("info", {}))
+
+
+@cache
+def load_shipped_weights() -> PixelWeights:
+    """The weights shipped in ``data/pixels.npz``."""
+    return load_weights(data_path(SHIPPED_WEIGHTS))
+
+
+@cache
+def load_shipped_pixel_thresholds() -> EncoderThresholds:
+    """Thresholds shipped in ``data/pixels_thresholds.toml`` for the shipped weights."""
+    return parse_thresholds(read_data_toml(SHIPPED_PIXEL_THRESHOLDS))
+
+
+def placeholder_thresholds(lexicon: Lexicon | None = None) -> EncoderThresholds:
+    """Uncalibrated thresholds (status ``estimate``) to calibrate new weights from: every
+    threshold is replaced by the calibration of any prompt with enough clips."""
+    lexicon = lexicon or load_lexicon()
+    return EncoderThresholds(MappingProxyType(dict.fromkeys(lexicon.texts, 0.5)), image_goal=0.9,
+                             event_merge=0.905, event_fold=0.9)
+
+
+def shipped_thresholds_hash() -> str | None:
+    """The weights hash the shipped thresholds were calibrated for (``weights_sha256``)."""
+    return read_data_toml(SHIPPED_PIXEL_THRESHOLDS).get("weights_sha256")
+
+
+class _ImageTower:
+    """Numpy inference of the image tower: per-frame features and the clip head."""
+
+    def __init__(self, weights: PixelWeights) -> None:
+        arch, p = weights.architecture, weights.parameters
+        self.strides = arch.strides
+        # im2col columns are ordered (kernel row, kernel column, channel): reorder torch's
+        # [out, in, k, k] weights to match.
+        self.convs = [(p[f"image.convs.{i}.weight"].transpose(2, 3, 1, 0).reshape(-1, out).copy(),
+                       p[f"image.convs.{i}.bias"]) for i, out in enumerate(arch.channels)]
+        height, width, channels = arch.feature_map
+        # Frames run channel-last here; reorder the flattened map from torch's (C, H, W).
+        frame = p["image.frame.weight"].reshape(-1, channels, height, width)
+        self.frame = (frame.transpose(0, 2, 3, 1).reshape(arch.frame_dim, -1).T.copy(),
+                      p["image.frame.bias"])
+        self.head = [(p[f"image.head.{i}.weight"].T.copy(), p[f"image.head.{i}.bias"])
+                     for i in (0, 2)]
+
+    def frame_features(self, rgb: np.ndarray) -> np.ndarray:
+        """``float32[N, frame_dim]`` features of ``uint8[N, H, W, 3]`` frames."""
+        x = rgb.astype(np.float32)
+        x *= 1 / 255
+        x -= 0.5
+        for (weight, bias), stride in zip(self.convs, self.strides, strict=True):
+            x = _conv3x3_relu(x, weight, bias, stride)
+        weight, bias = self.frame
+        return np.maximum(x.reshape(len(x), -1) @ weight + bias, 0.0)
+
+    def embed(self, mean_features: np.ndarray) -> np.ndarray:
+        """The L2-normalised clip embedding of the mean frame feature."""
+        (w0, b0), (w1, b1) = self.head
+        return _normalised(np.maximum(mean_features @ w0 + b0, 0.0) @ w1 + b1)
+
+
+def _conv3x3_relu(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, stride: int) -> np.ndarray:
+    """ReLU of a ``3 x 3`` convolution with padding 1 of channel-last ``x[N, H, W, C]``: one
+    compiled im2col pass and one matrix product."""
+    n, height, width = x.shape[:3]
+    rows, cols = (height - 1) // stride + 1, (width - 1) // stride + 1
+    columns = np.empty((n * rows * cols, weight.shape[0]), dtype=np.float32)
+    _im2col(x, stride, rows, cols, columns)
+    out = columns @ weight
+    out += bias
+    return np.maximum(out, 0.0, out=out).reshape(n, rows, cols, -1)
+
+
+@nb.njit(cache=True)
+def _im2col(x, stride, rows, cols, columns):
+    """``columns[(n, r, c), (ky, kx, ch)] = x[n, r * stride + ky - 1, c * stride + kx - 1, ch]``,
+    zero outside the frame (padding 1)."""
+    n_frames, height, width, channels = x.shape
+    i = 0
+    for n in range(n_frames):
+        for r in range(rows):
+            for c in range(cols):
+                j = 0
+                for ky in range(KERNEL):
+                    y = r * stride + ky - 1
+                    for kx in range(KERNEL):
+                        xx = c * stride + kx - 1
+                        if 0 <= y < height and 0 <= xx < width:
+                            for ch in range(channels):
+                                columns[i, j + ch] = x[n, y, xx, ch]
+                        else:
+                            for ch in range(channels):
+                                columns[i, j + ch] = 0.0
+                        j += channels
+                i += 1
+
+
+def _normalised(vector: np.ndarray) -> np.ndarray:
+    return (vector / np.linalg.norm(vector)).astype(np.float32)
+
+
+class PixelEncoder:
+    """The learned RGB encoder; implements :class:`~mrsteve.perception.Encoder`.
+
+    Reads ``observation["rgb"]``: ``uint8[H, W, 3]`` at the architecture's ``obs_size``. The rolling
+    window of :meth:`observe` keeps per-frame features in a ring buffer with a running sum, so a step
+    costs one frame through the image tower plus the clip head, and gives what
+    :meth:`encode_frames` gives for the same frames (to float32 rounding).
+    """
+
+    reads = ("rgb",)
+    """The observation keys it reads."""
+
+    def __init__(self, weights: PixelWeights | None = None,
+                 thresholds: EncoderThresholds | None = None,
+                 lexicon: Lexicon | None = None) -> None:
+        if weights is None:
+            weights = load_shipped_weights()
+            if thresholds is None:
+                expected = shipped_thresholds_hash()
+                if expected != weights.sha256:
+                    raise ValueError(f"the shipped thresholds were calibrated for weights "
+                                     f"{expected}, but the shipped weights are "
+                                     f"{weights.sha256}; recalibrate (mrsteve calibrate "
+                                     f"--encoder pixels --write)")
+                thresholds = load_shipped_pixel_thresholds()
+        if thresholds is None:
+            raise ValueError("weights other than the shipped ones need their own thresholds: "
+                             "calibrate them (mrsteve calibrate --encoder pixels --weights PATH)")
+        self.weights = weights
+        self.architecture = weights.architecture
+        self.lexicon = lexicon or load_lexicon()
+        missing = [p for p in self.lexicon.texts if p not in thresholds.task]
+        if missing:
+            raise ValueError(f"thresholds lack task thresholds for prompts {missing}")
+        self._thresholds = thresholds
+        self._image = _ImageTower(weights)
+        self._words = {word: i for i, word in enumerate(self.architecture.vocabulary)}
+        self._ring = np.zeros((self.architecture.window, self.architecture.frame_dim))
+        self._total = np.zeros(self.architecture.frame_dim)
+        self._text_cache: dict[str, np.ndarray] = {}
+        self.reset()
+
+    @property
+    def dim(self) -> int:
+        return self.architecture.dim
+
+    @property
+    def window(self) -> int:
+        return self.architecture.window
+
+    @property
+    def thresholds(self) -> EncoderThresholds:
+        return self._thresholds
+
+    @property
+    def weights_sha256(self) -> str:
+        return self.weights.sha256
+
+    def task_threshold(self, prompt: str) -> float:
+        return self._thresholds.task_threshold(prompt)
+
+    def reset(self) -> None:
+        self._ring[:] = 0.0
+        self._total[:] = 0.0
+        self._slot = 0
+        self._filled = 0
+
+    def observe(self, observation: Observation) -> np.ndarray:
+        features = self._image.frame_features(self._rgb(observation)[None])[0]
+        slot = self._slot
+        self._total += features - self._ring[slot]
+        self._ring[slot] = features
+        self._slot = (slot + 1) % self.window
+        self._filled = min(self._filled + 1, self.window)
+        return self._image.embed(self._total / self._filled)
+
+    def encode_frames(self, frames: Sequence[Observation]) -> np.ndarray:
+        clip = [self._rgb(observation) for observation in frames][-self.window:]
+        if not clip:
+            raise ValueError("encode_frames needs at least one observation")
+        features = self._image.frame_features(np.stack(clip))
+        return self._image.embed(features.astype(np.float64).mean(axis=0))
+
+    def encode_text(self, prompt: str) -> np.ndarray:
+        if prompt not in self._text_cache:
+            self.lexicon.meaning(prompt)  # an unknown prompt raises, listing the known ones
+            self._text_cache[prompt] = self.embed_words(prompt)
+        return self._text_cache[prompt].copy()
+
+    def embed_words(self, text: str) -> np.ndarray:
+        """The text tower's embedding of any text made of words it knows (e.g. a rephrasing)."""
+        words = tokens(text)
+        unknown = [word for word in words if word not in self._words]
+        if not words or unknown:
+            raise ValueError(f"the text tower knows none of {unknown or [text]}; its words: "
+                             f"{', '.join(self.architecture.vocabulary)}")
+        p = self.weights.parameters
+        mean = p["text.words.weight"][[self._words[w] for w in words]].mean(axis=0)
+        hidden = np.maximum(p["text.head.0.weight"] @ mean + p["text.head.0.bias"], 0.0)
+        return _normalised(p["text.head.2.weight"] @ hidden + p["text.head.2.bias"])
+
+    def _rgb(self, observation: Observation) -> np.ndarray:
+        try:
+            rgb = observation["rgb"]
+        except KeyError:
+            raise KeyError("PixelEncoder reads observation['rgb'] (uint8[H, W, 3]); the "
+                           f"observation has {sorted(observation)}") from None
+        shape = (*self.architecture.obs_size, 3)
+        if not (isinstance(rgb, np.ndarray) and rgb.shape == shape and rgb.dtype == np.uint8):
+            raise ValueError(f"observation['rgb'] must be uint8{list(shape)} (the weights' "
+                             f"obs_size), got {getattr(rgb, 'dtype', type(rgb))} "
+                             f"{getattr(rgb, 'shape', '')}")
+        return rgb

@@ -1,0 +1,2 @@
+"""Training the learned parts (torch, the ``train`` extra): the pixel encoder
+(:mod:`mrsteve.train.encoder`)."""

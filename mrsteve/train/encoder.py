@@ -1,0 +1,409 @@
+"""Training the pixel encoder (:class:`mrsteve.perception.pixels.PixelEncoder`) with torch.
+
+The recipe is MineCLIP's at the embedded world's scale: a video-text dual encoder trained with a
+contrastive loss on clips and their captions.
+
+* Data: clips of 16 RGB frames rendered in the procedural calibration worlds
+  (:data:`mrsteve.calibration.clips.CALIBRATION_WORLDS`; never an evaluation map), from the poses
+  and motions calibration uses. A clip's captions are the lexicon prompts true in it by the
+  renderer's ground truth (:class:`~mrsteve.calibration.clips.PromptLabeller`: "near cow" when a
+  cow near the eye fills enough of the view), each drawn from a few rephrasings per batch; prompts
+  neither true nor false ("ambiguous") are left out of the loss for that clip.
+* Loss: multi-positive InfoNCE in both directions over a batch of clips and the lexicon's prompts:
+  a clip's probability mass on its true prompts, and a prompt's mass on the clips it is true of,
+  with ambiguous pairs masked out; a learned temperature, as CLIP's.
+* Each step averages a random subset of each clip's frames (the last one always among them); the
+  image tower's mean pooling makes that an unbiased estimate of the full clip's pooled feature, at a
+  fraction of the cost. Validation embeds whole clips.
+
+Everything is seeded (``TrainingConfig.seed``): the clips, the batches, the frame subsets and the
+initial weights; ``torch.use_deterministic_algorithms`` holds for the CPU kernels used. The run
+folder keeps the rendered clips (``clips.npz``), a checkpoint after every epoch (a run resumes from
+it), the training curve (``curve.png``, ``history.json``) and the exported weights (``pixels.npz``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from mrsteve.calibration.clips import CALIBRATION_WORLDS, ClipConfig, collect_clips
+from mrsteve.calibration.thresholds import average_precision
+from mrsteve.perception.lexicon import Lexicon, load_lexicon
+from mrsteve.perception.pixels import PixelArchitecture, PixelWeights, tokens
+
+REPHRASINGS = ("near {}", "{} nearby", "close to {}", "next to {}", "a view of {}")
+"""Caption templates of a ``near X`` prompt; other prompts (``cut a tree``) are also captioned
+``{}``, ``i want to {}`` and ``time to {}``."""
+
+
+def caption_variants(prompt: str) -> tuple[str, ...]:
+    """The rephrasings a prompt is captioned with (the prompt itself first)."""
+    if prompt.startswith("near "):
+        thing = prompt.removeprefix("near ")
+        return tuple(template.format(thing) for template in REPHRASINGS)
+    return (prompt, f"i want to {prompt}", f"time to {prompt}")
+
+
+def vocabulary(lexicon: Lexicon) -> tuple[str, ...]:
+    """Every word of every caption variant of the lexicon, sorted."""
+    return tuple(sorted({word for prompt in lexicon.texts for variant in caption_variants(prompt)
+                         for word in tokens(variant)}))
+
+
+@dataclass(frozen=True)
+class TrainingConfig:
+    """How the pixel encoder is trained; the defaults make the shipped weights."""
+
+    clips: int = 12000
+    """Training clips rendered in the calibration worlds."""
+    validation_clips: int = 800
+    """Clips for the validation curve (calibration worlds, another seed stream)."""
+    epochs: int = 12
+    batch: int = 64
+    """Clips per step."""
+    frames_per_clip: int = 6
+    """Frames of each clip a step averages (the last one and a random subset of the others)."""
+    learning_rate: float = 2e-3
+    weight_decay: float = 1e-4
+    seed: int = 0
+    threads: int = 2
+    """torch CPU threads."""
+    channels: tuple[int, ...] = (16, 32, 64, 64)
+    strides: tuple[int, ...] = (2, 2, 2, 1)
+    frame_dim: int = 256
+    dim: int = 128
+
+    def __post_init__(self) -> None:
+        for name in ("clips", "validation_clips", "epochs", "batch", "frames_per_clip",
+                     "threads"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if not 0 < self.learning_rate < 1:
+            raise ValueError(f"learning_rate must be in (0, 1), got {self.learning_rate}")
+
+    def data_key(self) -> str:
+        """Hash of what decides the rendered clips (a run folder's cache is reused on a match)."""
+        return hashlib.sha256(json.dumps(
+            [self.clips, self.validation_clips, self.seed], sort_keys=True).encode()).hexdigest()[:16]
+
+
+# ------------------------------------------------------------------------------------- data
+
+
+@dataclass
+class ClipSet:
+    """Rendered clips and their labels."""
+
+    rgb: np.ndarray
+    """``uint8[clips, window, H, W, 3]``."""
+    labels: np.ndarray
+    """``int8[clips, prompts]``: 1 true, 0 false, -1 ambiguous."""
+
+
+def render_clips(count: int, rng: np.random.Generator, lexicon: Lexicon) -> ClipSet:
+    """``count`` labelled RGB clips of the calibration worlds."""
+    config = ClipConfig(worlds=CALIBRATION_WORLDS, frame_keys=("rgb",))
+    clips = collect_clips(count, rng, config, lexicon)
+    rgb = np.stack([np.stack([frame["rgb"] for frame in clip.frames]) for clip in clips])
+    labels = np.zeros((count, len(lexicon.texts)), dtype=np.int8)
+    for i, clip in enumerate(clips):
+        for p, text in enumerate(lexicon.texts):
+            labels[i, p] = 1 if text in clip.prompts else (-1 if text in clip.ambiguous else 0)
+    return ClipSet(rgb, labels)
+
+
+def load_or_render(folder: Path, config: TrainingConfig, lexicon: Lexicon,
+                   say: Callable[[str], None]) -> tuple[ClipSet, ClipSet]:
+    """The training and validation clips, from ``folder/clips.npz`` when it was rendered for this
+    configuration, else rendered (and saved there)."""
+    from mrsteve.fileio import atomic_path
+
+    path = folder / "clips.npz"
+    key = config.data_key()
+    if path.exists():
+        with np.load(path, allow_pickle=False) as saved:
+            if str(saved["key"]) == key and tuple(saved["prompts"]) == lexicon.texts:
+                return (ClipSet(saved["train_rgb"], saved["train_labels"]),
+                        ClipSet(saved["val_rgb"], saved["val_labels"]))
+        say(f"{path} was rendered for another configuration; rendering again")
+    train_stream, val_stream = np.random.SeedSequence(config.seed).spawn(2)
+    say(f"rendering {config.clips} training clips in {', '.join(CALIBRATION_WORLDS)}")
+    train = render_clips(config.clips, np.random.default_rng(train_stream), lexicon)
+    say(f"rendering {config.validation_clips} validation clips")
+    val = render_clips(config.validation_clips, np.random.default_rng(val_stream), lexicon)
+    with atomic_path(path) as tmp, open(tmp, "wb") as handle:
+        np.savez(handle, key=key, prompts=np.array(lexicon.texts), train_rgb=train.rgb,
+                 train_labels=train.labels, val_rgb=val.rgb, val_labels=val.labels)
+    return train, val
+
+
+# ------------------------------------------------------------------------------------- model
+
+
+def build_model(architecture: PixelArchitecture):
+    """The torch dual encoder of ``architecture`` (parameter names as
+    :meth:`PixelArchitecture.parameter_shapes`, plus the temperature ``logit_scale``)."""
+    import torch
+    from torch import nn
+
+    class ImageTower(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            channels = (3, *architecture.channels)
+            self.convs = nn.ModuleList(
+                nn.Conv2d(a, b, 3, stride=s, padding=1)
+                for a, b, s in zip(channels, channels[1:], architecture.strides, strict=False))
+            self.frame = nn.Linear(int(np.prod(architecture.feature_map)), architecture.frame_dim)
+            self.head = nn.Sequential(nn.Linear(architecture.frame_dim, architecture.frame_dim),
+                                      nn.ReLU(), nn.Linear(architecture.frame_dim,
+                                                           architecture.dim))
+
+        def forward(self, rgb: torch.Tensor) -> torch.Tensor:
+            """``uint8[B, F, H, W, 3]`` -> normalised ``[B, dim]`` (mean over the F frames)."""
+            b, f = rgb.shape[:2]
+            x = rgb.reshape(b * f, *rgb.shape[2:]).permute(0, 3, 1, 2).float() / 255 - 0.5
+            for conv in self.convs:
+                x = torch.relu(conv(x))
+            features = torch.relu(self.frame(x.flatten(1))).reshape(b, f, -1).mean(dim=1)
+            return nn.functional.normalize(self.head(features), dim=-1)
+
+    class TextTower(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.words = nn.EmbeddingBag(len(architecture.vocabulary), architecture.word_dim,
+                                         mode="mean")
+            self.head = nn.Sequential(nn.Linear(architecture.word_dim, architecture.frame_dim),
+                                      nn.ReLU(), nn.Linear(architecture.frame_dim,
+                                                           architecture.dim))
+
+        def forward(self, words: torch.Tensor, offsets: torch.Tensor) -> torch.Tensor:
+            return nn.functional.normalize(self.head(self.words(words, offsets)), dim=-1)
+
+    class DualEncoder(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.image = ImageTower()
+            self.text = TextTower()
+            self.logit_scale = nn.Parameter(torch.tensor(math.log(10.0)))
+
+    return DualEncoder()
+
+
+def export_weights(model, architecture: PixelArchitecture, info: dict) -> PixelWeights:
+    """The numpy weights of a trained model (everything but the temperature)."""
+    parameters = {name: value.detach().cpu().numpy().astype(np.float32)
+                  for name, value in model.state_dict().items() if name != "logit_scale"}
+    return PixelWeights(architecture, parameters, info)
+
+
+def multi_positive_loss(logits, labels):
+    """Multi-positive InfoNCE both ways: ``logits [clips, texts]``, ``labels`` 1 / 0 / -1
+    (ambiguous pairs are masked out); rows and columns without a positive are skipped."""
+    import torch
+
+    known = labels >= 0
+    positive = labels == 1
+    masked = logits.masked_fill(~known, -torch.inf)
+
+    def one_way(scores, positives):
+        has = positives.any(dim=1)
+        if not has.any():
+            return scores.new_zeros(())
+        scores, positives = scores[has], positives[has]
+        return (torch.logsumexp(scores, dim=1)
+                - torch.logsumexp(scores.masked_fill(~positives, -torch.inf), dim=1)).mean()
+
+    return (one_way(masked, positive) + one_way(masked.T, positive.T)) / 2
+
+
+def mean_average_precision(clip_embeddings: np.ndarray, text_embeddings: np.ndarray,
+                           labels: np.ndarray) -> tuple[float, list[float | None]]:
+    """Mean over prompts (with true and false clips) of the average precision of ranking clips by
+    their score, and each prompt's (``None`` without both)."""
+    scores = clip_embeddings @ text_embeddings.T
+    per_prompt: list[float | None] = []
+    for p in range(labels.shape[1]):
+        positives, negatives = scores[labels[:, p] == 1, p], scores[labels[:, p] == 0, p]
+        per_prompt.append(average_precision(positives, negatives)
+                          if positives.size and negatives.size else None)
+    known = [ap for ap in per_prompt if ap is not None]
+    return (float(np.mean(known)) if known else float("nan")), per_prompt
+
+
+# ------------------------------------------------------------------------------------- training
+
+
+@dataclass
+class TrainingResult:
+    weights: PixelWeights
+    history: list[dict]
+    seconds: float
+
+
+def train_encoder(out: Path, config: TrainingConfig | None = None, *,
+                  lexicon: Lexicon | None = None, progress: bool = True,
+                  say: Callable[[str], None] = print) -> TrainingResult:
+    """Train the pixel encoder in run folder ``out`` (resuming its checkpoint) and write
+    ``out/pixels.npz``, ``out/history.json`` and ``out/curve.png``."""
+    try:
+        import torch
+    except ImportError:
+        raise ImportError("training the pixel encoder needs torch: pip install 'mrsteve[train]'"
+                          ) from None
+    from tqdm import tqdm
+
+    from mrsteve.fileio import atomic_path
+
+    config = config or TrainingConfig()
+    lexicon = lexicon or load_lexicon()
+    out.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    torch.set_num_threads(config.threads)
+    torch.use_deterministic_algorithms(True)
+    train, val = load_or_render(out, config, lexicon, say)
+    architecture = PixelArchitecture(
+        vocabulary=vocabulary(lexicon), obs_size=train.rgb.shape[2:4], window=train.rgb.shape[1],
+        channels=config.channels, strides=config.strides, frame_dim=config.frame_dim,
+        dim=config.dim)
+    torch.manual_seed(config.seed)
+    model = build_model(architecture)
+    optimiser = torch.optim.AdamW(model.parameters(), lr=config.learning_rate,
+                                  weight_decay=config.weight_decay)
+    steps_per_epoch = math.ceil(len(train.rgb) / config.batch)
+    schedule = torch.optim.lr_scheduler.OneCycleLR(
+        optimiser, max_lr=config.learning_rate, total_steps=config.epochs * steps_per_epoch,
+        pct_start=0.1)
+    history: list[dict] = []
+    start_epoch = 0
+    checkpoint_path = out / "checkpoint.pt"
+    fingerprint = json.dumps(asdict(config), sort_keys=True)
+    if checkpoint_path.exists():
+        saved = torch.load(checkpoint_path, weights_only=False)
+        if saved["config"] == fingerprint:
+            model.load_state_dict(saved["model"])
+            optimiser.load_state_dict(saved["optimiser"])
+            schedule.load_state_dict(saved["schedule"])
+            history, start_epoch = saved["history"], saved["epoch"]
+            say(f"resuming after epoch {start_epoch} from {checkpoint_path}")
+        else:
+            say(f"{checkpoint_path} is of another configuration; starting afresh")
+    variants = [caption_variants(text) for text in lexicon.texts]
+    word_index = {word: i for i, word in enumerate(architecture.vocabulary)}
+    window = train.rgb.shape[1]
+    for epoch in range(start_epoch, config.epochs):
+        rng = np.random.default_rng([config.seed, epoch])
+        model.train()
+        order = rng.permutation(len(train.rgb))
+        losses = []
+        bar = tqdm(range(steps_per_epoch), disable=not progress, unit="step",
+                   desc=f"epoch {epoch + 1}/{config.epochs}", leave=False)
+        for step in bar:
+            batch = order[step * config.batch:(step + 1) * config.batch]
+            frames = _frame_subsets(rng, len(batch), window, config.frames_per_clip)
+            rgb = torch.from_numpy(train.rgb[batch[:, None], frames])
+            captions = [v[rng.integers(len(v))] for v in variants]
+            words, offsets = _word_batch(captions, word_index)
+            logits = model.logit_scale.exp().clamp(max=100) * (
+                model.image(rgb) @ model.text(words, offsets).T)
+            loss = multi_positive_loss(logits, torch.from_numpy(train.labels[batch]))
+            optimiser.zero_grad()
+            loss.backward()
+            optimiser.step()
+            schedule.step()
+            losses.append(float(loss.detach()))
+            bar.set_postfix(loss=f"{np.mean(losses[-20:]):.3f}")
+        row = {"epoch": epoch + 1, "train_loss": float(np.mean(losses)),
+               **_validate(model, val, lexicon, word_index),
+               "seconds": time.perf_counter() - started}
+        history.append(row)
+        say(f"epoch {row['epoch']}: train loss {row['train_loss']:.3f}, validation loss "
+            f"{row['val_loss']:.3f}, validation mAP {row['val_map']:.3f}")
+        with atomic_path(checkpoint_path) as tmp:
+            torch.save({"config": fingerprint, "model": model.state_dict(),
+                        "optimiser": optimiser.state_dict(), "schedule": schedule.state_dict(),
+                        "history": history, "epoch": epoch + 1}, tmp)
+    info = {"training": asdict(config), "history": history[-1] if history else {},
+            "data": f"{config.clips} clips of {', '.join(CALIBRATION_WORLDS)}, seed {config.seed}"}
+    weights = export_weights(model, architecture, info)
+    weights.save(out / "pixels.npz")
+    with atomic_path(out / "history.json") as tmp:
+        tmp.write_text(json.dumps(history, indent=2))
+    plot_curve(history, out / "curve.png")
+    return TrainingResult(weights, history, time.perf_counter() - started)
+
+
+def _frame_subsets(rng: np.random.Generator, clips: int, window: int, count: int) -> np.ndarray:
+    """``int[clips, count]`` frame indices per clip: the last frame and ``count - 1`` others."""
+    count = min(count, window)
+    others = rng.random((clips, window - 1)).argsort(axis=1)[:, :count - 1]
+    return np.sort(np.concatenate([others, np.full((clips, 1), window - 1)], axis=1), axis=1)
+
+
+def _word_batch(captions: list[str], word_index: dict[str, int]):
+    import torch
+
+    ids = [[word_index[w] for w in tokens(caption)] for caption in captions]
+    offsets = np.cumsum([0] + [len(i) for i in ids[:-1]])
+    return (torch.tensor([w for i in ids for w in i], dtype=torch.long),
+            torch.tensor(offsets, dtype=torch.long))
+
+
+def _validate(model, val: ClipSet, lexicon: Lexicon, word_index: dict[str, int]) -> dict:
+    """Validation loss and mAP on whole clips (the lexicon's own prompt texts)."""
+    import torch
+
+    model.eval()
+    with torch.no_grad():
+        clips = torch.cat([model.image(torch.from_numpy(val.rgb[i:i + 64]))
+                           for i in range(0, len(val.rgb), 64)])
+        texts = model.text(*_word_batch(list(lexicon.texts), word_index))
+        logits = model.logit_scale.exp().clamp(max=100) * (clips @ texts.T)
+        loss = float(multi_positive_loss(logits, torch.from_numpy(val.labels)))
+    score, _ = mean_average_precision(clips.numpy(), texts.numpy(), val.labels)
+    return {"val_loss": loss, "val_map": score}
+
+
+def plot_curve(history: list[dict], path: Path) -> None:
+    """Training and validation loss, and validation mAP, per epoch."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from mrsteve.fileio import atomic_path
+
+    epochs = [row["epoch"] for row in history]
+    figure, (left, right) = plt.subplots(1, 2, figsize=(9, 3.5))
+    left.plot(epochs, [row["train_loss"] for row in history], label="train")
+    left.plot(epochs, [row["val_loss"] for row in history], label="validation")
+    left.set(xlabel="epoch", ylabel="multi-positive InfoNCE", title="loss")
+    left.legend()
+    right.plot(epochs, [row["val_map"] for row in history], color="C2")
+    right.set(xlabel="epoch", ylabel="mAP over the lexicon", title="validation mAP", ylim=(0, 1))
+    figure.tight_layout()
+    with atomic_path(path) as tmp:
+        figure.savefig(tmp, format="png", dpi=100)
+    plt.close(figure)
+
+
+__all__ = [
+    "REPHRASINGS",
+    "ClipSet",
+    "TrainingConfig",
+    "TrainingResult",
+    "build_model",
+    "caption_variants",
+    "export_weights",
+    "mean_average_precision",
+    "multi_positive_loss",
+    "train_encoder",
+    "vocabulary",
+]

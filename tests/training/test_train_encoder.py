@@ -1,0 +1,108 @@
+"""Training the pixel encoder (torch): the loss, a tiny run, resuming, and numpy inference
+matching torch."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from mrsteve.calibration.thresholds import average_precision  # noqa: E402
+from mrsteve.perception.pixels import (  # noqa: E402
+    PixelEncoder,
+    load_shipped_weights,
+    load_weights,
+    placeholder_thresholds,
+)
+from mrsteve.train.encoder import (  # noqa: E402
+    TrainingConfig,
+    build_model,
+    caption_variants,
+    multi_positive_loss,
+    train_encoder,
+)
+
+TINY = TrainingConfig(clips=48, validation_clips=24, epochs=3, batch=16, frames_per_clip=4,
+                      learning_rate=3e-3)
+
+
+def torch_model(weights):
+    model = build_model(weights.architecture)
+    state = {name: torch.from_numpy(value) for name, value in weights.parameters.items()}
+    model.load_state_dict({**state, "logit_scale": torch.tensor(0.0)})
+    return model.eval()
+
+
+def test_numpy_inference_matches_torch_within_1e_4():
+    weights = load_shipped_weights()
+    model = torch_model(weights)
+    encoder = PixelEncoder()
+    rgb = np.random.default_rng(0).integers(0, 256, (16, 40, 64, 3), dtype=np.uint8)
+    with torch.no_grad():
+        expected = model.image(torch.from_numpy(rgb)[None]).numpy()[0]
+    np.testing.assert_allclose(encoder.encode_frames([{"rgb": f} for f in rgb]), expected,
+                               atol=1e-4)
+    for frame in rgb:
+        observed = encoder.observe({"rgb": frame})
+    np.testing.assert_allclose(observed, expected, atol=1e-4)
+    from mrsteve.train.encoder import _word_batch
+
+    index = {w: i for i, w in enumerate(weights.architecture.vocabulary)}
+    with torch.no_grad():
+        text = model.text(*_word_batch(["near water"], index)).numpy()[0]
+    np.testing.assert_allclose(encoder.encode_text("near water"), text, atol=1e-4)
+
+
+def test_ambiguous_pairs_do_not_count_in_the_loss():
+    logits = torch.tensor([[5.0, 0.0, 1.0], [0.0, 4.0, 2.0]])
+    labels = torch.tensor([[1, 0, -1], [0, 1, 0]], dtype=torch.int8)
+    changed = logits.clone()
+    changed[0, 2] = 100.0  # an ambiguous pair's score is free
+    assert torch.isclose(multi_positive_loss(logits, labels), multi_positive_loss(changed, labels))
+    worse = logits.clone()
+    worse[1, 2] = 100.0  # a false pair scoring high costs
+    assert multi_positive_loss(worse, labels) > multi_positive_loss(logits, labels)
+
+
+def test_every_true_prompt_is_a_positive():
+    """Multi-positive: mass on any true prompt is as good as on another."""
+    labels = torch.tensor([[1, 1, 0]], dtype=torch.int8)
+    first = multi_positive_loss(torch.tensor([[6.0, 0.0, 0.0]]), labels)
+    second = multi_positive_loss(torch.tensor([[0.0, 6.0, 0.0]]), labels)
+    assert torch.isclose(first, second)
+
+
+def test_captions_rephrase_near_prompts_and_keep_the_prompt_first():
+    assert caption_variants("near cow")[0] == "near cow"
+    assert "cow nearby" in caption_variants("near cow")
+    assert caption_variants("kill cow")[0] == "kill cow"
+
+
+def test_average_precision_counts_ties_against():
+    assert average_precision(np.array([0.9, 0.8]), np.array([0.1])) == 1.0
+    assert average_precision(np.array([0.5]), np.array([0.5])) == 0.5
+
+
+def test_a_tiny_run_lowers_the_loss_resumes_and_gives_loadable_weights(tmp_path):
+    result = train_encoder(tmp_path / "run", TINY, progress=False, say=lambda line: None)
+    losses = [row["train_loss"] for row in result.history]
+    assert losses[-1] < losses[0]
+    for name in ("pixels.npz", "curve.png", "history.json", "checkpoint.pt", "clips.npz"):
+        assert (tmp_path / "run" / name).is_file()
+    loaded = load_weights(tmp_path / "run" / "pixels.npz")
+    assert loaded.sha256 == result.weights.sha256
+    embedding = PixelEncoder(loaded, placeholder_thresholds()).encode_text("near cow")
+    assert embedding.shape == (loaded.architecture.dim,)
+    said = []
+    again = train_encoder(tmp_path / "run", TINY, progress=False, say=said.append)
+    assert any("resuming after epoch 3" in line for line in said)
+    assert again.weights.sha256 == result.weights.sha256
+
+
+def test_the_same_seed_trains_the_same_weights(tmp_path):
+    one = train_encoder(tmp_path / "a", TINY, progress=False, say=lambda line: None)
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "clips.npz").write_bytes((tmp_path / "a" / "clips.npz").read_bytes())
+    two = train_encoder(tmp_path / "b", TINY, progress=False, say=lambda line: None)
+    assert one.weights.sha256 == two.weights.sha256
