@@ -12,7 +12,7 @@ import os
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NoReturn
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -34,8 +34,8 @@ from mrsteve.memory.base import (
 )
 from mrsteve.memory.clusters import ClusterTable
 from mrsteve.memory.fileformat import write_archive
-from mrsteve.memory.frames import FrameStore
-from mrsteve.memory.kernels import order_frames, search_clusters
+from mrsteve.memory.frames import NO_GRID, FrameStore
+from mrsteve.memory.kernels import STORED, order_frames, search_clusters
 from mrsteve.naming import unknown_name
 
 
@@ -88,6 +88,7 @@ class ClusteredMemory(ABC):
         self._clusters: ClusterTable | None = None
         self._size = 0
         self._last_t: int | None = None
+        self._grid = self._place_grid()
         dim = check_dim(dim)
         if dim is not None:
             self._allocate(dim)
@@ -134,30 +135,58 @@ class ClusteredMemory(ABC):
         """Store one frame (the paper's "Memory Add"), then, while more frames than the capacity
         are held, remove the oldest frame of the largest cluster ("Memory Remove")."""
         # Everything is checked before anything changes: a rejected write leaves the memory as
-        # it was.
+        # it was. Float arrays take the compiled path (checks and store in one call); other input
+        # and the first write (which fixes the size) are checked in Python first.
         step = check_step(t, self._last_t)
-        stored_pose = check_pose(pose)  # as stored: float32
-        vector = check_embedding(embedding, self._dim)
-        where = self._locate(stored_pose)
-        if self._frames is None:
-            self._allocate(vector.shape[0])
-        slot = self._frames.add(vector, stored_pose, step)
+        frames = self._frames
+        if frames is not None and _is_float_vector(embedding) and _is_float_vector(pose):
+            status, slot, cell = frames.add_checked(embedding, pose, step, True, self._grid)
+            if status != STORED:
+                self._refuse(embedding, pose)
+        else:
+            slot, cell = self._add_checked_in_python(embedding, pose, step)
         self._size += 1
         self._last_t = step
-        self._place(slot, stored_pose, where)
+        self._place(slot, cell)
         while self._capacity is not None and self._size > self._capacity:
             self._evict()
 
-    def _locate(self, pose: list[float]) -> Any:
-        """Where a frame at ``pose`` goes (its place or group key), for :meth:`_place`; raises
-        ``ValueError`` for a pose the variant cannot file. Called before the write stores
-        anything."""
-        return None
+    def _checked(self, embedding: ArrayLike, pose: Sequence[float]) -> tuple[np.ndarray, list]:
+        """``(float32 vector, pose as stored)``, or the ``ValueError`` of the first check that
+        fails, in order: pose, embedding, location."""
+        stored_pose = check_pose(pose)
+        vector = check_embedding(embedding, self._dim)
+        self._check_location(stored_pose)
+        return vector, stored_pose
+
+    def _add_checked_in_python(
+        self, embedding: ArrayLike, pose: Sequence[float], step: int
+    ) -> tuple[int, tuple[int, int, int]]:
+        vector, stored_pose = self._checked(embedding, pose)
+        if self._frames is None:
+            self._allocate(vector.shape[0])
+        pose_array = np.asarray(stored_pose, np.float64)
+        status, slot, cell = self._frames.add_checked(vector, pose_array, step, False, self._grid)
+        assert status == STORED, "the compiled checks refused a frame that passed in Python"
+        return slot, cell
+
+    def _refuse(self, embedding: np.ndarray, pose: np.ndarray) -> NoReturn:
+        """Raise the error of a frame the compiled checks refused, as the Python checks word it."""
+        self._checked(embedding, pose)
+        raise AssertionError("the Python checks passed a frame the compiled checks refused")
+
+    def _place_grid(self) -> np.ndarray:
+        """``(C, C / 2, W, W / 2)`` of the variant's place cells, from which the write computes
+        each frame's cell (:func:`~mrsteve.memory.kernels.store_frame`); empty: no places."""
+        return NO_GRID
+
+    def _check_location(self, pose: list[float]) -> None:
+        """Raise ``ValueError`` for a pose (as stored) that the variant cannot file."""
 
     @abstractmethod
-    def _place(self, slot: int, pose: list[float], where: Any) -> None:
-        """Put the frame in ``slot`` (pose as stored, ``where`` from :meth:`_locate`) into its
-        cluster."""
+    def _place(self, slot: int, cell: tuple[int, int, int]) -> None:
+        """Put the frame in ``slot`` into its cluster; ``cell`` is its place cell ``(cell x,
+        cell z, yaw bin)`` on the variant's grid (:meth:`_place_grid`), zeros without one."""
 
     def _evict(self) -> None:
         cluster = self._clusters.largest()
@@ -437,6 +466,14 @@ class ClusteredMemory(ABC):
 
 
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
+_FLOAT_TYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _is_float_vector(value: Any) -> bool:
+    """A 1-D float32 or float64 numpy array (what the compiled write checks itself)."""
+    return type(value) is np.ndarray and value.ndim == 1 and value.dtype in _FLOAT_TYPES
+
+
 _EVERY_CLUSTER = np.zeros(0, bool)
 """``allowed`` for an unfiltered read: every cluster may be searched."""
 

@@ -110,13 +110,11 @@ class EventClusteredMemory(ClusteredMemory):
         )
 
     @abstractmethod
-    def _group_key(self, pose: list[float]) -> Hashable:
-        """The group (place) a frame at ``pose`` belongs to."""
+    def _group_key(self, cell: tuple[int, int, int]) -> Hashable:
+        """The group (place) of a frame in place ``cell``."""
 
-    def _locate(self, pose: list[float]) -> Hashable:
-        return self._group_key(pose)
-
-    def _place(self, slot: int, pose: list[float], key: Hashable) -> None:
+    def _place(self, slot: int, cell: tuple[int, int, int]) -> None:
+        key = self._group_key(cell)
         group = self._groups.get(key)
         if group is None:
             group = self._groups[key] = EventGroup(key)
@@ -266,7 +264,7 @@ class EventMemory(EventClusteredMemory):
     the oldest frame of the largest event; a read ranks events by centre score, then scores the
     frames of the top-k."""
 
-    def _group_key(self, pose: list[float]) -> Hashable:
+    def _group_key(self, cell: tuple[int, int, int]) -> Hashable:
         return ()
 
     def _encode_key(self, key: Any) -> list[int]:

@@ -24,7 +24,7 @@ class FIFOMemory(ClusteredMemory):
     def _on_allocate(self) -> None:
         self._clusters.open()
 
-    def _place(self, slot: int, pose: list[float], where: object) -> None:
+    def _place(self, slot: int, cell: tuple[int, int, int]) -> None:
         self._clusters.append(_ALL, slot)
 
     def _after_eviction(self, cluster: int, slot: int) -> None:

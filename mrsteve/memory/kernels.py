@@ -1,6 +1,7 @@
-"""The read hot path compiled with numba: one call ranks every cluster centre (int8 codes first,
-exact scores for the rows that can make the top-k), keeps the top-k, and scores the frames of
-those clusters through their slot lists, with no Python per cluster."""
+"""The hot paths compiled with numba. The read: one call ranks every cluster centre (int8 codes
+first, exact scores for the rows that can make the top-k), keeps the top-k, and scores the frames
+of those clusters through their slot lists, with no Python per cluster. The write: one call checks
+a frame, finds its place cell and stores it; another appends its slot to its cluster."""
 
 from __future__ import annotations
 
@@ -140,6 +141,90 @@ def square_norm_and_peak(vector: np.ndarray) -> tuple[float, float]:
         total += value64 * value64
         peak = max(peak, abs(value64))
     return total, peak
+
+
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+NORM_TOLERANCE = 1e-3
+"""Embeddings and queries must have an L2 norm within ``1 +- NORM_TOLERANCE`` (scores are cosines
+only for unit vectors)."""
+STORED, BAD_POSE, BAD_EMBEDDING, BAD_PLACE = 0, 1, 2, 3
+"""What :func:`store_frame` did."""
+_CELL_RANGE = 2.0**63
+"""Place cells are numbered as int64: ``-2**63 <= cell < 2**63``."""
+
+
+@numba.njit(cache=True, nogil=True)
+def store_frame(
+    embeddings: np.ndarray,
+    poses: np.ndarray,
+    steps: np.ndarray,
+    slot: int,
+    vector: np.ndarray,
+    pose: np.ndarray,
+    t: int,
+    check_vector: bool,
+    grid: np.ndarray,
+) -> tuple[int, int, int, int]:
+    """Check a frame and, if it passes, store it in row ``slot`` (a row past the arrays: check
+    only); returns ``(status, cell x, cell z, yaw bin)``, status :data:`STORED` or what failed,
+    nothing stored then. The checks are those of :func:`mrsteve.memory.base.check_pose` (five
+    numbers, finite within float32), of :func:`~mrsteve.memory.base.check_embedding` when
+    ``check_vector`` (float32-finite, unit norm; the size always) and, with a ``grid``
+    ``(C, C / 2, W, W / 2)`` (empty: no place grid), that the place cell of the pose as stored
+    (:func:`mrsteve.memory.place.place_key`, same float64 arithmetic) fits int64."""
+    if pose.shape[0] != 5:
+        return BAD_POSE, 0, 0, 0
+    for field in range(5):
+        if not abs(np.float64(pose[field])) <= FLOAT32_MAX:  # NaN fails too
+            return BAD_POSE, 0, 0, 0
+    if vector.shape[0] != embeddings.shape[1]:
+        return BAD_EMBEDDING, 0, 0, 0
+    if check_vector:
+        square_norm, peak = square_norm_and_peak(vector)
+        if not np.isfinite(square_norm) or peak > FLOAT32_MAX:
+            return BAD_EMBEDDING, 0, 0, 0
+        if not abs(np.sqrt(square_norm) - 1.0) <= NORM_TOLERANCE:
+            return BAD_EMBEDDING, 0, 0, 0
+    cell_x = cell_z = yaw_bin = 0
+    if grid.shape[0]:
+        cell, half_cell, width, half_width = grid[0], grid[1], grid[2], grid[3]
+        x = np.floor((np.float64(np.float32(pose[0])) + half_cell) / cell)
+        z = np.floor((np.float64(np.float32(pose[2])) + half_cell) / cell)
+        if not (-_CELL_RANGE <= x < _CELL_RANGE and -_CELL_RANGE <= z < _CELL_RANGE):
+            return BAD_PLACE, 0, 0, 0
+        yaw = np.float64(np.float32(pose[3]))
+        cell_x, cell_z = int(x), int(z)
+        yaw_bin = int(np.floor(((yaw + half_width) % 360.0) / width))
+    if slot < embeddings.shape[0]:
+        for column in range(vector.shape[0]):
+            embeddings[slot, column] = np.float32(vector[column])
+        for field in range(5):
+            poses[slot, field] = np.float32(pose[field])
+        steps[slot] = t
+    return STORED, cell_x, cell_z, yaw_bin
+
+
+@numba.njit(cache=True, nogil=True)
+def append_slot(
+    arena: np.ndarray,
+    base: np.ndarray,
+    block: np.ndarray,
+    head: np.ndarray,
+    tail: np.ndarray,
+    stale: np.ndarray,
+    cluster: int,
+    slot: int,
+) -> int:
+    """Add ``slot`` after the last slot of ``cluster`` in its arena block
+    (:class:`~mrsteve.memory.clusters.ClusterTable`); returns the cluster's size before, or -1,
+    changing nothing, when the block is full up to its end."""
+    end = tail[cluster]
+    if end == block[cluster]:
+        return -1
+    arena[base[cluster] + end] = slot
+    tail[cluster] = end + 1
+    stale[cluster] = True
+    return end - head[cluster]
 
 
 MAX_CODED_DIM = (2**31 - 1) // (127 * 127)
