@@ -124,6 +124,11 @@ class EventClusteredMemory(ClusteredMemory):
             self._group_of[group.provisional] = group
             clusters.set_centre(group.provisional, slot)
         clusters.append(group.provisional, slot)
+        self._route_to(cell, group.provisional)
+        self._appended(group.provisional, slot)
+
+    def _appended(self, cluster: int, slot: int) -> None:
+        group = self._group_of[cluster]
         group.timer += 1
         if group.timer >= self.config.update_freq:
             self._cluster_events(group)
@@ -133,7 +138,7 @@ class EventClusteredMemory(ClusteredMemory):
         clusters = self._clusters
         provisional = group.provisional
         slots = clusters.take_all(provisional)
-        clusters.close(provisional)
+        self._close(provisional)
         del self._group_of[provisional]
         group.provisional, group.timer = -1, 0
         embeddings = self._frames.embeddings[slots]
@@ -180,7 +185,7 @@ class EventClusteredMemory(ClusteredMemory):
             else:
                 group.events.remove(cluster)
             del self._group_of[cluster]
-            clusters.close(cluster)
+            self._close(cluster)
             if group.provisional < 0 and not group.events:
                 del self._groups[group.key]
         elif cluster == group.provisional:

@@ -8,15 +8,10 @@ from collections.abc import Sized
 
 import numpy as np
 
-from mrsteve.memory.kernels import STORED, store_frame
-
 GROWTH_ROWS = 1024
 """Rows added when an unlimited store is full: fixed chunks keep spare memory under 1 % at 100K
 frames. Growth resizes in place (realloc; glibc remaps large blocks instead of copying them), so
 its cost is faulting in the new pages, which the writes would pay anyway."""
-NO_GRID = np.zeros(0, np.float64)
-"""The ``grid`` of a memory without places: :func:`~mrsteve.memory.kernels.store_frame` finds
-no place cell."""
 LIST_ENTRY_BYTES = 8
 DICT_ENTRY_BYTES = 100
 
@@ -45,40 +40,27 @@ class FrameStore:
         self.free: list[int] = []
 
     def add(self, embedding: np.ndarray, pose: tuple[float, ...], t: int) -> int:
-        """Store a frame; returns its slot."""
-        status, slot, _ = self.add_checked(embedding, np.asarray(pose, np.float64), t, False)
-        assert status == STORED, "a pose outside float32's range"
+        """Store a frame as given (unchecked); returns its slot."""
+        slot = self.next_slot()
+        if slot == self.embeddings.shape[0]:
+            self.grow()
+        self.embeddings[slot] = embedding
+        self.poses[slot] = pose
+        self.steps[slot] = t
+        self.take(slot)
         return slot
 
-    def add_checked(
-        self,
-        vector: np.ndarray,
-        pose: np.ndarray,
-        t: int,
-        check_vector: bool = True,
-        grid: np.ndarray = NO_GRID,
-    ) -> tuple[int, int, tuple[int, int, int]]:
-        """Check a frame and store it if it passes (:func:`~mrsteve.memory.kernels.store_frame`
-        on a float vector and a float pose array); returns ``(status, slot, place cell)``, the
-        slot -1 and nothing changed unless the status is ``STORED``."""
-        free = self.free
-        slot = free[-1] if free else self.used
-        if slot == self.embeddings.shape[0] and self._store(slot, vector, pose, t, check_vector,
-                                                            grid)[0] == STORED:
-            self._grow()  # only for a frame that passes: a row past the arrays is checked only
-        status, cell_x, cell_z, yaw_bin = self._store(slot, vector, pose, t, check_vector, grid)
-        if status != STORED:
-            return status, -1, (0, 0, 0)
-        if free:
-            free.pop()
+    def next_slot(self) -> int:
+        """The slot the next frame takes: the last one freed, else the next unused row (past the
+        arrays when they are full: :meth:`grow` first)."""
+        return self.free[-1] if self.free else self.used
+
+    def take(self, slot: int) -> None:
+        """Mark :meth:`next_slot` as holding a frame."""
+        if self.free:
+            self.free.pop()
         else:
             self.used += 1
-        return STORED, slot, (cell_x, cell_z, yaw_bin)
-
-    def _store(self, slot, vector, pose, t, check_vector, grid) -> tuple[int, int, int, int]:
-        return store_frame(
-            self.embeddings, self.poses, self.steps, slot, vector, pose, t, check_vector, grid
-        )
 
     def release(self, slots: int | np.ndarray) -> None:
         """Give slots back for reuse (their rows are overwritten by later frames)."""
@@ -87,7 +69,8 @@ class FrameStore:
         else:
             self.free.append(slots)
 
-    def _grow(self) -> None:
+    def grow(self) -> None:
+        """Add :data:`GROWTH_ROWS` rows (at most up to ``max_rows``)."""
         rows = self.embeddings.shape[0] + GROWTH_ROWS
         if self.max_rows is not None:
             rows = min(rows, self.max_rows)
@@ -127,7 +110,7 @@ class FrameStore:
         if max_rows is not None and used > max_rows:
             raise ValueError(f"{used} frames stored, more than the {max_rows} rows allowed")
         while store.embeddings.shape[0] < used:  # the rows the store had grown to
-            store._grow()
+            store.grow()
         store.used = used
         store.embeddings[:used] = embeddings
         store.poses[:used] = arrays["poses"]

@@ -205,6 +205,45 @@ def store_frame(
 
 
 @numba.njit(cache=True, nogil=True)
+def write_frame(
+    embeddings: np.ndarray,
+    poses: np.ndarray,
+    steps: np.ndarray,
+    slot: int,
+    vector: np.ndarray,
+    pose: np.ndarray,
+    t: int,
+    check_vector: bool,
+    grid: np.ndarray,
+    route: np.ndarray,
+    arena: np.ndarray,
+    base: np.ndarray,
+    block: np.ndarray,
+    head: np.ndarray,
+    tail: np.ndarray,
+    stale: np.ndarray,
+) -> tuple[int, int, int, int, int]:
+    """:func:`store_frame`, then, for a frame stored in place cell ``route[:3]`` while cluster
+    ``route[3]`` (-1: none) takes that cell's frames, :func:`append_slot` to that cluster;
+    returns ``(status, cell x, cell z, yaw bin, size of the cluster before)``, the size -1 when
+    the frame was not appended."""
+    status, cell_x, cell_z, yaw_bin = store_frame(
+        embeddings, poses, steps, slot, vector, pose, t, check_vector, grid
+    )
+    size = -1
+    if (
+        status == STORED
+        and slot < embeddings.shape[0]
+        and route[3] >= 0
+        and cell_x == route[0]
+        and cell_z == route[1]
+        and yaw_bin == route[2]
+    ):
+        size = append_slot(arena, base, block, head, tail, stale, route[3], slot)
+    return status, cell_x, cell_z, yaw_bin, size
+
+
+@numba.njit(cache=True, nogil=True)
 def append_slot(
     arena: np.ndarray,
     base: np.ndarray,

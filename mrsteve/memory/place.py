@@ -136,8 +136,12 @@ class PlaceMemory(PlaceGrid, ClusteredMemory):
             self._key_of[cluster] = key
             self._centre_distance[cluster] = math.inf
         self._clusters.append(cluster, slot)
+        self._route_to(key, cluster)
+        self._appended(cluster, slot)
+
+    def _appended(self, cluster: int, slot: int) -> None:
         x, _, z, yaw, _ = self._frames.poses[slot].tolist()
-        distance = distance_to_place_centre(x, z, yaw, key, self.config)
+        distance = distance_to_place_centre(x, z, yaw, self._key_of[cluster], self.config)
         if distance < self._centre_distance[cluster]:
             self._centre_distance[cluster] = distance
             self._clusters.set_centre(cluster, slot)
@@ -146,7 +150,7 @@ class PlaceMemory(PlaceGrid, ClusteredMemory):
         if self._clusters.size(cluster) == 0:
             del self._places[self._key_of.pop(cluster)]
             del self._centre_distance[cluster]
-            self._clusters.close(cluster)
+            self._close(cluster)
         elif slot == self._clusters.centre_slot[cluster]:
             slots = self._clusters.slots(cluster)
             poses = self._frames.poses[slots].astype(np.float64)
