@@ -3,9 +3,8 @@ Write & Read Operations", "Event Cluster Details")."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import math
+from dataclasses import dataclass
 
 import numba
 import numpy as np
