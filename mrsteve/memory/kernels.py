@@ -179,12 +179,8 @@ def store_frame(
             return BAD_POSE, 0, 0, 0
     if vector.shape[0] != embeddings.shape[1]:
         return BAD_EMBEDDING, 0, 0, 0
-    if check_vector:
-        square_norm, peak = square_norm_and_peak(vector)
-        if not np.isfinite(square_norm) or peak > FLOAT32_MAX:
-            return BAD_EMBEDDING, 0, 0, 0
-        if not abs(np.sqrt(square_norm) - 1.0) <= NORM_TOLERANCE:
-            return BAD_EMBEDDING, 0, 0, 0
+    if check_vector and not _is_unit(vector):
+        return BAD_EMBEDDING, 0, 0, 0
     cell_x = cell_z = yaw_bin = 0
     if grid.shape[0]:
         cell, half_cell, width, half_width = grid[0], grid[1], grid[2], grid[3]
@@ -202,6 +198,31 @@ def store_frame(
             poses[slot, field] = np.float32(pose[field])
         steps[slot] = t
     return STORED, cell_x, cell_z, yaw_bin
+
+
+@numba.njit(cache=True, nogil=True)
+def _is_unit(vector: np.ndarray) -> bool:
+    """Whether :func:`~mrsteve.memory.base.check_embedding` accepts a float vector of the right
+    size: finite, norm within ``1 +- NORM_TOLERANCE`` (which bounds every value, so no value
+    can lie past float32's range). The sum of squares is first taken in any order (vectorised);
+    only a norm within ``1e-9`` of the bounds, where that order could decide, is summed again in
+    order, as the check does."""
+    square_norm = _square_norm_any_order(vector)
+    if not np.isfinite(square_norm):
+        return False
+    off = abs(np.sqrt(square_norm) - 1.0)
+    if abs(off - NORM_TOLERANCE) <= 1e-9:
+        off = abs(np.sqrt(square_norm_and_peak(vector)[0]) - 1.0)
+    return off <= NORM_TOLERANCE
+
+
+@numba.njit(cache=True, nogil=True, fastmath={"reassoc"})
+def _square_norm_any_order(vector: np.ndarray) -> float:
+    total = 0.0
+    for index in range(vector.shape[0]):  # indexed: LLVM vectorises this loop, not an iterator
+        value = np.float64(vector[index])
+        total += value * value
+    return total
 
 
 @numba.njit(cache=True, nogil=True)
