@@ -234,7 +234,7 @@ class ClusteredMemory(ABC):
 
     def _place_grid(self) -> np.ndarray:
         """``(C, C / 2, W, W / 2)`` of the variant's place cells, from which the write computes
-        each frame's cell (:func:`~mrsteve.memory.kernels.store_frame`); empty: no places."""
+        each frame's cell (:func:`~mrsteve.memory.kernels.write_frame`); empty: no places."""
         return _NO_GRID
 
     def _check_location(self, pose: list[float]) -> None:

@@ -148,13 +148,13 @@ NORM_TOLERANCE = 1e-3
 """Embeddings and queries must have an L2 norm within ``1 +- NORM_TOLERANCE`` (scores are cosines
 only for unit vectors)."""
 STORED, BAD_POSE, BAD_EMBEDDING, BAD_PLACE = 0, 1, 2, 3
-"""What :func:`store_frame` did."""
+"""What :func:`write_frame` did."""
 _CELL_RANGE = 2.0**63
 """Place cells are numbered as int64: ``-2**63 <= cell < 2**63``."""
 
 
 @numba.njit(cache=True, nogil=True)
-def store_frame(
+def write_frame(
     embeddings: np.ndarray,
     poses: np.ndarray,
     steps: np.ndarray,
@@ -164,40 +164,63 @@ def store_frame(
     t: int,
     check_vector: bool,
     grid: np.ndarray,
+    route: np.ndarray,
+    arena: np.ndarray,
+    base: np.ndarray,
+    block: np.ndarray,
+    head: np.ndarray,
+    tail: np.ndarray,
+    stale: np.ndarray,
+) -> tuple[int, int, int, int, int]:
+    """The write of one frame in one call. Check it (:func:`_check_frame`) and, if it passes,
+    store it in row ``slot`` (a row past the arrays: check only); then, if it lies in place cell
+    ``route[:3]`` while cluster ``route[3]`` (-1: none) takes that cell's frames, append it
+    there (:func:`append_slot`). Returns ``(status, cell x, cell z, yaw bin, size of the
+    cluster before)``, status :data:`STORED` or what failed (nothing changed then), the size -1
+    unless the frame was appended."""
+    status, cell_x, cell_z, yaw_bin = _check_frame(
+        vector, pose, embeddings.shape[1], check_vector, grid
+    )
+    if status != STORED or slot >= embeddings.shape[0]:
+        return status, cell_x, cell_z, yaw_bin, -1
+    for column in range(vector.shape[0]):
+        embeddings[slot, column] = np.float32(vector[column])
+    for field in range(5):
+        poses[slot, field] = np.float32(pose[field])
+    steps[slot] = t
+    size = -1
+    cluster = route[3]
+    if cluster >= 0 and cell_x == route[0] and cell_z == route[1] and yaw_bin == route[2]:
+        size = append_slot(arena, base, block, head, tail, stale, cluster, slot)
+    return STORED, cell_x, cell_z, yaw_bin, size
+
+
+@numba.njit(cache=True, nogil=True)
+def _check_frame(
+    vector: np.ndarray, pose: np.ndarray, dim: int, check_vector: bool, grid: np.ndarray
 ) -> tuple[int, int, int, int]:
-    """Check a frame and, if it passes, store it in row ``slot`` (a row past the arrays: check
-    only); returns ``(status, cell x, cell z, yaw bin)``, status :data:`STORED` or what failed,
-    nothing stored then. The checks are those of :func:`mrsteve.memory.base.check_pose` (five
-    numbers, finite within float32), of :func:`~mrsteve.memory.base.check_embedding` when
-    ``check_vector`` (float32-finite, unit norm; the size always) and, with a ``grid``
-    ``(C, C / 2, W, W / 2)`` (empty: no place grid), that the place cell of the pose as stored
-    (:func:`mrsteve.memory.place.place_key`, same float64 arithmetic) fits int64."""
+    """``(status, cell x, cell z, yaw bin)`` of a frame: the checks of
+    :func:`mrsteve.memory.base.check_pose` (five numbers, finite within float32), of
+    :func:`~mrsteve.memory.base.check_embedding` when ``check_vector`` (unit norm; the size
+    ``dim`` always) and, with a ``grid`` ``(C, C / 2, W, W / 2)`` (empty: no place grid), that
+    the place cell of the pose as stored (:func:`mrsteve.memory.place.place_key`, the same
+    float64 arithmetic) fits int64."""
     if pose.shape[0] != 5:
         return BAD_POSE, 0, 0, 0
     for field in range(5):
         if not abs(np.float64(pose[field])) <= FLOAT32_MAX:  # NaN fails too
             return BAD_POSE, 0, 0, 0
-    if vector.shape[0] != embeddings.shape[1]:
+    if vector.shape[0] != dim or (check_vector and not _is_unit(vector)):
         return BAD_EMBEDDING, 0, 0, 0
-    if check_vector and not _is_unit(vector):
-        return BAD_EMBEDDING, 0, 0, 0
-    cell_x = cell_z = yaw_bin = 0
-    if grid.shape[0]:
-        cell, half_cell, width, half_width = grid[0], grid[1], grid[2], grid[3]
-        x = np.floor((np.float64(np.float32(pose[0])) + half_cell) / cell)
-        z = np.floor((np.float64(np.float32(pose[2])) + half_cell) / cell)
-        if not (-_CELL_RANGE <= x < _CELL_RANGE and -_CELL_RANGE <= z < _CELL_RANGE):
-            return BAD_PLACE, 0, 0, 0
-        yaw = np.float64(np.float32(pose[3]))
-        cell_x, cell_z = int(x), int(z)
-        yaw_bin = int(np.floor(((yaw + half_width) % 360.0) / width))
-    if slot < embeddings.shape[0]:
-        for column in range(vector.shape[0]):
-            embeddings[slot, column] = np.float32(vector[column])
-        for field in range(5):
-            poses[slot, field] = np.float32(pose[field])
-        steps[slot] = t
-    return STORED, cell_x, cell_z, yaw_bin
+    if grid.shape[0] == 0:
+        return STORED, 0, 0, 0
+    cell, half_cell, width, half_width = grid[0], grid[1], grid[2], grid[3]
+    x = np.floor((np.float64(np.float32(pose[0])) + half_cell) / cell)
+    z = np.floor((np.float64(np.float32(pose[2])) + half_cell) / cell)
+    if not (-_CELL_RANGE <= x < _CELL_RANGE and -_CELL_RANGE <= z < _CELL_RANGE):
+        return BAD_PLACE, 0, 0, 0
+    yaw = np.float64(np.float32(pose[3]))
+    return STORED, int(x), int(z), int(np.floor(((yaw + half_width) % 360.0) / width))
 
 
 @numba.njit(cache=True, nogil=True)
@@ -223,45 +246,6 @@ def _square_norm_any_order(vector: np.ndarray) -> float:
         value = np.float64(vector[index])
         total += value * value
     return total
-
-
-@numba.njit(cache=True, nogil=True)
-def write_frame(
-    embeddings: np.ndarray,
-    poses: np.ndarray,
-    steps: np.ndarray,
-    slot: int,
-    vector: np.ndarray,
-    pose: np.ndarray,
-    t: int,
-    check_vector: bool,
-    grid: np.ndarray,
-    route: np.ndarray,
-    arena: np.ndarray,
-    base: np.ndarray,
-    block: np.ndarray,
-    head: np.ndarray,
-    tail: np.ndarray,
-    stale: np.ndarray,
-) -> tuple[int, int, int, int, int]:
-    """:func:`store_frame`, then, for a frame stored in place cell ``route[:3]`` while cluster
-    ``route[3]`` (-1: none) takes that cell's frames, :func:`append_slot` to that cluster;
-    returns ``(status, cell x, cell z, yaw bin, size of the cluster before)``, the size -1 when
-    the frame was not appended."""
-    status, cell_x, cell_z, yaw_bin = store_frame(
-        embeddings, poses, steps, slot, vector, pose, t, check_vector, grid
-    )
-    size = -1
-    if (
-        status == STORED
-        and slot < embeddings.shape[0]
-        and route[3] >= 0
-        and cell_x == route[0]
-        and cell_z == route[1]
-        and yaw_bin == route[2]
-    ):
-        size = append_slot(arena, base, block, head, tail, stale, route[3], slot)
-    return status, cell_x, cell_z, yaw_bin, size
 
 
 @numba.njit(cache=True, nogil=True)
