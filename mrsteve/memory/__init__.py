@@ -4,11 +4,11 @@ Memory (with its "Center Embed" variant), DP-Means, and a versioned file format.
 Modules, lowest first: ``base`` (the ``Memory`` protocol, read results, input checks), ``frames``
 (contiguous frame storage), ``clusters`` (per-cluster slot blocks in one arena, the centre
 matrix of open clusters, size buckets),
-``kernels`` (the numba read kernel), ``dpmeans``, ``fileformat`` (the versioned file format),
+``kernels`` (the numba read and write kernels), ``dpmeans``, ``fileformat`` (the versioned file format),
 ``clustered`` (what the variants share), the variants ``fifo``, ``place``, ``event``,
 ``place_event``, and ``persistence`` (loading).
 
-numpy and one numba kernel only: this layer imports neither gymnasium nor torch.
+numpy and numba only: this layer imports neither gymnasium nor torch.
 
 Usage::
 

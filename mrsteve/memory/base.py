@@ -17,7 +17,7 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 import numpy as np
 from numpy.typing import ArrayLike
 
-from mrsteve.memory.kernels import square_norm_and_peak
+from mrsteve.memory.kernels import FLOAT32_MAX, NORM_TOLERANCE, square_norm_and_peak
 
 POSE_FIELDS = ("x", "y", "z", "yaw", "pitch")
 
@@ -223,12 +223,8 @@ def check_dim(dim: Any) -> int | None:
     return int(dim)
 
 
-NORM_TOLERANCE = 1e-3
-"""Embeddings and queries must have an L2 norm within ``1 +- NORM_TOLERANCE`` (scores are cosines
-only for unit vectors)."""
 STEP_RANGE = (-(2**63), 2**63 - 1)
 """Steps the memory stores (int64)."""
-_FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
 def check_embedding(embedding: ArrayLike, dim: int | None, name: str = "embedding") -> np.ndarray:
@@ -246,7 +242,7 @@ def check_embedding(embedding: ArrayLike, dim: int | None, name: str = "embeddin
         with np.errstate(over="ignore", invalid="ignore"):
             wide = array.astype(np.float64)
             square_norm, peak = float(np.dot(wide, wide)), float(np.abs(wide).max())
-    if not math.isfinite(square_norm) or peak > _FLOAT32_MAX:
+    if not math.isfinite(square_norm) or peak > FLOAT32_MAX:
         raise ValueError(f"{name} holds NaN or infinite values (as float32)")
     norm = math.sqrt(square_norm)
     if not abs(norm - 1.0) <= NORM_TOLERANCE:
@@ -267,9 +263,9 @@ def check_pose(pose: Any) -> list[float]:
     if len(values) != 5:
         raise ValueError(f"pose must be 5 numbers {POSE_FIELDS}, got {len(values)} values")
     # A NaN or inf makes the sum NaN or inf (so does an overflow, of values past float32's range).
-    if not math.isfinite(sum(values)) or max(map(abs, values)) > _FLOAT32_MAX:
+    if not math.isfinite(sum(values)) or max(map(abs, values)) > FLOAT32_MAX:
         raise ValueError(
-            f"pose must be finite and within float32 range (|v| <= {_FLOAT32_MAX:.4g}), "
+            f"pose must be finite and within float32 range (|v| <= {FLOAT32_MAX:.4g}), "
             f"got {values}"
         )
     return np.asarray(values, np.float32).tolist()

@@ -12,13 +12,14 @@ import os
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NoReturn
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from mrsteve.memory.base import (
     NORM_TOLERANCE,
+    STEP_RANGE,
     ClusterView,
     MemoryRead,
     MemoryStats,
@@ -35,7 +36,7 @@ from mrsteve.memory.base import (
 from mrsteve.memory.clusters import ClusterTable
 from mrsteve.memory.fileformat import write_archive
 from mrsteve.memory.frames import FrameStore
-from mrsteve.memory.kernels import order_frames, search_clusters
+from mrsteve.memory.kernels import STORED, order_frames, search_clusters, write_frame
 from mrsteve.naming import unknown_name
 
 
@@ -88,6 +89,10 @@ class ClusteredMemory(ABC):
         self._clusters: ClusterTable | None = None
         self._size = 0
         self._last_t: int | None = None
+        self._grid = self._place_grid()
+        self._route = np.array([0, 0, 0, -1], np.int64)
+        """``(cell x, cell z, yaw bin, cluster)``: where the last frame went (:meth:`_route_to`)."""
+        self._route_cluster = -1
         dim = check_dim(dim)
         if dim is not None:
             self._allocate(dim)
@@ -134,30 +139,116 @@ class ClusteredMemory(ABC):
         """Store one frame (the paper's "Memory Add"), then, while more frames than the capacity
         are held, remove the oldest frame of the largest cluster ("Memory Remove")."""
         # Everything is checked before anything changes: a rejected write leaves the memory as
-        # it was.
-        step = check_step(t, self._last_t)
-        stored_pose = check_pose(pose)  # as stored: float32
-        vector = check_embedding(embedding, self._dim)
-        where = self._locate(stored_pose)
-        if self._frames is None:
-            self._allocate(vector.shape[0])
-        slot = self._frames.add(vector, stored_pose, step)
+        # it was. 1-D float arrays go straight to the compiled call, which checks the frame,
+        # stores it and, in the place cell of the route, appends it to its cluster; other input
+        # and the first write (which fixes the size) are checked in Python first. This runs every
+        # step: attribute look-ups and calls are kept few on purpose.
+        last = self._last_t
+        if type(t) is int and last is not None and last <= t <= _LAST_STEP:
+            step = t
+        else:
+            step = check_step(t, last)
+        frames = self._frames
+        if (
+            frames is not None
+            and type(embedding) is np.ndarray
+            and type(pose) is np.ndarray
+            and embedding.ndim == 1 == pose.ndim
+            and embedding.dtype in _FLOAT_TYPES
+            and pose.dtype in _FLOAT_TYPES
+        ):
+            vector, checked = embedding, False
+        else:
+            vector, pose = self._checked(embedding, pose)
+            frames, checked = self._frames, True
+        free = frames.free
+        slot = free[-1] if free else frames.used
+        if slot == frames.embeddings.shape[0]:
+            self._grow_frames(vector, pose, step, checked)
+        status, cell_x, cell_z, yaw_bin, size = self._write_frame(
+            slot, vector, pose, step, checked
+        )
+        if status != STORED:
+            self._refuse(embedding, pose)
+        if free:
+            free.pop()
+        else:
+            frames.used += 1
         self._size += 1
         self._last_t = step
-        self._place(slot, stored_pose, where)
+        if size < 0:
+            self._place(slot, (cell_x, cell_z, yaw_bin))
+        else:  # appended on the route
+            cluster = self._route_cluster
+            self._clusters.buckets.move(cluster, size, size + 1)
+            self._appended(cluster, slot)
         while self._capacity is not None and self._size > self._capacity:
             self._evict()
 
-    def _locate(self, pose: list[float]) -> Any:
-        """Where a frame at ``pose`` goes (its place or group key), for :meth:`_place`; raises
-        ``ValueError`` for a pose the variant cannot file. Called before the write stores
-        anything."""
-        return None
+    def _write_frame(
+        self, slot: int, vector: np.ndarray, pose: np.ndarray, t: int, checked: bool
+    ) -> tuple[int, int, int, int, int]:
+        """:func:`~mrsteve.memory.kernels.write_frame` on this memory's arrays and route: check
+        the frame (its embedding unless ``checked``), store it in ``slot`` if it passes and
+        append it to the route's cluster if it lies in the route's place cell."""
+        frames, table = self._frames, self._clusters
+        return write_frame(
+            frames.embeddings, frames.poses, frames.steps, slot, vector, pose, t, not checked,
+            self._grid, self._route, table.arena, table.base, table.block, table.head,
+            table.tail, table.stale,
+        )
+
+    def _grow_frames(self, vector: np.ndarray, pose: np.ndarray, t: int, checked: bool) -> None:
+        """Grow the full frame store for a frame that passes the checks (a slot past the arrays
+        is checked only), so that a refused write leaves the store as it was."""
+        if self._write_frame(self._frames.embeddings.shape[0], vector, pose, t, checked)[0] == STORED:
+            self._frames.grow()
+
+    def _checked(self, embedding: ArrayLike, pose: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+        """``(float32 vector, float64 pose as stored)``, or the ``ValueError`` of the first check
+        that fails, in order: pose, embedding, location. Allocates the storage on the first
+        write."""
+        stored_pose = check_pose(pose)
+        vector = check_embedding(embedding, self._dim)
+        self._check_location(stored_pose)
+        if self._frames is None:
+            self._allocate(vector.shape[0])
+        return vector, np.asarray(stored_pose, np.float64)
+
+    def _refuse(self, embedding: np.ndarray, pose: np.ndarray) -> NoReturn:
+        """Raise the error of a frame the compiled checks refused, as the Python checks word it."""
+        self._checked(embedding, pose)
+        raise AssertionError("the Python checks passed a frame the compiled checks refused")
+
+    def _route_to(self, cell: tuple[int, int, int], cluster: int) -> None:
+        """Frames in place ``cell`` go to ``cluster`` until it closes (:meth:`_close`): the next
+        write appends there in the compiled call, then calls :meth:`_appended`."""
+        self._route[:3] = cell
+        self._route[3] = self._route_cluster = cluster
+
+    def _close(self, cluster: int) -> None:
+        """Close an empty cluster (:meth:`ClusterTable.close`), ending a route to it."""
+        self._clusters.close(cluster)
+        if cluster == self._route_cluster:
+            self._route[3] = self._route_cluster = -1
+
+    def _place_grid(self) -> np.ndarray:
+        """``(C, C / 2, W, W / 2)`` of the variant's place cells, from which the write computes
+        each frame's cell (:func:`~mrsteve.memory.kernels.write_frame`); empty: no places."""
+        return _NO_GRID
+
+    def _check_location(self, pose: list[float]) -> None:
+        """Raise ``ValueError`` for a pose (as stored) that the variant cannot file."""
 
     @abstractmethod
-    def _place(self, slot: int, pose: list[float], where: Any) -> None:
-        """Put the frame in ``slot`` (pose as stored, ``where`` from :meth:`_locate`) into its
-        cluster."""
+    def _place(self, slot: int, cell: tuple[int, int, int]) -> None:
+        """Put the frame in ``slot`` into its cluster and :meth:`_route_to` that cluster;
+        ``cell`` is its place cell ``(cell x, cell z, yaw bin)`` on the variant's grid
+        (:meth:`_place_grid`), zeros without one."""
+
+    def _appended(self, cluster: int, slot: int) -> None:
+        """After the frame in ``slot`` was appended to ``cluster`` (by :meth:`_place` or on the
+        route): what the variant updates then."""
 
     def _evict(self) -> None:
         cluster = self._clusters.largest()
@@ -437,6 +528,12 @@ class ClusteredMemory(ABC):
 
 
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
+_NO_GRID = np.zeros(0, np.float64)
+_FLOAT_TYPES = (np.dtype(np.float32), np.dtype(np.float64))
+"""Embedding and pose dtypes the compiled write checks itself."""
+_LAST_STEP = STEP_RANGE[1]
+
+
 _EVERY_CLUSTER = np.zeros(0, bool)
 """``allowed`` for an unfiltered read: every cluster may be searched."""
 

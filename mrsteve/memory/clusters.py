@@ -37,7 +37,7 @@ import numpy as np
 
 from mrsteve.memory.base import ReadFilter
 from mrsteve.memory.frames import FrameStore, container_nbytes
-from mrsteve.memory.kernels import quantise_centres
+from mrsteve.memory.kernels import append_slot, quantise_centres
 
 ID_GROWTH = 256
 """Cluster rows added when the table is full (copy growth; tables are small)."""
@@ -265,14 +265,16 @@ class ClusterTable:
 
     def append(self, cluster: int, slot: int) -> None:
         """Add the newest frame to a cluster."""
-        head, tail = int(self.head[cluster]), int(self.tail[cluster])
-        if tail == self.block[cluster]:
+        size = self._append(cluster, slot)
+        if size < 0:  # the block is full
             self._make_room(cluster, 1)
-            head, tail = 0, tail - head
-        self.arena[self.base[cluster] + tail] = slot
-        self.tail[cluster] = tail + 1
-        self.stale[cluster] = True
-        self.buckets.move(cluster, tail - head, tail - head + 1)
+            size = self._append(cluster, slot)
+        self.buckets.move(cluster, size, size + 1)
+
+    def _append(self, cluster: int, slot: int) -> int:
+        return append_slot(
+            self.arena, self.base, self.block, self.head, self.tail, self.stale, cluster, slot
+        )
 
     def extend(self, cluster: int, slots: np.ndarray) -> None:
         """Add frames newer than every frame of the cluster, oldest first."""

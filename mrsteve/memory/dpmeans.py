@@ -3,8 +3,10 @@ Write & Read Operations", "Event Cluster Details")."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 from numpy.typing import ArrayLike
 
@@ -53,23 +55,23 @@ class DPMeans:
         squared = np.einsum("ij,ij->i", x, x)
         centres = self._kmeans_plus_plus(x, squared)
         labels = np.full(x.shape[0], -1)
-        rows = np.arange(x.shape[0])
+        exact_sums = sums_are_exact(x)
         for iteration in range(1, self.max_iter + 1):
-            distances = (
-                squared[:, None] - 2.0 * (x @ centres.T) + np.einsum("ij,ij->i", centres, centres)
-            )
-            assigned = distances.argmin(axis=1)
-            nearest = distances[rows, assigned]
-            farthest = int(nearest.argmax())
-            opened = nearest[farthest] > self.delta
-            if opened:
-                assigned[farthest] = centres.shape[0]
-            if not opened and np.array_equal(assigned, labels):
+            # numpy (BLAS) keeps the products and centre norms; the rest is compiled, with the
+            # same float64 operations in the same order
+            products = x @ centres.T
+            centre_squares = np.einsum("ij,ij->i", centres, centres)
+            converged, assigned, counts = assign(products, squared, centre_squares, labels,
+                                                 self.delta)
+            if converged:
                 break
-            counts = np.bincount(assigned, minlength=centres.shape[0] + opened)
-            members = assigned[None, :] == np.flatnonzero(counts)[:, None]
-            centres = (members @ x) / counts[counts > 0][:, None]
-            labels = (np.cumsum(counts > 0) - 1)[assigned]
+            if exact_sums:  # the same sums, whatever the order (:func:`sums_are_exact`)
+                sums = sum_rows(x, assigned, counts.shape[0])
+            else:
+                members = assigned[None, :] == np.arange(counts.shape[0])[:, None]
+                sums = members @ x
+            centres = sums / counts[:, None]
+            labels = assigned
         _, first_points = np.unique(labels, return_index=True)
         order = np.argsort(first_points)
         renumber = np.empty_like(order)
@@ -92,3 +94,92 @@ class DPMeans:
             distance = np.maximum(squared - 2.0 * (x @ x[pick]) + squared[pick], 0.0)
             np.minimum(closest, distance, out=closest)
         return x[chosen]
+
+
+@numba.njit(cache=True, nogil=True)
+def assign(
+    products: np.ndarray,
+    squared: np.ndarray,
+    centre_squares: np.ndarray,
+    labels: np.ndarray,
+    delta: float,
+) -> tuple[bool, np.ndarray, np.ndarray]:
+    """One DP-Means assignment, as numpy computed it: each point's squared distance to each
+    centre ``(squared - 2 * products) + centre_squares``, the nearest centre (the first on
+    ties; a NaN wins, as in ``argmin``), and the point farthest from its centre (likewise)
+    opening a new cluster if beyond ``delta``. Returns ``(converged, labels, counts)``:
+    converged when no cluster opened and no label changed (then the rest is unset); else each
+    point's cluster, clusters that kept points renumbered in order, and their sizes."""
+    count, clusters = products.shape
+    assigned = np.empty(count, np.int64)
+    nearest = np.empty(count, np.float64)
+    farthest = 0
+    for point in range(count):
+        best, best_distance = 0, np.nan
+        for centre in range(clusters):
+            distance = (squared[point] - 2.0 * products[point, centre]) + centre_squares[centre]
+            if centre == 0 or distance < best_distance or np.isnan(distance):
+                best, best_distance = centre, distance
+                if np.isnan(distance):
+                    break
+        assigned[point] = best
+        nearest[point] = best_distance
+        far = nearest[farthest]
+        if not np.isnan(far) and (best_distance > far or np.isnan(best_distance)):
+            farthest = point
+    opened = nearest[farthest] > delta
+    if opened:
+        assigned[farthest] = clusters
+    elif (assigned == labels).all():
+        return True, assigned, np.zeros(0, np.int64)
+    sizes = np.zeros(clusters + 1, np.int64)
+    for point in range(count):
+        sizes[assigned[point]] += 1
+    renumbered = np.empty(clusters + 1, np.int64)
+    kept = 0
+    for cluster in range(clusters + 1):
+        renumbered[cluster] = kept
+        if sizes[cluster]:
+            sizes[kept] = sizes[cluster]
+            kept += 1
+    for point in range(count):
+        assigned[point] = renumbered[assigned[point]]
+    return False, assigned, sizes[:kept].copy()
+
+
+@numba.njit(cache=True, nogil=True)
+def sum_rows(x: np.ndarray, labels: np.ndarray, clusters: int) -> np.ndarray:
+    """Per cluster, the sum of its points' rows (in point order)."""
+    sums = np.zeros((clusters, x.shape[1]))
+    for point in range(x.shape[0]):
+        row = sums[labels[point]]
+        for column in range(x.shape[1]):
+            row[column] += x[point, column]
+    return sums
+
+
+@numba.njit(cache=True, nogil=True)
+def sums_are_exact(x: np.ndarray) -> bool:
+    """Whether every sum of rows of ``x`` is exact in float64, in any order, so that a matrix
+    product with a 0/1 matrix gives the same sums however BLAS orders them. Checked for float32
+    values (embeddings): each is then a multiple of ``2**(e - 24)``, where ``2**(e - 1)`` is the
+    largest power of two not above the smallest nonzero magnitude, and a sum of such multiples
+    is exact while below ``2**(e - 24 + 53)``, which bounds every partial sum when the largest
+    column sum of magnitudes does. Rows of unit embeddings pass unless a component is below
+    about ``2**-23`` in magnitude (then BLAS sums them, as before)."""
+    totals = np.zeros(x.shape[1])
+    smallest = np.inf
+    for point in range(x.shape[0]):
+        for column in range(x.shape[1]):
+            value = x[point, column]
+            if np.float64(np.float32(value)) != value:
+                return False
+            magnitude = abs(value)
+            totals[column] += magnitude
+            if 0.0 < magnitude < smallest:
+                smallest = magnitude
+    if smallest == np.inf:
+        return True
+    exponent = math.frexp(smallest)[1]
+    margin = 1.0 + (x.shape[0] + 1) * 2.0**-52  # the rounding of the column sums above
+    return totals.max() * margin < 2.0 ** (exponent - 24 + 53)

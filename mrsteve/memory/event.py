@@ -110,13 +110,11 @@ class EventClusteredMemory(ClusteredMemory):
         )
 
     @abstractmethod
-    def _group_key(self, pose: list[float]) -> Hashable:
-        """The group (place) a frame at ``pose`` belongs to."""
+    def _group_key(self, cell: tuple[int, int, int]) -> Hashable:
+        """The group (place) of a frame in place ``cell``."""
 
-    def _locate(self, pose: list[float]) -> Hashable:
-        return self._group_key(pose)
-
-    def _place(self, slot: int, pose: list[float], key: Hashable) -> None:
+    def _place(self, slot: int, cell: tuple[int, int, int]) -> None:
+        key = self._group_key(cell)
         group = self._groups.get(key)
         if group is None:
             group = self._groups[key] = EventGroup(key)
@@ -126,6 +124,11 @@ class EventClusteredMemory(ClusteredMemory):
             self._group_of[group.provisional] = group
             clusters.set_centre(group.provisional, slot)
         clusters.append(group.provisional, slot)
+        self._route_to(cell, group.provisional)
+        self._appended(group.provisional, slot)
+
+    def _appended(self, cluster: int, slot: int) -> None:
+        group = self._group_of[cluster]
         group.timer += 1
         if group.timer >= self.config.update_freq:
             self._cluster_events(group)
@@ -135,7 +138,7 @@ class EventClusteredMemory(ClusteredMemory):
         clusters = self._clusters
         provisional = group.provisional
         slots = clusters.take_all(provisional)
-        clusters.close(provisional)
+        self._close(provisional)
         del self._group_of[provisional]
         group.provisional, group.timer = -1, 0
         embeddings = self._frames.embeddings[slots]
@@ -182,7 +185,7 @@ class EventClusteredMemory(ClusteredMemory):
             else:
                 group.events.remove(cluster)
             del self._group_of[cluster]
-            clusters.close(cluster)
+            self._close(cluster)
             if group.provisional < 0 and not group.events:
                 del self._groups[group.key]
         elif cluster == group.provisional:
@@ -266,7 +269,7 @@ class EventMemory(EventClusteredMemory):
     the oldest frame of the largest event; a read ranks events by centre score, then scores the
     frames of the top-k."""
 
-    def _group_key(self, pose: list[float]) -> Hashable:
+    def _group_key(self, cell: tuple[int, int, int]) -> Hashable:
         return ()
 
     def _encode_key(self, key: Any) -> list[int]:

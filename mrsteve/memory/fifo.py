@@ -24,8 +24,9 @@ class FIFOMemory(ClusteredMemory):
     def _on_allocate(self) -> None:
         self._clusters.open()
 
-    def _place(self, slot: int, pose: list[float], where: object) -> None:
+    def _place(self, slot: int, cell: tuple[int, int, int]) -> None:
         self._clusters.append(_ALL, slot)
+        self._route_to(cell, _ALL)
 
     def _after_eviction(self, cluster: int, slot: int) -> None:
         """Nothing to repair: the one cluster never empties (capacity >= 1)."""

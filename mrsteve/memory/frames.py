@@ -40,18 +40,27 @@ class FrameStore:
         self.free: list[int] = []
 
     def add(self, embedding: np.ndarray, pose: tuple[float, ...], t: int) -> int:
-        """Store a frame; returns its slot."""
-        if self.free:
-            slot = self.free.pop()
-        else:
-            if self.used == self.embeddings.shape[0]:
-                self._grow()
-            slot = self.used
-            self.used += 1
+        """Store a frame as given (unchecked); returns its slot."""
+        slot = self.next_slot()
+        if slot == self.embeddings.shape[0]:
+            self.grow()
         self.embeddings[slot] = embedding
         self.poses[slot] = pose
         self.steps[slot] = t
+        self.take(slot)
         return slot
+
+    def next_slot(self) -> int:
+        """The slot the next frame takes: the last one freed, else the next unused row (past the
+        arrays when they are full: :meth:`grow` first)."""
+        return self.free[-1] if self.free else self.used
+
+    def take(self, slot: int) -> None:
+        """Mark :meth:`next_slot` as holding a frame."""
+        if self.free:
+            self.free.pop()
+        else:
+            self.used += 1
 
     def release(self, slots: int | np.ndarray) -> None:
         """Give slots back for reuse (their rows are overwritten by later frames)."""
@@ -60,7 +69,8 @@ class FrameStore:
         else:
             self.free.append(slots)
 
-    def _grow(self) -> None:
+    def grow(self) -> None:
+        """Add :data:`GROWTH_ROWS` rows (at most up to ``max_rows``)."""
         rows = self.embeddings.shape[0] + GROWTH_ROWS
         if self.max_rows is not None:
             rows = min(rows, self.max_rows)
@@ -100,7 +110,7 @@ class FrameStore:
         if max_rows is not None and used > max_rows:
             raise ValueError(f"{used} frames stored, more than the {max_rows} rows allowed")
         while store.embeddings.shape[0] < used:  # the rows the store had grown to
-            store._grow()
+            store.grow()
         store.used = used
         store.embeddings[:used] = embeddings
         store.poses[:used] = arrays["poses"]

@@ -1,6 +1,7 @@
-"""The read hot path compiled with numba: one call ranks every cluster centre (int8 codes first,
-exact scores for the rows that can make the top-k), keeps the top-k, and scores the frames of
-those clusters through their slot lists, with no Python per cluster."""
+"""The hot paths compiled with numba. The read: one call ranks every cluster centre (int8 codes
+first, exact scores for the rows that can make the top-k), keeps the top-k, and scores the frames
+of those clusters through their slot lists, with no Python per cluster. The write: one call checks
+a frame, finds its place cell and stores it; another appends its slot to its cluster."""
 
 from __future__ import annotations
 
@@ -140,6 +141,134 @@ def square_norm_and_peak(vector: np.ndarray) -> tuple[float, float]:
         total += value64 * value64
         peak = max(peak, abs(value64))
     return total, peak
+
+
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+NORM_TOLERANCE = 1e-3
+"""Embeddings and queries must have an L2 norm within ``1 +- NORM_TOLERANCE`` (scores are cosines
+only for unit vectors)."""
+STORED, BAD_POSE, BAD_EMBEDDING, BAD_PLACE = 0, 1, 2, 3
+"""What :func:`write_frame` did."""
+_CELL_RANGE = 2.0**63
+"""Place cells are numbered as int64: ``-2**63 <= cell < 2**63``."""
+
+
+@numba.njit(cache=True, nogil=True)
+def write_frame(
+    embeddings: np.ndarray,
+    poses: np.ndarray,
+    steps: np.ndarray,
+    slot: int,
+    vector: np.ndarray,
+    pose: np.ndarray,
+    t: int,
+    check_vector: bool,
+    grid: np.ndarray,
+    route: np.ndarray,
+    arena: np.ndarray,
+    base: np.ndarray,
+    block: np.ndarray,
+    head: np.ndarray,
+    tail: np.ndarray,
+    stale: np.ndarray,
+) -> tuple[int, int, int, int, int]:
+    """The write of one frame in one call. Check it (:func:`_check_frame`) and, if it passes,
+    store it in row ``slot`` (a row past the arrays: check only); then, if it lies in place cell
+    ``route[:3]`` while cluster ``route[3]`` (-1: none) takes that cell's frames, append it
+    there (:func:`append_slot`). Returns ``(status, cell x, cell z, yaw bin, size of the
+    cluster before)``, status :data:`STORED` or what failed (nothing changed then), the size -1
+    unless the frame was appended."""
+    status, cell_x, cell_z, yaw_bin = _check_frame(
+        vector, pose, embeddings.shape[1], check_vector, grid
+    )
+    if status != STORED or slot >= embeddings.shape[0]:
+        return status, cell_x, cell_z, yaw_bin, -1
+    for column in range(vector.shape[0]):
+        embeddings[slot, column] = np.float32(vector[column])
+    for field in range(5):
+        poses[slot, field] = np.float32(pose[field])
+    steps[slot] = t
+    size = -1
+    cluster = route[3]
+    if cluster >= 0 and cell_x == route[0] and cell_z == route[1] and yaw_bin == route[2]:
+        size = append_slot(arena, base, block, head, tail, stale, cluster, slot)
+    return STORED, cell_x, cell_z, yaw_bin, size
+
+
+@numba.njit(cache=True, nogil=True)
+def _check_frame(
+    vector: np.ndarray, pose: np.ndarray, dim: int, check_vector: bool, grid: np.ndarray
+) -> tuple[int, int, int, int]:
+    """``(status, cell x, cell z, yaw bin)`` of a frame: the checks of
+    :func:`mrsteve.memory.base.check_pose` (five numbers, finite within float32), of
+    :func:`~mrsteve.memory.base.check_embedding` when ``check_vector`` (unit norm; the size
+    ``dim`` always) and, with a ``grid`` ``(C, C / 2, W, W / 2)`` (empty: no place grid), that
+    the place cell of the pose as stored (:func:`mrsteve.memory.place.place_key`, the same
+    float64 arithmetic) fits int64."""
+    if pose.shape[0] != 5:
+        return BAD_POSE, 0, 0, 0
+    for field in range(5):
+        if not abs(np.float64(pose[field])) <= FLOAT32_MAX:  # NaN fails too
+            return BAD_POSE, 0, 0, 0
+    if vector.shape[0] != dim or (check_vector and not _is_unit(vector)):
+        return BAD_EMBEDDING, 0, 0, 0
+    if grid.shape[0] == 0:
+        return STORED, 0, 0, 0
+    cell, half_cell, width, half_width = grid[0], grid[1], grid[2], grid[3]
+    x = np.floor((np.float64(np.float32(pose[0])) + half_cell) / cell)
+    z = np.floor((np.float64(np.float32(pose[2])) + half_cell) / cell)
+    if not (-_CELL_RANGE <= x < _CELL_RANGE and -_CELL_RANGE <= z < _CELL_RANGE):
+        return BAD_PLACE, 0, 0, 0
+    yaw = np.float64(np.float32(pose[3]))
+    return STORED, int(x), int(z), int(np.floor(((yaw + half_width) % 360.0) / width))
+
+
+@numba.njit(cache=True, nogil=True)
+def _is_unit(vector: np.ndarray) -> bool:
+    """Whether :func:`~mrsteve.memory.base.check_embedding` accepts a float vector of the right
+    size: finite, norm within ``1 +- NORM_TOLERANCE`` (which bounds every value, so no value
+    can lie past float32's range). The sum of squares is first taken in any order (vectorised);
+    only a norm within ``1e-9`` of the bounds, where that order could decide, is summed again in
+    order, as the check does."""
+    square_norm = _square_norm_any_order(vector)
+    if not np.isfinite(square_norm):
+        return False
+    off = abs(np.sqrt(square_norm) - 1.0)
+    if abs(off - NORM_TOLERANCE) <= 1e-9:
+        off = abs(np.sqrt(square_norm_and_peak(vector)[0]) - 1.0)
+    return off <= NORM_TOLERANCE
+
+
+@numba.njit(cache=True, nogil=True, fastmath={"reassoc"})
+def _square_norm_any_order(vector: np.ndarray) -> float:
+    total = 0.0
+    for index in range(vector.shape[0]):  # indexed: LLVM vectorises this loop, not an iterator
+        value = np.float64(vector[index])
+        total += value * value
+    return total
+
+
+@numba.njit(cache=True, nogil=True)
+def append_slot(
+    arena: np.ndarray,
+    base: np.ndarray,
+    block: np.ndarray,
+    head: np.ndarray,
+    tail: np.ndarray,
+    stale: np.ndarray,
+    cluster: int,
+    slot: int,
+) -> int:
+    """Add ``slot`` after the last slot of ``cluster`` in its arena block
+    (:class:`~mrsteve.memory.clusters.ClusterTable`); returns the cluster's size before, or -1,
+    changing nothing, when the block is full up to its end."""
+    end = tail[cluster]
+    if end == block[cluster]:
+        return -1
+    arena[base[cluster] + end] = slot
+    tail[cluster] = end + 1
+    stale[cluster] = True
+    return end - head[cluster]
 
 
 MAX_CODED_DIM = (2**31 - 1) // (127 * 127)

@@ -97,7 +97,21 @@ def distance_to_place_centre(x: Any, z: Any, yaw: Any, key: PlaceKey, config: Pl
     return dx * dx + dz * dz + dyaw * dyaw
 
 
-class PlaceMemory(ClusteredMemory):
+class PlaceGrid:
+    """What the memories grouping frames by place share: the grid of place cells the write
+    computes each frame's cell on, and the refusal of a position whose cell overflows int64."""
+
+    config: PlaceConfig
+
+    def _place_grid(self) -> np.ndarray:
+        cell, width = self.config.cell_size, self.config.yaw_bin
+        return np.array([cell, cell / 2, width, width / 2], np.float64)
+
+    def _check_location(self, pose: list[float]) -> None:
+        checked_place_key(pose, self.config)
+
+
+class PlaceMemory(PlaceGrid, ClusteredMemory):
     """One cluster per place, each a FIFO queue. A place's centre is its frame nearest the place
     centre (:func:`distance_to_place_centre`; ties keep the older frame). Eviction drops the
     oldest frame of the largest place; a read ranks places by centre score, then scores the
@@ -115,17 +129,19 @@ class PlaceMemory(ClusteredMemory):
         self._key_of: dict[int, PlaceKey] = {}
         self._centre_distance: dict[int, float] = {}
 
-    def _locate(self, pose: list[float]) -> PlaceKey:
-        return checked_place_key(pose, self.config)
-
-    def _place(self, slot: int, pose: list[float], key: PlaceKey) -> None:
+    def _place(self, slot: int, key: PlaceKey) -> None:
         cluster = self._places.get(key)
         if cluster is None:
             cluster = self._places[key] = self._clusters.open()
             self._key_of[cluster] = key
             self._centre_distance[cluster] = math.inf
         self._clusters.append(cluster, slot)
-        distance = distance_to_place_centre(pose[0], pose[2], pose[3], key, self.config)
+        self._route_to(key, cluster)
+        self._appended(cluster, slot)
+
+    def _appended(self, cluster: int, slot: int) -> None:
+        x, _, z, yaw, _ = self._frames.poses[slot].tolist()
+        distance = distance_to_place_centre(x, z, yaw, self._key_of[cluster], self.config)
         if distance < self._centre_distance[cluster]:
             self._centre_distance[cluster] = distance
             self._clusters.set_centre(cluster, slot)
@@ -134,7 +150,7 @@ class PlaceMemory(ClusteredMemory):
         if self._clusters.size(cluster) == 0:
             del self._places[self._key_of.pop(cluster)]
             del self._centre_distance[cluster]
-            self._clusters.close(cluster)
+            self._close(cluster)
         elif slot == self._clusters.centre_slot[cluster]:
             slots = self._clusters.slots(cluster)
             poses = self._frames.poses[slots].astype(np.float64)

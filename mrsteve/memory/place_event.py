@@ -11,7 +11,7 @@ import numpy as np
 
 from mrsteve.memory.base import require
 from mrsteve.memory.event import EventClusteredMemory, EventConfig
-from mrsteve.memory.place import PlaceConfig, check_places, checked_place_key
+from mrsteve.memory.place import PlaceConfig, PlaceGrid, check_places
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,7 @@ class PlaceEventConfig(PlaceConfig, EventConfig):
         require(isinstance(self.center_only, bool), "center_only must be a bool", self.center_only)
 
 
-class PlaceEventMemory(EventClusteredMemory):
+class PlaceEventMemory(PlaceGrid, EventClusteredMemory):
     """Frames grouped by place (cell of C blocks, heading bin of W degrees); within a place, a
     provisional event collects frames until it holds R, then DP-Means turns them into events.
     Eviction takes the oldest frame of the largest event over all places; a read ranks every
@@ -44,8 +44,8 @@ class PlaceEventMemory(EventClusteredMemory):
         super().__init__(capacity, dim=dim, **hyperparameters)
         self.centre_only = self.scores_centres_only = self.config.center_only
 
-    def _group_key(self, pose: list[float]) -> Hashable:
-        return checked_place_key(pose, self.config)
+    def _group_key(self, cell: tuple[int, int, int]) -> Hashable:
+        return cell
 
     def _places_and_events(self) -> tuple[int, int]:
         return len(self._groups), len(self._group_of)

@@ -7,6 +7,7 @@ import pytest
 from memory_streams import unit
 
 from mrsteve.memory import DPMeans
+from mrsteve.memory.dpmeans import sum_rows, sums_are_exact
 
 
 def blobs(rng, count, dim=32, per_blob=25, noise=0.1):
@@ -82,3 +83,20 @@ def test_bad_arguments_raise(arguments, message):
 def test_bad_points_raise(points):
     with pytest.raises(ValueError, match="points"):
         DPMeans().fit(points)
+
+
+def test_cluster_sums_of_embeddings_match_blas_bit_for_bit_when_every_order_is_exact():
+    """DP-Means sums a cluster's points itself only when every summation order gives the same
+    exact float64 sums: float32 embeddings, unless a component is tiny (or a value not float32)."""
+    rng = np.random.default_rng(0)
+    points = unit(rng.normal(size=(100, 512))).astype(np.float64)
+    labels = rng.integers(0, 7, 100)
+    assert sums_are_exact(points)
+    members = labels[None, :] == np.arange(7)[:, None]
+    blas = members @ points
+    np.testing.assert_array_equal(sum_rows(points, labels, 7).view(np.int64), blas.view(np.int64))
+    tiny = points.copy()
+    tiny[3, 5] = np.float32(1e-9)
+    assert not sums_are_exact(tiny)
+    assert not sums_are_exact(points + 1e-12)  # not float32 values
+    assert sums_are_exact(np.zeros((3, 4)))

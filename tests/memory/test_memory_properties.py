@@ -168,3 +168,33 @@ def test_save_then_load_then_write_matches_never_saving(name, stream, split, thr
             )
             np.testing.assert_array_equal(got.t, expected.t)
             np.testing.assert_array_equal(got.score, expected.score)
+
+
+class Unrouted:
+    """Every write takes the looked-up path: the route is never set."""
+
+    def _route_to(self, cell, cluster) -> None:
+        pass
+
+
+@settings(max_examples=40, deadline=None)
+@given(name=names, stream=streams)
+def test_the_route_changes_nothing_but_speed(name, stream):
+    """Writes appended on the route (the last write's place cell and cluster, in the compiled
+    call) leave the memory exactly as the looked-up path does, across clustering, eviction and
+    closed clusters whose ids are reused."""
+    memory, (embeddings, poses) = build(name, stream)
+    factory = MEMORIES[name]
+    base = factory.func if hasattr(factory, "func") else factory
+    unrouted = type("Unrouted" + base.__name__, (Unrouted, base), {})
+    reference = unrouted(stream["capacity"], **{
+        **getattr(factory, "keywords", {}),
+        **({"update_freq": stream["update_freq"]} if "event" in name else {}),
+    })
+    write_all(memory, embeddings, poses)
+    write_all(reference, embeddings, poses)
+    scalars, arrays = memory._state()
+    expected_scalars, expected_arrays = reference._state()
+    assert scalars == expected_scalars and arrays.keys() == expected_arrays.keys()
+    for key, array in arrays.items():
+        np.testing.assert_array_equal(array, expected_arrays[key], err_msg=key)

@@ -9,6 +9,8 @@ import pytest
 from memory_streams import MEMORIES, QUICK_CLUSTERING, random_frames, unit, write_all
 
 from mrsteve.memory import load
+from mrsteve.memory.base import NORM_TOLERANCE, check_embedding
+from mrsteve.memory.kernels import _is_unit
 
 DIM = 16
 
@@ -117,3 +119,20 @@ def test_the_tolerance_is_one_in_a_thousand(name):
     memory.write(vector * np.float32(1.0009), GOOD_POSE, 0)
     with pytest.raises(ValueError, match="L2-normalised"):
         memory.write(vector * np.float32(1.0011), GOOD_POSE, 1)
+
+
+def test_the_compiled_norm_check_agrees_with_check_embedding_at_the_bounds():
+    """The write's compiled check sums squares in any order and again in order only near the
+    bounds: its verdict is check_embedding's, also for norms a rounding away from 1 +- 1e-3."""
+    rng = np.random.default_rng(0)
+    for dtype in (np.float32, np.float64):
+        for _ in range(200):
+            vector = unit(rng.normal(size=512)).astype(np.float64)
+            norm = 1 + rng.choice([-1, 1]) * (NORM_TOLERANCE + rng.normal() * 1e-12)
+            vector = (vector * norm).astype(dtype)
+            try:
+                check_embedding(vector, 512)
+                accepted = True
+            except ValueError:
+                accepted = False
+            assert _is_unit(vector) == accepted
