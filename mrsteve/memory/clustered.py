@@ -336,6 +336,7 @@ class ClusteredMemory(ABC):
             query,
             threshold,
             self.scores_centres_only,
+            table.pivot_index(),
         )
         return t, pose, scores, scored
 

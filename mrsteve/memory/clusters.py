@@ -16,6 +16,11 @@ Layout, chosen for the read (score every centre, then every frame of the top-k c
   the frame store, only the rows that can make the top-k. No float32 copy of the centres is
   kept (file format 2 had one): it cost a frame's bytes per cluster, which is every frame's
   when eviction has left mostly one-frame clusters.
+- *Pivot groups over the centre rows* (from :data:`PIVOT_MIN_ROWS` rows on): each centre is
+  filed under a similar centre's codes, its pivot, with its component along the pivot and a
+  bound on the rest, from which a read bounds every centre's score with two multiply-adds and
+  reads the int8 codes of only the rows that can make the top-k (at 1M frames about a tenth). Built lazily by the reads, not saved (a loaded memory rebuilds it): a row
+  whose centre changed waits, unpruned, until a read files it.
 - *Size buckets* find the largest cluster (the one eviction shrinks) without scanning.
 
 For filtered reads each cluster also has a time span and the bounding box of its frames' ground
@@ -37,7 +42,7 @@ import numpy as np
 
 from mrsteve.memory.base import ReadFilter
 from mrsteve.memory.frames import FrameStore, container_nbytes
-from mrsteve.memory.kernels import append_slot, quantise_centres
+from mrsteve.memory.kernels import append_slot, assign_pivots, quantise_centres
 
 ID_GROWTH = 256
 """Cluster rows added when the table is full (copy growth; tables are small)."""
@@ -45,6 +50,9 @@ MIN_BLOCK = 8
 """Smallest slot block of a cluster."""
 MIN_ARENA = 1024
 """Smallest arena (int32 slots)."""
+PIVOT_MIN_ROWS = 4096
+"""Centre rows from which the reads prune with pivot groups first (:meth:`ClusterTable.pivot_index`;
+below, the int8 pass over every row is cheap enough)."""
 
 
 class SizeBuckets:
@@ -136,6 +144,18 @@ class ClusterTable:
         from the codes first)."""
         self.live = np.zeros(0, np.int64)
         """Cluster id of each row of :attr:`codes`."""
+        self.pivot_group = np.zeros(0, np.int64)
+        self.pivot_along = np.zeros(0, np.float64)
+        self.pivot_across = np.zeros(0, np.float64)
+        """Per row: the pivot group of its centre (-1: not filed yet), the centre's component
+        along the group's pivot and a bound on the norm of the rest
+        (:func:`~mrsteve.memory.kernels.assign_pivots`)."""
+        self.group_codes = np.zeros((0, frames.dim), np.int8)
+        self.group_scales = np.zeros(0, np.float32)
+        self.group_norms = np.zeros(0, np.float64)
+        """Per pivot group, its pivot ``group_codes * group_scales`` and that vector's norm (0: the
+        group is unused)."""
+        self.group_count = 0
         self.live_count = 0
         self.arena = np.zeros(0, np.int32)
         self.arena_used = 0
@@ -164,6 +184,7 @@ class ClusterTable:
             self._grow_rows(row + max(ID_GROWTH, row // 8))  # spare rows <= 1/8
         self.live[row] = cluster
         self.row[cluster] = row
+        self.pivot_group[row] = -1
         self.live_count = row + 1
         return cluster
 
@@ -175,7 +196,8 @@ class ClusterTable:
         row, last = int(self.row[cluster]), self.live_count - 1
         if row != last:
             moved = int(self.live[last])
-            for array in (self.codes, self.scales, self.residuals):
+            for array in self._PER_ROW:
+                array = getattr(self, array)
                 array[row] = array[last]
             self.live[row] = moved
             self.row[moved] = row
@@ -183,9 +205,13 @@ class ClusterTable:
         self.live_count = last
         self.free_ids.append(cluster)
 
+    _PER_ROW = ("codes", "scales", "residuals", "live", "pivot_group", "pivot_along", "pivot_across")
+
     def _grow_rows(self, rows: int) -> None:
-        for name in ("codes", "scales", "residuals", "live"):
+        old = self.live.shape[0]
+        for name in self._PER_ROW:
             setattr(self, name, _grown(getattr(self, name), rows))
+        self.pivot_group[old:] = -1
 
     def _grow_ids(self) -> None:
         rows = self.row.shape[0] + ID_GROWTH
@@ -321,6 +347,40 @@ class ClusterTable:
         quantise_centres(
             self.frames.embeddings, slots, self.codes, self.scales, self.residuals, start
         )
+        self.pivot_group[start:stop] = -1
+
+    def pivot_index(self) -> tuple:
+        """The pivot groups the read prunes with (empty below :data:`PIVOT_MIN_ROWS` rows), after
+        filing rows whose centre changed: all of them when they are most rows (the first read
+        of a large table, or of a loaded one), else as many as cost a quarter of an int8 pass
+        over every row (the rest wait, unpruned)."""
+        rows = self.live_count
+        if rows < PIVOT_MIN_ROWS:
+            return _NO_PIVOTS
+        groups = self.pivot_group[:rows]
+        dirty = np.flatnonzero(groups < 0)
+        if dirty.shape[0]:
+            if dirty.shape[0] * 2 <= rows:
+                dirty = dirty[: max(1, rows // (4 * self.group_count))]
+            members = np.bincount(groups[groups >= 0], minlength=self.group_count)
+            free = np.flatnonzero(members == 0)
+            self.group_norms[free] = 0.0
+            needed = self.group_count + dirty.shape[0]
+            if needed > self.group_norms.shape[0]:
+                grown = max(needed, 2 * self.group_norms.shape[0])
+                for name in ("group_codes", "group_scales", "group_norms"):
+                    setattr(self, name, _grown(getattr(self, name), grown))
+            self.group_count = assign_pivots(
+                self.codes, self.scales, dirty, self.frames.embeddings, self.centre_slot,
+                self.live, self._pivots(self.group_norms.shape[0]), self.group_count, free,
+            )
+        return self._pivots(self.group_count)
+
+    def _pivots(self, groups: int) -> tuple:
+        return (
+            self.pivot_group, self.pivot_along, self.pivot_across, self.group_codes[:groups],
+            self.group_scales[:groups], self.group_norms[:groups],
+        )
 
     def centre_of(self, clusters: int | list[int] | np.ndarray) -> np.ndarray:
         """Centre embeddings of open clusters (a copy)."""
@@ -368,8 +428,8 @@ class ClusterTable:
     @property
     def nbytes(self) -> int:
         arrays = sum(getattr(self, name).nbytes for name in self._PER_CLUSTER)
-        arrays += self.live.nbytes + self.arena.nbytes
-        arrays += self.codes.nbytes + self.scales.nbytes + self.residuals.nbytes
+        arrays += self.arena.nbytes + sum(getattr(self, name).nbytes for name in self._PER_ROW)
+        arrays += self.group_codes.nbytes + self.group_scales.nbytes + self.group_norms.nbytes
         return arrays + container_nbytes(self.free_ids) + self.buckets.nbytes
 
     # --- persistence ---
@@ -482,6 +542,13 @@ def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     ends = np.cumsum(lengths)
     offsets = np.repeat(np.asarray(starts, np.int64) - (ends - lengths), lengths)
     return offsets + np.arange(total)
+
+
+_NO_PIVOTS = (
+    np.zeros(0, np.int64), np.zeros(0), np.zeros(0), np.zeros((0, 1), np.int8),
+    np.zeros(0, np.float32), np.zeros(0),
+)
+"""The pivot index of a table too small to use one."""
 
 
 def _grown(array: np.ndarray, rows: int) -> np.ndarray:

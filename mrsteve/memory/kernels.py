@@ -29,6 +29,7 @@ def search_clusters(
     query: np.ndarray,
     threshold: np.float32,
     centres_only: bool,
+    pivots: tuple,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
     """The paper's Algorithm "Read" over a :class:`~mrsteve.memory.clusters.ClusterTable`:
     ``(slots, t, poses, scores, dot products computed)`` of the frames scoring at least
@@ -42,8 +43,10 @@ def search_clusters(
     centre is first scored by an integer dot product of the two codes, with a bound on the error
     (:func:`_code_error`), and only the rows whose upper bound reaches the k-th largest lower
     bound can be in the top-k; only those are scored exactly, from the centre frames' rows of
-    ``embeddings``. A found frame's step and pose are fetched as it is scored, so their cache
-    misses overlap the scan. (Reassociation lets the sums vectorise; their rounding differs from
+    ``embeddings``. With a pivot index (:func:`assign_pivots`; ``pivots`` of empty arrays: none),
+    a cheaper bound first drops the rows that cannot make the top-k (:func:`_pivot_prune`), so
+    the int8 codes of only the rest are read. A found
+    frame's step and pose are fetched as it is scored, so their cache misses overlap the scan. (Reassociation lets the sums vectorise; their rounding differs from
     BLAS in the last bits.)"""
     dim = query.shape[0]
     if allowed.shape[0] == live_count:
@@ -53,15 +56,11 @@ def search_clusters(
     count = candidates.shape[0]
     if count > top_k and dim <= MAX_CODED_DIM:
         query_codes, query_scale, query_error, query_norm = _quantise_query(query)
-        dots = _code_dots(codes, candidates, query_codes)
-        upper = np.empty(count, np.float32)
-        lower = np.empty(count, np.float32)
-        for index in range(count):
-            row = candidates[index]
-            approx = np.float64(dots[index]) * (np.float64(scales[row]) * query_scale)
-            bound = _code_error(residuals[row], query_error, query_norm, dim)
-            upper[index] = np.float32(approx + bound)
-            lower[index] = np.float32(approx - bound)
+        coded = (codes, scales, residuals, query_codes, query_scale, query_error, query_norm)
+        if pivots[3].shape[0] > 0:
+            candidates = _pivot_prune(pivots, coded, candidates, top_k)
+        upper, lower = _code_bounds(coded, candidates)
+        count = candidates.shape[0]
         floor = np.partition(lower.copy(), count - top_k)[count - top_k]
         candidates = candidates[upper >= floor]
         count = candidates.shape[0]
@@ -347,6 +346,178 @@ def _code_error(residual: np.float32, query_error: float, query_norm: float, dim
     residual64 = np.float64(residual)
     rounding = dim * 2.0**-23 * 1.001 * query_norm + 1e-6
     return (1.001 + residual64) * query_error + residual64 * query_norm + rounding
+
+
+@numba.njit(cache=True, nogil=True)
+def _code_bounds(coded: tuple, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(upper, lower)`` float32 bounds on the exact scores of centre ``rows`` from their int8
+    codes (``coded``: the centres' codes, scales and residuals, then the query's codes, scale,
+    error norm and norm; :func:`_code_error`)."""
+    codes, scales, residuals, query_codes, query_scale, query_error, query_norm = coded
+    dots = _code_dots(codes, rows, query_codes)
+    upper = np.empty(rows.shape[0], np.float32)
+    lower = np.empty(rows.shape[0], np.float32)
+    dim = query_codes.shape[0]
+    for index in range(rows.shape[0]):
+        row = rows[index]
+        approx = np.float64(dots[index]) * (np.float64(scales[row]) * query_scale)
+        bound = _code_error(residuals[row], query_error, query_norm, dim)
+        upper[index] = np.float32(approx + bound)
+        lower[index] = np.float32(approx - bound)
+    return upper, lower
+
+
+PIVOT_SIMILARITY = 0.8
+"""A centre joins the pivot group it is most similar to (by its int8 codes) if at least this
+similar, else it becomes a new group's pivot (leader clustering)."""
+
+
+@numba.njit(cache=True, nogil=True)
+def assign_pivots(
+    codes: np.ndarray,
+    scales: np.ndarray,
+    rows: np.ndarray,
+    embeddings: np.ndarray,
+    centre_slot: np.ndarray,
+    live: np.ndarray,
+    pivots: tuple,
+    group_count: int,
+    free_groups: np.ndarray,
+) -> int:
+    """Put centre ``rows`` into pivot groups (leader clustering, :data:`PIVOT_SIMILARITY`); returns
+    the groups in use after (``free_groups``: ids below ``group_count`` to reuse first; the
+    group arrays must have room for one new group per row).
+
+    ``pivots = (group, along, across, group_codes, group_scales, group_norms)``: a group's pivot
+    is the vector ``d = group_codes[g] * group_scales[g]`` (a centre's int8 codes, exact), of
+    norm ``group_norms[g]``; centre ``c`` of a row in group ``g`` is stored as
+    ``along = c . d / |d|`` and ``across``, an upper bound on ``|c - along d / |d||``, so that
+    ``c . q <= along (q . d / |d|) + across |q - (q . d / |d|) d / |d||`` for any query
+    (:func:`_pivot_prune`). Which group a centre joins changes no read's result, only how much
+    the bound prunes."""
+    group, along, across, group_codes, group_scales, group_norms = pivots
+    reused = 0
+    all_groups = np.arange(group_count)
+    for row in rows:
+        best, best_similarity = -1, -np.inf
+        if group_count > 0:
+            dots = _code_dots(group_codes, all_groups[:group_count], codes[row])
+            for index in range(group_count):
+                if group_norms[index] > 0.0:
+                    similarity = dots[index] * np.float64(group_scales[index]) / group_norms[index]
+                    if similarity > best_similarity:
+                        best, best_similarity = index, similarity
+            best_similarity *= np.float64(scales[row])
+        if best < 0 or best_similarity < PIVOT_SIMILARITY:
+            if reused < free_groups.shape[0]:
+                best = free_groups[reused]
+                reused += 1
+            else:
+                best = group_count
+                group_count += 1
+                all_groups = np.arange(group_count)
+            group_codes[best] = codes[row]
+            group_scales[best] = scales[row]
+            squares = 0
+            for value in codes[row]:
+                squares += np.int64(value) * np.int64(value)
+            group_norms[best] = np.float64(scales[row]) * np.sqrt(np.float64(squares))
+        centre = embeddings[centre_slot[live[row]]]
+        norm = group_norms[best]
+        scale = np.float64(group_scales[best]) / norm if norm > 0.0 else 0.0
+        dot = 0.0
+        square_norm = 0.0
+        for column in range(centre.shape[0]):
+            value = np.float64(centre[column])
+            dot += value * (np.float64(group_codes[best, column]) * scale)
+            square_norm += value * value
+        group[row] = best
+        along[row] = dot
+        across[row] = np.sqrt(max(square_norm - dot * dot, 0.0) * (1 + 1e-9) + 1e-12) + 1e-9
+    return group_count
+
+
+@numba.njit(cache=True, nogil=True)
+def _pivot_prune(pivots: tuple, coded: tuple, candidates: np.ndarray, top_k: int) -> np.ndarray:
+    """The candidate rows (in order) whose exact score may reach the top-k by the pivot bound
+    (:func:`_pivot_bounds`). A floor on the k-th exact score comes from the int8 lower bounds of
+    the ``2 top_k`` rows of highest estimate (any k rows' k-th score is at most the k-th best);
+    rows bounded below it cannot be in the top-k (nor tie its k-th score)."""
+    upper, estimate = _pivot_bounds(pivots, coded, candidates)
+    likely = candidates[_largest(estimate, min(2 * top_k, candidates.shape[0]))]
+    lower = _code_bounds(coded, likely)[1]
+    floor = np.partition(lower, likely.shape[0] - top_k)[likely.shape[0] - top_k]
+    return candidates[upper >= floor]
+
+
+@numba.njit(cache=True, nogil=True)
+def _pivot_bounds(pivots: tuple, coded: tuple, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(upper bound, estimate)`` of the exact score of each centre row from its pivot group
+    (:func:`assign_pivots`): ``c . q = along * a + c_perp . q_perp <= along * a + across
+    |q_perp|`` with ``a = q . d / |d|``, bounded per group from the int8 codes of the query
+    (``|a - a~| <= |e|``, ``e`` what the query's codes miss) and ``|q_perp|^2 = |q|^2 - a^2``,
+    plus the rounding of the exact float32 sums (as :func:`_code_error`). The estimate is
+    ``along * a~``; rows without a group get infinite both."""
+    group, along, across, group_codes, group_scales, group_norms = pivots
+    _, _, _, query_codes, query_scale, query_error, query_norm = coded
+    groups = group_norms.shape[0]
+    dots = _code_dots(group_codes, np.arange(groups), query_codes)
+    middle = np.zeros(groups)
+    slack = np.zeros(groups)
+    perp = np.empty(groups)
+    square_norm = query_norm * query_norm * (1 + 1e-9) + 1e-12
+    for index in range(groups):
+        norm = group_norms[index]
+        if norm > 0.0:  # else unused
+            middle[index] = dots[index] * (np.float64(group_scales[index]) * query_scale) / norm
+            slack[index] = query_error + 1e-9 * (abs(middle[index]) + 1.0)
+        nearest = max(abs(middle[index]) - slack[index], 0.0)
+        perp[index] = np.sqrt(max(square_norm - nearest * nearest, 0.0))
+    rounding = _code_error(np.float32(0.0), 0.0, query_norm, query_codes.shape[0]) + 1e-9
+    upper = np.empty(rows.shape[0])
+    estimate = np.empty(rows.shape[0])
+    for index in range(rows.shape[0]):
+        row = rows[index]
+        g = group[row]
+        if g < 0:
+            upper[index] = estimate[index] = np.inf
+        else:
+            a = along[row]
+            upper[index] = a * middle[g] + abs(a) * slack[g] + across[row] * perp[g] + rounding
+            estimate[index] = a * middle[g]
+    return upper, estimate
+
+
+@numba.njit(cache=True, nogil=True)
+def _largest(values: np.ndarray, count: int) -> np.ndarray:
+    """Indices of ``count`` largest ``values`` (ties: any), in one pass over a min-heap of the
+    best so far: past the first few, a value rarely beats the smallest kept (numba's
+    ``np.partition`` copies and is several times slower at a read's ~10,000 rows)."""
+    heap = np.arange(count)
+    for start in range(count // 2 - 1, -1, -1):
+        _sift_down(values, heap, start)
+    cut = values[heap[0]]
+    for index in range(count, values.shape[0]):
+        if values[index] > cut:
+            heap[0] = index
+            _sift_down(values, heap, 0)
+            cut = values[heap[0]]
+    return heap
+
+
+@numba.njit(cache=True, nogil=True)
+def _sift_down(values: np.ndarray, heap: np.ndarray, node: int) -> None:
+    """Restore the min-heap order of ``values[heap]`` below ``node``."""
+    while True:
+        child = 2 * node + 1
+        if child >= heap.shape[0]:
+            return
+        if child + 1 < heap.shape[0] and values[heap[child + 1]] < values[heap[child]]:
+            child += 1
+        if values[heap[node]] <= values[heap[child]]:
+            return
+        heap[node], heap[child] = heap[child], heap[node]
+        node = child
 
 
 @numba.njit(cache=True, nogil=True)

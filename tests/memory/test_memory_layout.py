@@ -13,6 +13,7 @@ from mrsteve.memory.frames import FrameStore
 from mrsteve.memory.kernels import (
     _code_dots,
     _code_error,
+    _pivot_bounds,
     _quantise_query,
     best_first,
     search_clusters,
@@ -66,19 +67,23 @@ def brute_force(memory, query: np.ndarray, threshold: np.float32, top_k: int) ->
     spread=st.sampled_from([2.0, 10.0, 40.0]),
     top_k=st.integers(1, 5),
     small_arena=st.booleans(),
+    pivots=st.booleans(),
 )
 def test_every_write_keeps_the_layout_and_reads_match_a_scan(
-    name, seed, count, capacity, update_freq, spread, top_k, small_arena
+    name, seed, count, capacity, update_freq, spread, top_k, small_arena, pivots
 ):
-    saved_minimum = clusters.MIN_ARENA
-    clusters.MIN_ARENA = 16 if small_arena else saved_minimum  # pack the arena often
+    """With ``pivots``, every read prunes with pivot groups (from one centre row on) and must
+    return exactly what the int8 pass alone returns."""
+    saved = clusters.MIN_ARENA, clusters.PIVOT_MIN_ROWS
+    clusters.MIN_ARENA = 16 if small_arena else saved[0]  # pack the arena often
+    clusters.PIVOT_MIN_ROWS = 1 if pivots else saved[1]
     try:
-        write_and_check(name, seed, count, capacity, update_freq, spread, top_k)
+        write_and_check(name, seed, count, capacity, update_freq, spread, top_k, pivots)
     finally:
-        clusters.MIN_ARENA = saved_minimum
+        clusters.MIN_ARENA, clusters.PIVOT_MIN_ROWS = saved
 
 
-def write_and_check(name, seed, count, capacity, update_freq, spread, top_k):
+def write_and_check(name, seed, count, capacity, update_freq, spread, top_k, pivots=False):
     hyperparameters = {"update_freq": update_freq} if "event" in name else {}
     memory = MEMORIES[name](capacity, **hyperparameters)
     rng = np.random.default_rng(seed)
@@ -89,10 +94,26 @@ def write_and_check(name, seed, count, capacity, update_freq, spread, top_k):
         check_layout(memory)
         if t % 7 == 0:
             query = embeddings[rng.integers(t + 1)].astype(np.float32)
-            got = set(memory.read(query, float(threshold), top_k=top_k).t.tolist())
+            read = memory.read(query, float(threshold), top_k=top_k)
+            got = set(read.t.tolist())
             assert brute_force(memory, query, threshold, top_k) <= got
+            if pivots:
+                assert_same_read(memory, query, float(threshold), top_k, read)
             held = {int(step) for view in memory.clusters() for step in view.t}
             assert got <= held
+
+
+def assert_same_read(memory, query, threshold, top_k, read) -> None:
+    """``read`` (pruned with pivot groups) is what the read returns without them."""
+    saved = clusters.PIVOT_MIN_ROWS
+    clusters.PIVOT_MIN_ROWS = 2**62
+    try:
+        plain = memory.read(query, threshold, top_k=top_k)
+    finally:
+        clusters.PIVOT_MIN_ROWS = saved
+    np.testing.assert_array_equal(read.t, plain.t)
+    np.testing.assert_array_equal(read.score, plain.score)
+    assert read.frames_scored == plain.frames_scored
 
 
 def test_the_kernel_breaks_ties_at_the_kth_centre_by_row():
@@ -112,13 +133,13 @@ def test_the_kernel_breaks_ties_at_the_kth_centre_by_row():
     index = (codes, scales, residuals, live, 4)
     slots, t, _, found, scored = search_clusters(
         *index, np.zeros(0, bool), 2, base, head, tail, arena, embeddings, steps, poses,
-        live, query, np.float32(0.0), False,
+        live, query, np.float32(0.0), False, clusters._NO_PIVOTS,
     )
     assert sorted(slots.tolist()) == [0, 1] and sorted(t.tolist()) == [0, 10] and scored == 4 + 2
     allowed = np.array([False, True, True, True])
     slots, *_ = search_clusters(
         *index, allowed, 2, base, head, tail, arena, embeddings, steps, poses,
-        live, query, np.float32(0.0), False,
+        live, query, np.float32(0.0), False, clusters._NO_PIVOTS,
     )
     assert sorted(slots.tolist()) == [1, 2]
 
@@ -138,36 +159,52 @@ def test_results_are_ordered_best_first_and_ties_keep_their_found_order(values) 
     np.testing.assert_array_equal(best_first(scores), np.argsort(-scores, kind="stable"))
 
 
+def unit_vectors(rng, count, dim, kind):
+    """``count`` float32 unit vectors: Gaussian, one-hot, +-1, sparse, or a few Gaussian
+    directions each with noise (``close``, so that centres share pivot groups)."""
+    if kind == "one-hot":
+        vectors = np.eye(dim)[rng.integers(dim, size=count)]
+    elif kind == "flat":
+        vectors = np.sign(rng.standard_normal((count, dim))) + 0.0
+    elif kind == "sparse":
+        vectors = rng.standard_normal((count, dim)) * (rng.random((count, dim)) < 0.1)
+        vectors[:, 0] += 1e-3
+    elif kind == "close":
+        directions = rng.standard_normal((3, dim))
+        directions /= np.linalg.norm(directions, axis=1, keepdims=True)
+        noise = rng.standard_normal((count, dim)) * rng.uniform(0.0, 0.5) / np.sqrt(dim)
+        vectors = directions[rng.integers(3, size=count)] + noise
+    else:
+        vectors = rng.standard_normal((count, dim))
+    return (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
+
+
+def centre_table(centres):
+    """A cluster table with one open cluster per centre, each its own frame."""
+    frames = FrameStore(centres.shape[1], None)
+    table = clusters.ClusterTable(frames)
+    for embedding in centres:
+        slot = frames.add(embedding, [0.0] * 5, 0)
+        table.set_centre(table.open(), slot)
+    return table
+
+
+KINDS = ["normal", "one-hot", "flat", "sparse", "close"]
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     seed=st.integers(0, 2**16),
     dim=st.sampled_from([1, 2, 7, 64, 512]),
-    kind=st.sampled_from(["normal", "one-hot", "flat", "sparse"]),
+    kind=st.sampled_from(KINDS),
 )
 def test_the_ranking_bound_holds_for_the_int8_codes_of_centres_and_query(seed, dim, kind):
     """The read ranks centres by integer dot products of int8 codes (the centre's, stored, and
     the query's, made per read); the exact score always lies within the bound it uses, so no
     centre of the true top-k is dropped."""
     rng = np.random.default_rng(seed)
-
-    def unit(count):
-        if kind == "one-hot":
-            vectors = np.eye(dim)[rng.integers(dim, size=count)]
-        elif kind == "flat":
-            vectors = np.sign(rng.standard_normal((count, dim))) + 0.0
-        elif kind == "sparse":
-            vectors = rng.standard_normal((count, dim)) * (rng.random((count, dim)) < 0.1)
-            vectors[:, 0] += 1e-3
-        else:
-            vectors = rng.standard_normal((count, dim))
-        return (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
-
-    frames = FrameStore(dim, None)
-    table = clusters.ClusterTable(frames)
-    for embedding in unit(40):
-        slot = frames.add(embedding, [0.0] * 5, 0)
-        table.set_centre(table.open(), slot)
-    query = unit(1)[0]
+    table = centre_table(unit_vectors(rng, 40, dim, kind))
+    query = unit_vectors(rng, 1, dim, kind)[0]
     codes, scale, error, norm = _quantise_query(query)
     rows = np.arange(table.live_count)
     dots = _code_dots(table.codes, rows, codes)
@@ -175,3 +212,38 @@ def test_the_ranking_bound_holds_for_the_int8_codes_of_centres_and_query(seed, d
     exact = table.live_centres().astype(np.float64) @ query.astype(np.float64)
     bounds = np.array([_code_error(r, error, norm, dim) for r in table.residuals[rows]])
     assert (np.abs(exact - approx) <= bounds).all()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 2**16),
+    dim=st.sampled_from([1, 2, 7, 64, 512]),
+    kind=st.sampled_from(KINDS),
+    changed=st.integers(0, 40),
+)
+def test_the_pivot_bound_holds_for_every_centre_and_query(seed, dim, kind, changed):
+    """The read's first pass bounds each centre's score from its pivot group (the centre's
+    component along the group's pivot and the norm of the rest); the exact score never exceeds
+    it, also after some centres changed and were filed again (their groups' ids reused)."""
+    rng = np.random.default_rng(seed)
+    centres = unit_vectors(rng, 40, dim, kind)
+    table = centre_table(centres)
+    saved = clusters.PIVOT_MIN_ROWS
+    clusters.PIVOT_MIN_ROWS = 1
+    try:
+        table.pivot_index()
+        replaced = unit_vectors(rng, changed, dim, kind)
+        for row, embedding in enumerate(replaced):  # new centre frames for the first rows
+            slot = table.frames.add(embedding, [0.0] * 5, 0)
+            table.set_centre(int(table.live[row]), slot)
+        pivots = table.pivot_index()
+        while (table.pivot_group[: table.live_count] < 0).any():  # filed over several reads
+            pivots = table.pivot_index()
+    finally:
+        clusters.PIVOT_MIN_ROWS = saved
+    query = unit_vectors(rng, 1, dim, kind)[0]
+    coded = (table.codes, table.scales, table.residuals, *_quantise_query(query))
+    rows = np.arange(table.live_count)
+    upper, _ = _pivot_bounds(pivots, coded, rows)
+    exact = table.live_centres().astype(np.float64) @ query.astype(np.float64)
+    assert (exact <= upper).all()
