@@ -19,8 +19,9 @@ Layout, chosen for the read (score every centre, then every frame of the top-k c
 - *Pivot groups over the centre rows* (from :data:`PIVOT_MIN_ROWS` rows on): each centre is
   filed under a similar centre's codes, its pivot, with its component along the pivot and a
   bound on the rest, from which a read bounds every centre's score with two multiply-adds and
-  reads the int8 codes of only the rows that can make the top-k (at 1M frames about a tenth). Built lazily by the reads, not saved (a loaded memory rebuilds it): a row
-  whose centre changed waits, unpruned, until a read files it.
+  reads the int8 codes of only the rows that can make the top-k (at 1M frames about a tenth).
+  Built lazily by the reads, not saved (a loaded memory rebuilds it): a row whose centre
+  changed waits, unpruned, until a read files it.
 - *Size buckets* find the largest cluster (the one eviction shrinks) without scanning.
 
 For filtered reads each cluster also has a time span and the bounding box of its frames' ground
@@ -51,8 +52,8 @@ MIN_BLOCK = 8
 MIN_ARENA = 1024
 """Smallest arena (int32 slots)."""
 PIVOT_MIN_ROWS = 4096
-"""Centre rows from which the reads prune with pivot groups first (:meth:`ClusterTable.pivot_index`;
-below, the int8 pass over every row is cheap enough)."""
+"""Centre rows from which the reads prune with pivot groups first
+(:meth:`ClusterTable.pivot_index`; below, the int8 pass over every row is cheap enough)."""
 
 
 class SizeBuckets:
@@ -361,7 +362,7 @@ class ClusterTable:
         dirty = np.flatnonzero(groups < 0)
         if dirty.shape[0]:
             if dirty.shape[0] * 2 <= rows:
-                dirty = dirty[: max(1, rows // (4 * self.group_count))]
+                dirty = dirty[: max(1, rows // (4 * max(self.group_count, 1)))]
             members = np.bincount(groups[groups >= 0], minlength=self.group_count)
             free = np.flatnonzero(members == 0)
             self.group_norms[free] = 0.0

@@ -1,6 +1,7 @@
-"""The hot paths compiled with numba. The read: one call ranks every cluster centre (int8 codes
-first, exact scores for the rows that can make the top-k), keeps the top-k, and scores the frames
-of those clusters through their slot lists, with no Python per cluster. The write: one call checks
+"""The hot paths compiled with numba. The read: one call ranks every cluster centre (pivot bounds
+first on large tables, then int8 codes, then exact scores for the rows that can still make the
+top-k), keeps the top-k, and scores the frames of those clusters through their slot lists, with
+no Python per cluster. The write: one call checks
 a frame, finds its place cell and stores it; another appends its slot to its cluster."""
 
 from __future__ import annotations
@@ -401,7 +402,7 @@ def assign_pivots(
     for row in rows:
         best, best_similarity = -1, -np.inf
         if group_count > 0:
-            dots = _code_dots(group_codes, all_groups[:group_count], codes[row])
+            dots = _code_dots(group_codes, all_groups, codes[row])
             for index in range(group_count):
                 if group_norms[index] > 0.0:
                     similarity = dots[index] * np.float64(group_scales[index]) / group_norms[index]
