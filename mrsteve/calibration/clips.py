@@ -133,6 +133,12 @@ class ClipConfig:
     """Clips taken in one world before the next world is built."""
     aimed: float = 0.75
     """Share of clips whose pose faces a thing; the others are anywhere, facing anywhere."""
+    facing_wall: float = 0.0
+    """Share of clips (drawn before the others) whose pose faces the world's wall ring from
+    ``wall_distance`` blocks: where an exploring agent spends much of its time (it walks to the
+    walls and gives up goals beyond them), rare among the other poses."""
+    wall_distance: tuple[float, float] = (1.5, 12.0)
+    """Range of distances from the wall ring of the wall-facing poses."""
     target_distance: tuple[float, float] = (1.5, 40.0)
     """Range of distances from a faced thing, drawn log-uniformly (about half within R)."""
     aim_error: float = 40.0
@@ -157,6 +163,12 @@ class ClipConfig:
         if not self.frame_keys or not set(self.frame_keys) <= set(FRAME_KEYS):
             raise ValueError(f"frame_keys must name observation keys of {FRAME_KEYS}, got "
                              f"{self.frame_keys}")
+        if not (0 <= self.facing_wall <= 1 and 0 <= self.aimed <= 1):
+            raise ValueError(f"facing_wall and aimed are shares in [0, 1], got "
+                             f"{self.facing_wall} and {self.aimed}")
+        if not 0 < self.wall_distance[0] < self.wall_distance[1]:
+            raise ValueError(f"wall_distance must be (low, high) with 0 < low < high, got "
+                             f"{self.wall_distance}")
         if not 0 < self.near_distance < self.far_distance:
             raise ValueError(f"need 0 < near_distance < far_distance, got {self.near_distance} "
                              f"and {self.far_distance}")
@@ -306,6 +318,19 @@ class WorldSession:
         return self._standable(Pose(rng.uniform(1.5, sx - 1.5), rng.uniform(1.5, sz - 1.5),
                                     rng.uniform(-180.0, 180.0), rng.uniform(*self.config.pitch)))
 
+    def wall_pose(self, distance: tuple[float, float], aim_error: float,
+                  rng: np.random.Generator) -> Pose | None:
+        """A pose ``distance`` blocks (uniform) inside a random side of the wall ring, roughly
+        facing it, or ``None`` when the spot drawn cannot be stood on."""
+        sx, _, sz = self.world.blocks.shape
+        d = 1.0 + rng.uniform(*distance)  # the ring is the outermost column
+        side = rng.integers(4)
+        along = rng.uniform(1.5, (sx if side < 2 else sz) - 1.5)
+        x, z, yaw = ((d, along, 90.0), (sx - d, along, -90.0), (along, d, 180.0),
+                     (along, sz - d, 0.0))[side]
+        pitch = rng.uniform(*self.config.pitch)
+        return self._standable(Pose(x, z, yaw + rng.uniform(-aim_error, aim_error), pitch))
+
     def nearby_pose(self, pose: Pose, rng: np.random.Generator) -> Pose | None:
         """A pose within ``place_offset`` blocks and ``place_turn`` degrees of ``pose``."""
         r = self.config.place_offset * math.sqrt(rng.uniform())
@@ -448,10 +473,16 @@ class _Sessions:
 
 
 def _draw_pose(session: WorldSession, rng: np.random.Generator) -> Pose:
-    """A pose facing a random thing (a random target class, then a random one of it) with
-    probability ``config.aimed``, else anywhere."""
+    """A pose facing the wall ring with probability ``config.facing_wall``, else one facing a
+    random thing (a random target class, then a random one of it) with probability
+    ``config.aimed``, else anywhere."""
     config = session.config
     for _ in range(MAX_POSE_TRIES):
+        if config.facing_wall and rng.uniform() < config.facing_wall:
+            pose = session.wall_pose(config.wall_distance, config.aim_error, rng)
+            if pose is not None:
+                return pose
+            continue
         present = session.present_classes()
         if present and rng.uniform() < config.aimed:
             x, z = session.target_point(present[rng.integers(len(present))], rng)

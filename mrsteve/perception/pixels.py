@@ -65,9 +65,9 @@ class PixelArchitecture:
     """Frame height and width (the environment's default)."""
     window: int = 16
     """Frames per clip (MineCLIP: 16)."""
-    channels: tuple[int, ...] = (16, 32, 64, 64)
+    channels: tuple[int, ...] = (16, 32, 64)
     """Output channels of the convolutions."""
-    strides: tuple[int, ...] = (2, 2, 2, 1)
+    strides: tuple[int, ...] = (2, 2, 2)
     """Stride of each convolution."""
     frame_dim: int = 256
     """Per-frame feature size (what the window averages)."""

@@ -76,8 +76,11 @@ class TrainingConfig:
     seed: int = 0
     threads: int = 2
     """torch CPU threads."""
-    channels: tuple[int, ...] = (16, 32, 64, 64)
-    strides: tuple[int, ...] = (2, 2, 2, 1)
+    facing_wall: float = 0.15
+    """Share of clips facing the wall ring (:class:`~mrsteve.calibration.clips.ClipConfig`): an
+    exploring agent sees the walls often, the other poses seldom."""
+    channels: tuple[int, ...] = (16, 32, 64)
+    strides: tuple[int, ...] = (2, 2, 2)
     frame_dim: int = 256
     dim: int = 128
 
@@ -92,7 +95,8 @@ class TrainingConfig:
     def data_key(self) -> str:
         """Hash of what decides the rendered clips (a run folder's cache is reused on a match)."""
         return hashlib.sha256(json.dumps(
-            [self.clips, self.validation_clips, self.seed], sort_keys=True).encode()).hexdigest()[:16]
+            [self.clips, self.validation_clips, self.seed, self.facing_wall],
+            sort_keys=True).encode()).hexdigest()[:16]
 
 
 # ------------------------------------------------------------------------------------- data
@@ -108,9 +112,10 @@ class ClipSet:
     """``int8[clips, prompts]``: 1 true, 0 false, -1 ambiguous."""
 
 
-def render_clips(count: int, rng: np.random.Generator, lexicon: Lexicon) -> ClipSet:
+def render_clips(count: int, rng: np.random.Generator, lexicon: Lexicon,
+                 facing_wall: float = 0.0) -> ClipSet:
     """``count`` labelled RGB clips of the calibration worlds."""
-    config = ClipConfig(worlds=CALIBRATION_WORLDS, frame_keys=("rgb",))
+    config = ClipConfig(worlds=CALIBRATION_WORLDS, frame_keys=("rgb",), facing_wall=facing_wall)
     clips = collect_clips(count, rng, config, lexicon)
     rgb = np.stack([np.stack([frame["rgb"] for frame in clip.frames]) for clip in clips])
     labels = np.zeros((count, len(lexicon.texts)), dtype=np.int8)
@@ -136,9 +141,11 @@ def load_or_render(folder: Path, config: TrainingConfig, lexicon: Lexicon,
         say(f"{path} was rendered for another configuration; rendering again")
     train_stream, val_stream = np.random.SeedSequence(config.seed).spawn(2)
     say(f"rendering {config.clips} training clips in {', '.join(CALIBRATION_WORLDS)}")
-    train = render_clips(config.clips, np.random.default_rng(train_stream), lexicon)
+    train = render_clips(config.clips, np.random.default_rng(train_stream), lexicon,
+                         config.facing_wall)
     say(f"rendering {config.validation_clips} validation clips")
-    val = render_clips(config.validation_clips, np.random.default_rng(val_stream), lexicon)
+    val = render_clips(config.validation_clips, np.random.default_rng(val_stream), lexicon,
+                       config.facing_wall)
     with atomic_path(path) as tmp, open(tmp, "wb") as handle:
         np.savez(handle, key=key, prompts=np.array(lexicon.texts), train_rgb=train.rgb,
                  train_labels=train.labels, val_rgb=val.rgb, val_labels=val.labels)

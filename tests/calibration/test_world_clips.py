@@ -76,6 +76,10 @@ def test_clip_config_is_checked():
         ClipConfig(near_distance=10.0, far_distance=8.0)
     with pytest.raises(ValueError, match="target_distance"):
         ClipConfig(target_distance=(5.0, 2.0))
+    with pytest.raises(ValueError, match="frame_keys must name observation keys"):
+        ClipConfig(frame_keys=("pixels",))
+    with pytest.raises(ValueError, match="facing_wall and aimed are shares"):
+        ClipConfig(facing_wall=1.5)
 
 
 def test_clips_are_windows_of_the_world_and_the_same_seed_gives_the_same_clips():
@@ -138,3 +142,31 @@ def test_default_clips_and_every_kind_of_event_pair_come_from_calibration_worlds
     assert {clip.world for clip in pairs} <= set(CALIBRATION_WORLDS)
     kinds = {k for k, scenes in SCENES.items() for clip in pairs if scenes[1] == clip.scene}
     assert kinds == set(SCENES)
+
+
+def test_wall_facing_clips_face_the_wall_ring_and_keep_colour_frames():
+    config = ClipConfig(frame_keys=("rgb", "semantic"), facing_wall=1.0, clips_per_world=4)
+    clips = collect_clips(4, np.random.default_rng(0), config)
+    wall = CONTENT.semantic_id("wall")
+    for clip in clips:
+        last = clip.frames[-1]
+        assert last["rgb"].shape == (40, 64, 3) and last["rgb"].dtype == np.uint8
+        assert (last["semantic"] == wall).mean() > 0.2  # the wall fills a good part of the view
+
+
+def test_a_world_draw_that_does_not_fit_is_drawn_again(monkeypatch):
+    """A procedural world whose mobs do not fit for one seed is built from the next seed."""
+    from mrsteve.calibration import clips as clip_module
+
+    real = clip_module.WorldSession.__init__
+    calls = []
+
+    def flaky(self, env, seed, config, lexicon):
+        calls.append(seed)
+        if len(calls) == 1:
+            raise ValueError("only 3 of 4 zombies fit 1.5 blocks apart in the space given")
+        real(self, env, seed, config, lexicon)
+
+    monkeypatch.setattr(clip_module.WorldSession, "__init__", flaky)
+    clips = collect_clips(2, np.random.default_rng(0), ClipConfig(clips_per_world=2))
+    assert len(clips) == 2 and len(calls) == 2 and calls[0] != calls[1]

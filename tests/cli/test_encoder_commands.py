@@ -1,0 +1,56 @@
+"""`mrsteve calibrate --encoder`, `mrsteve train encoder` and `--encoder` options: bad input gets a
+clear error before any work starts."""
+
+from __future__ import annotations
+
+from typer.testing import CliRunner
+
+from mrsteve.cli import app
+
+
+def run(*arguments: str):
+    return CliRunner().invoke(app, list(arguments))
+
+
+def test_calibrate_names_the_known_encoders():
+    result = run("calibrate", "--encoder", "mineclip")
+    assert result.exit_code != 0
+    assert "unknown encoder 'mineclip'; known: semantic, pixels" in result.output
+
+
+def test_calibrate_takes_weights_only_for_the_pixel_encoder(tmp_path):
+    result = run("calibrate", "--weights", str(tmp_path / "w.npz"))
+    assert result.exit_code != 0 and "give --encoder pixels too" in result.output
+
+
+def test_calibrate_will_not_write_other_weights_thresholds_over_the_shipped_ones(tmp_path):
+    result = run("calibrate", "--encoder", "pixels", "--weights", str(tmp_path / "w.npz"),
+                 "--write")
+    assert result.exit_code != 0 and "write the thresholds of other weights with --out" in (
+        result.output)
+
+
+def test_calibrate_refuses_a_bad_weights_file_clearly(tmp_path):
+    bad = tmp_path / "w.npz"
+    bad.write_text("no")
+    result = run("calibrate", "--encoder", "pixels", "--weights", str(bad), "--clips", "10")
+    assert result.exit_code != 0 and "not a pixel encoder weights file" in result.output
+
+
+def test_train_refuses_an_out_path_that_is_a_file(tmp_path):
+    path = tmp_path / "file"
+    path.write_text("mine")
+    result = run("train", "encoder", "--out", str(path))
+    assert result.exit_code != 0 and "is not a folder" in result.output
+    assert path.read_text() == "mine"
+
+
+def test_bench_agent_names_the_known_encoders():
+    result = run("bench", "agent", "--encoder", "rgb", "--steps", "100")
+    assert result.exit_code != 0 and "unknown encoder 'rgb'" in result.output
+
+
+def test_eval_names_the_known_encoders(tmp_path):
+    result = run("eval", "aba-sparse", "--encoder", "rgb", "--out", str(tmp_path / "run"))
+    assert result.exit_code != 0 and "unknown encoder 'rgb'" in result.output
+    assert not (tmp_path / "run").exists()
