@@ -245,9 +245,13 @@ class _ImageTower:
         return np.maximum(x.reshape(len(x), -1) @ weight + bias, 0.0)
 
     def embed(self, mean_features: np.ndarray) -> np.ndarray:
-        """The L2-normalised clip embedding of the mean frame feature."""
+        """The L2-normalised clip embedding of the mean frame feature (summed in float64 by the
+        callers, so the running sum of :meth:`PixelEncoder.observe` does not drift; the head runs
+        in float32 like the rest)."""
         (w0, b0), (w1, b1) = self.head
-        return _normalised(np.maximum(mean_features @ w0 + b0, 0.0) @ w1 + b1)
+        hidden = mean_features.astype(np.float32) @ w0
+        hidden += b0
+        return _normalised(np.maximum(hidden, 0.0, out=hidden) @ w1 + b1)
 
 
 def _conv3x3_relu(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, stride: int) -> np.ndarray:
@@ -287,7 +291,7 @@ def _im2col(x, stride, rows, cols, columns):
 
 
 def _normalised(vector: np.ndarray) -> np.ndarray:
-    return (vector / np.linalg.norm(vector)).astype(np.float32)
+    return (vector / np.sqrt(vector @ vector)).astype(np.float32)
 
 
 class PixelEncoder:
