@@ -309,19 +309,17 @@ class PixelEncoder:
     def __init__(self, weights: PixelWeights | None = None,
                  thresholds: EncoderThresholds | None = None,
                  lexicon: Lexicon | None = None) -> None:
-        if weights is None:
-            weights = load_shipped_weights()
-            if thresholds is None:
-                expected = shipped_thresholds_hash()
-                if expected != weights.sha256:
-                    raise ValueError(f"the shipped thresholds were calibrated for weights "
-                                     f"{expected}, but the shipped weights are "
-                                     f"{weights.sha256}; recalibrate (mrsteve calibrate "
-                                     f"--encoder pixels --write)")
-                thresholds = load_shipped_pixel_thresholds()
+        weights = weights or load_shipped_weights()
         if thresholds is None:
-            raise ValueError("weights other than the shipped ones need their own thresholds: "
-                             "calibrate them (mrsteve calibrate --encoder pixels --weights PATH)")
+            calibrated_for = shipped_thresholds_hash()
+            if weights.sha256 != calibrated_for:
+                raise ValueError(
+                    f"the shipped thresholds were calibrated for weights {calibrated_for}, not "
+                    f"these ({weights.sha256}): pass thresholds calibrated for them (mrsteve "
+                    f"calibrate --encoder pixels --weights PATH --out FILE, then "
+                    f"mrsteve.perception.thresholds.parse_thresholds), or recalibrate the "
+                    f"shipped ones (mrsteve calibrate --encoder pixels --write)")
+            thresholds = load_shipped_pixel_thresholds()
         self.weights = weights
         self.architecture = weights.architecture
         self.lexicon = lexicon or load_lexicon()

@@ -49,8 +49,11 @@ def test_the_hash_changes_with_any_parameter(weights):
 
 
 def test_other_weights_need_their_own_thresholds(weights):
-    with pytest.raises(ValueError, match="need their own thresholds"):
-        PixelEncoder(weights)
+    changed = dict(weights.parameters)
+    changed["image.frame.bias"] = changed["image.frame.bias"] + np.float32(0.5)
+    with pytest.raises(ValueError, match="calibrated for weights .*, not these"):
+        PixelEncoder(PixelWeights(weights.architecture, changed))
+    assert PixelEncoder(weights).thresholds == load_shipped_pixel_thresholds()
 
 
 def test_water_scores_higher_for_near_water_on_a_pond_than_in_a_forest():
@@ -129,7 +132,7 @@ def test_non_finite_parameters_are_refused(weights, tmp_path):
 
 
 def test_a_newer_version_is_refused_clearly(weights, tmp_path, monkeypatch):
-    import mrsteve.perception.pixels as pixels
+    from mrsteve.perception import pixels
 
     monkeypatch.setattr(pixels, "VERSION", 99)
     weights.save(tmp_path / "w.npz")

@@ -8,14 +8,14 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from mrsteve.calibration.thresholds import average_precision  # noqa: E402
-from mrsteve.perception.pixels import (  # noqa: E402
+from mrsteve.calibration.thresholds import average_precision
+from mrsteve.perception.pixels import (
     PixelEncoder,
     load_shipped_weights,
     load_weights,
     placeholder_thresholds,
 )
-from mrsteve.train.encoder import (  # noqa: E402
+from mrsteve.train.encoder import (
     TrainingConfig,
     build_model,
     caption_variants,
