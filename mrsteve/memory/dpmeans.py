@@ -66,34 +66,55 @@ class DPMeans:
             if converged:
                 break
             if exact_sums:  # the same sums, whatever the order (:func:`sums_are_exact`)
-                sums = sum_rows(x, assigned, counts.shape[0])
+                centres = mean_rows(x, assigned, counts)
             else:
                 members = assigned[None, :] == np.arange(counts.shape[0])[:, None]
-                sums = members @ x
-            centres = sums / counts[:, None]
+                centres = (members @ x) / counts[:, None]
             labels = assigned
-        _, first_points = np.unique(labels, return_index=True)
-        order = np.argsort(first_points)
-        renumber = np.empty_like(order)
-        renumber[order] = np.arange(order.shape[0])
-        return DPMeansResult(renumber[labels], centres[order], iteration)
+        labels, order = by_first_point(labels, centres.shape[0])
+        return DPMeansResult(labels, centres[order], iteration)
 
     def _kmeans_plus_plus(self, x: np.ndarray, squared: np.ndarray) -> np.ndarray:
-        """Up to ``n_init`` distinct starting centres (Arthur & Vassilvitskii, 2007)."""
-        chosen = [int(self.rng.integers(x.shape[0]))]
-        closest = np.maximum(squared - 2.0 * (x @ x[chosen[0]]) + squared[chosen[0]], 0.0)
-        while len(chosen) < min(self.n_init, x.shape[0]):
-            cumulative = np.cumsum(closest)
-            if cumulative[-1] <= 0.0:
-                break
-            pick = int(
-                np.searchsorted(cumulative, self.rng.random() * cumulative[-1], side="right")
-            )
-            pick = min(pick, x.shape[0] - 1)
+        """Up to ``n_init`` distinct starting centres (Arthur & Vassilvitskii, 2007): each next
+        one drawn with probability proportional to the squared distance to the nearest chosen
+        (the products by numpy, the rest compiled: :func:`nearer`, :func:`draw`)."""
+        count = x.shape[0]
+        chosen = [int(self.rng.integers(count))]
+        closest = np.full(count, np.inf)
+        cumulative = np.empty(count)
+        total = nearer(closest, cumulative, squared, x @ x[chosen[0]], chosen[0])
+        while len(chosen) < min(self.n_init, count) and not total <= 0.0:  # NaN goes on
+            pick = draw(cumulative, self.rng.random() * total)
             chosen.append(pick)
-            distance = np.maximum(squared - 2.0 * (x @ x[pick]) + squared[pick], 0.0)
-            np.minimum(closest, distance, out=closest)
+            total = nearer(closest, cumulative, squared, x @ x[pick], pick)
         return x[chosen]
+
+
+@numba.njit(cache=True, nogil=True)
+def nearer(
+    closest: np.ndarray,
+    cumulative: np.ndarray,
+    squared: np.ndarray,
+    products: np.ndarray,
+    pick: int,
+) -> float:
+    """Lower ``closest`` (each point's squared distance to its nearest chosen centre) to the
+    distance to point ``pick``, ``max((squared - 2 * products) + squared[pick], 0)`` as numpy
+    computes it (``products``: every point's with ``pick``); fill ``cumulative`` with their
+    running sum, in order, and return the total."""
+    total = 0.0
+    for point in range(closest.shape[0]):
+        distance = np.maximum((squared[point] - 2.0 * products[point]) + squared[pick], 0.0)
+        closest[point] = np.minimum(closest[point], distance)
+        total += closest[point]
+        cumulative[point] = total
+    return total
+
+
+@numba.njit(cache=True, nogil=True)
+def draw(cumulative: np.ndarray, target: float) -> int:
+    """The first point whose running sum exceeds ``target`` (the last point at most)."""
+    return min(np.searchsorted(cumulative, target, side="right"), cumulative.shape[0] - 1)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -159,6 +180,36 @@ def sum_rows(x: np.ndarray, labels: np.ndarray, clusters: int) -> np.ndarray:
 
 
 @numba.njit(cache=True, nogil=True)
+def mean_rows(x: np.ndarray, labels: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Per cluster, the mean of its points' rows: :func:`sum_rows` divided by the cluster's
+    ``counts`` (as numpy divides, correctly rounded)."""
+    sums = sum_rows(x, labels, counts.shape[0])
+    for cluster in range(counts.shape[0]):
+        count = np.float64(counts[cluster])
+        for column in range(x.shape[1]):
+            sums[cluster, column] /= count
+    return sums
+
+
+@numba.njit(cache=True, nogil=True)
+def by_first_point(labels: np.ndarray, clusters: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(labels renumbered, order)``: clusters ``0..clusters-1``, each holding a point,
+    numbered by their first point; ``order[new] = old``."""
+    renumber = np.full(clusters, -1, np.int64)
+    order = np.empty(clusters, np.int64)
+    numbered = 0
+    renumbered = np.empty_like(labels)
+    for point in range(labels.shape[0]):
+        label = labels[point]
+        if renumber[label] < 0:
+            renumber[label] = numbered
+            order[numbered] = label
+            numbered += 1
+        renumbered[point] = renumber[label]
+    return renumbered, order
+
+
+@numba.njit(cache=True, nogil=True)
 def sums_are_exact(x: np.ndarray) -> bool:
     """Whether every sum of rows of ``x`` is exact in float64, in any order, so that a matrix
     product with a 0/1 matrix gives the same sums however BLAS orders them. Checked for float32
@@ -167,19 +218,21 @@ def sums_are_exact(x: np.ndarray) -> bool:
     is exact while below ``2**(e - 24 + 53)``, which bounds every partial sum when the largest
     column sum of magnitudes does. Rows of unit embeddings pass unless a component is below
     about ``2**-23`` in magnitude (then BLAS sums them, as before)."""
-    totals = np.zeros(x.shape[1])
-    smallest = np.inf
-    for point in range(x.shape[0]):
-        for column in range(x.shape[1]):
+    columns = x.shape[1]
+    totals = np.zeros(columns)
+    smallest = np.full(columns, np.inf)
+    inexact = 0
+    for point in range(x.shape[0]):  # per column, branch-free: LLVM vectorises the inner loop
+        for column in range(columns):
             value = x[point, column]
-            if np.float64(np.float32(value)) != value:
-                return False
+            inexact |= np.float64(np.float32(value)) != value
             magnitude = abs(value)
             totals[column] += magnitude
-            if 0.0 < magnitude < smallest:
-                smallest = magnitude
-    if smallest == np.inf:
+            smallest[column] = min(smallest[column], magnitude if magnitude > 0.0 else np.inf)
+    if inexact:
+        return False
+    if columns == 0 or smallest.min() == np.inf:
         return True
-    exponent = math.frexp(smallest)[1]
+    exponent = math.frexp(smallest.min())[1]
     margin = 1.0 + (x.shape[0] + 1) * 2.0**-52  # the rounding of the column sums above
     return totals.max() * margin < 2.0 ** (exponent - 24 + 53)

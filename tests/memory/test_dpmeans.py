@@ -7,7 +7,7 @@ import pytest
 from memory_streams import unit
 
 from mrsteve.memory import DPMeans
-from mrsteve.memory.dpmeans import sum_rows, sums_are_exact
+from mrsteve.memory.dpmeans import by_first_point, draw, mean_rows, nearer, sum_rows, sums_are_exact
 
 
 def blobs(rng, count, dim=32, per_blob=25, noise=0.1):
@@ -100,3 +100,31 @@ def test_cluster_sums_of_embeddings_match_blas_bit_for_bit_when_every_order_is_e
     assert not sums_are_exact(tiny)
     assert not sums_are_exact(points + 1e-12)  # not float32 values
     assert sums_are_exact(np.zeros((3, 4)))
+
+
+def test_compiled_steps_match_the_numpy_expressions_bit_for_bit():
+    """k-means++ distances, running sums and draws, the cluster means and the renumbering by
+    first point, compiled, give what the numpy expressions they replace give."""
+    rng = np.random.default_rng(3)
+    x = unit(rng.normal(size=(60, 16))).astype(np.float32).astype(np.float64)
+    squared = np.einsum("ij,ij->i", x, x)
+    closest, cumulative = np.full(60, np.inf), np.empty(60)
+    expected = None
+    for pick in (4, 17, 4, 59):
+        distance = np.maximum(squared - 2.0 * (x @ x[pick]) + squared[pick], 0.0)
+        expected = distance if expected is None else np.minimum(expected, distance)
+        total = nearer(closest, cumulative, squared, x @ x[pick], pick)
+        np.testing.assert_array_equal(closest, expected)
+        np.testing.assert_array_equal(cumulative, np.cumsum(expected))
+        assert total == np.cumsum(expected)[-1]
+        for target in (0.0, 0.3 * total, total, 2 * total):
+            found = min(int(np.searchsorted(cumulative, target, side="right")), 59)
+            assert draw(cumulative, target) == found
+    labels = rng.integers(0, 5, 60)
+    counts = np.bincount(labels)
+    members = labels[None, :] == np.arange(5)[:, None]
+    np.testing.assert_array_equal(mean_rows(x, labels, counts), (members @ x) / counts[:, None])
+    renumbered, order = by_first_point(labels, 5)
+    _, first_points = np.unique(labels, return_index=True)
+    np.testing.assert_array_equal(order, np.argsort(first_points))
+    np.testing.assert_array_equal(order[renumbered], labels)
