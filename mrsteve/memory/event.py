@@ -15,6 +15,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
+import numba
 import numpy as np
 
 from mrsteve.memory.base import is_int, is_real, require
@@ -75,16 +76,40 @@ class EventGroup:
 def merge_similar(centres: np.ndarray, threshold: float) -> np.ndarray:
     """MERGE_CLUSTERS: connected components of the graph linking centres whose cosine similarity
     exceeds ``threshold``; returns each centre's component, numbered by first member."""
+    if centres.shape[0] == 1:
+        return np.zeros(1, np.int64)
     unit = centres / np.maximum(np.linalg.norm(centres, axis=1, keepdims=True), 1e-12)
-    linked = (unit @ unit.T) > threshold
-    np.fill_diagonal(linked, True)
-    component = np.arange(centres.shape[0])
-    while True:  # propagate the smallest index through each component
-        smallest = np.where(linked, component[None, :], centres.shape[0]).min(axis=1)
-        if np.array_equal(smallest, component):
-            break
-        component = smallest
-    return np.unique(component, return_inverse=True)[1]
+    return _components((unit @ unit.T) > threshold)
+
+
+@numba.njit(cache=True, nogil=True)
+def _components(linked: np.ndarray) -> np.ndarray:
+    """Each node's component, numbered by first member: every node takes the smallest index
+    among itself and the nodes it links to (``linked[i, j]``), all at once, until nothing
+    changes; then those smallest indices are numbered in increasing order."""
+    count = linked.shape[0]
+    component = np.arange(count)
+    smallest = component.copy()
+    changed = True
+    while changed:
+        changed = False
+        for node in range(count):
+            least = component[node]
+            for other in range(count):
+                if linked[node, other] and component[other] < least:
+                    least = component[other]
+            smallest[node] = least
+            changed |= least != component[node]
+        component[:] = smallest
+    number = np.full(count, -1)
+    for node in range(count):
+        number[component[node]] = 0
+    numbered = 0
+    for node in range(count):
+        if number[node] == 0:
+            number[node] = numbered
+            numbered += 1
+    return number[component]
 
 
 class EventClusteredMemory(ClusteredMemory):
