@@ -194,8 +194,7 @@ class ClusteredMemory(ABC):
         frames, table = self._frames, self._clusters
         return write_frame(
             frames.embeddings, frames.poses, frames.steps, slot, vector, pose, t, not checked,
-            self._grid, self._route, table.arena, table.base, table.block, table.head,
-            table.tail, table.stale,
+            self._grid, self._route, table.arena, table.blocks, table.stale,
         )
 
     def _grow_frames(self, vector: np.ndarray, pose: np.ndarray, t: int, checked: bool) -> None:

@@ -43,7 +43,15 @@ import numpy as np
 
 from mrsteve.memory.base import ReadFilter
 from mrsteve.memory.frames import FrameStore, container_nbytes
-from mrsteve.memory.kernels import append_slot, assign_pivots, quantise_centres
+from mrsteve.memory.kernels import (
+    BASE,
+    BLOCK,
+    HEAD,
+    TAIL,
+    append_slot,
+    assign_pivots,
+    quantise_centres,
+)
 
 ID_GROWTH = 256
 """Cluster rows added when the table is full (copy growth; tables are small)."""
@@ -105,10 +113,7 @@ class ClusterTable:
     _PER_CLUSTER = (
         "centre_slot",
         "row",
-        "base",
-        "block",
-        "head",
-        "tail",
+        "blocks",
         "stale",
         "t_first",
         "t_last",
@@ -124,13 +129,10 @@ class ClusterTable:
         self.centre_slot = np.zeros(0, np.int64)
         self.row = np.zeros(0, np.int64)
         """Row of each open cluster in :attr:`codes` (-1 when closed)."""
-        self.base = np.zeros(0, np.int64)
-        """Start of each cluster's block in :attr:`arena`."""
-        self.block = np.zeros(0, np.int64)
-        """Length of each cluster's block."""
-        self.head = np.zeros(0, np.int64)
-        self.tail = np.zeros(0, np.int64)
-        """The cluster's slots are ``arena[base + head : base + tail]``."""
+        self.blocks = np.zeros((0, 4), np.int64)
+        """Per cluster, its slot block in :attr:`arena`, one row (one argument for the compiled
+        write); its columns are :attr:`base`, :attr:`block`, :attr:`head` and :attr:`tail`."""
+        self._name_block_columns()
         self.stale = np.zeros(0, bool)
         """Clusters whose span and box are out of date."""
         self.t_first = np.zeros(0, np.int64)
@@ -215,10 +217,21 @@ class ClusterTable:
         self.pivot_group[old:] = -1
 
     def _grow_ids(self) -> None:
-        rows = self.row.shape[0] + ID_GROWTH
+        self._resize_ids(self.row.shape[0] + ID_GROWTH)
+        self.row[self.count :] = -1
+
+    def _resize_ids(self, rows: int) -> None:
         for name in self._PER_CLUSTER:
             setattr(self, name, _grown(getattr(self, name), rows))
-        self.row[self.count :] = -1
+        self._name_block_columns()
+
+    def _name_block_columns(self) -> None:
+        """Views of the columns of :attr:`blocks`: each cluster's block starts at ``base`` in the
+        arena and is ``block`` entries long; its slots are ``arena[base + head : base + tail]``."""
+        columns = self.blocks.T
+        self.base, self.block, self.head, self.tail = (
+            columns[BASE], columns[BLOCK], columns[HEAD], columns[TAIL]
+        )
 
     # --- the arena of slot blocks ---
 
@@ -299,9 +312,7 @@ class ClusterTable:
         self.buckets.move(cluster, size, size + 1)
 
     def _append(self, cluster: int, slot: int) -> int:
-        return append_slot(
-            self.arena, self.base, self.block, self.head, self.tail, self.stale, cluster, slot
-        )
+        return append_slot(self.arena, self.blocks, self.stale, cluster, slot)
 
     def extend(self, cluster: int, slots: np.ndarray) -> None:
         """Add frames newer than every frame of the cluster, oldest first."""
@@ -462,8 +473,7 @@ class ClusterTable:
         table.count = count = int(arrays["head"].shape[0])
         if not count <= id_rows or arrays["live"].shape[0] > centre_rows:
             raise ValueError("cluster table larger than its recorded shape")
-        for name in cls._PER_CLUSTER:
-            setattr(table, name, _grown(getattr(table, name), id_rows))
+        table._resize_ids(id_rows)
         table.row[:] = -1
         for name in cls._SAVED:
             saved = arrays[name]

@@ -149,6 +149,9 @@ NORM_TOLERANCE = 1e-3
 only for unit vectors)."""
 STORED, BAD_POSE, BAD_EMBEDDING, BAD_PLACE = 0, 1, 2, 3
 """What :func:`write_frame` did."""
+BASE, BLOCK, HEAD, TAIL = 0, 1, 2, 3
+"""Columns of a cluster's row in the table's ``blocks``: where its slot block starts in the arena,
+its length, and where its slots start and end within it."""
 _CELL_RANGE = 2.0**63
 """Place cells are numbered as int64: ``-2**63 <= cell < 2**63``."""
 
@@ -166,10 +169,7 @@ def write_frame(
     grid: np.ndarray,
     route: np.ndarray,
     arena: np.ndarray,
-    base: np.ndarray,
-    block: np.ndarray,
-    head: np.ndarray,
-    tail: np.ndarray,
+    blocks: np.ndarray,
     stale: np.ndarray,
 ) -> tuple[int, int, int, int, int]:
     """The write of one frame in one call. Check it (:func:`_check_frame`) and, if it passes,
@@ -191,7 +191,7 @@ def write_frame(
     size = -1
     cluster = route[3]
     if cluster >= 0 and cell_x == route[0] and cell_z == route[1] and yaw_bin == route[2]:
-        size = append_slot(arena, base, block, head, tail, stale, cluster, slot)
+        size = append_slot(arena, blocks, stale, cluster, slot)
     return STORED, cell_x, cell_z, yaw_bin, size
 
 
@@ -250,25 +250,20 @@ def _square_norm_any_order(vector: np.ndarray) -> float:
 
 @numba.njit(cache=True, nogil=True)
 def append_slot(
-    arena: np.ndarray,
-    base: np.ndarray,
-    block: np.ndarray,
-    head: np.ndarray,
-    tail: np.ndarray,
-    stale: np.ndarray,
-    cluster: int,
-    slot: int,
+    arena: np.ndarray, blocks: np.ndarray, stale: np.ndarray, cluster: int, slot: int
 ) -> int:
-    """Add ``slot`` after the last slot of ``cluster`` in its arena block
-    (:class:`~mrsteve.memory.clusters.ClusterTable`); returns the cluster's size before, or -1,
+    """Add ``slot`` after the last slot of ``cluster`` in its arena block (``blocks`` columns
+    :data:`BASE`, :data:`BLOCK`, :data:`HEAD`, :data:`TAIL` of
+    :class:`~mrsteve.memory.clusters.ClusterTable`); returns the cluster's size before, or -1,
     changing nothing, when the block is full up to its end."""
-    end = tail[cluster]
-    if end == block[cluster]:
+    block = blocks[cluster]
+    end = block[TAIL]
+    if end == block[BLOCK]:
         return -1
-    arena[base[cluster] + end] = slot
-    tail[cluster] = end + 1
+    arena[block[BASE] + end] = slot
+    block[TAIL] = end + 1
     stale[cluster] = True
-    return end - head[cluster]
+    return end - block[HEAD]
 
 
 MAX_CODED_DIM = (2**31 - 1) // (127 * 127)
