@@ -149,7 +149,7 @@ class EventClusteredMemory(ClusteredMemory):
             self._group_of[group.provisional] = group
             clusters.set_centre(group.provisional, slot)
         clusters.append(group.provisional, slot)
-        self._route_to(cell, group.provisional)
+        self._route_to(group.provisional)
         self._appended(group.provisional, slot)
 
     def _appended(self, cluster: int, slot: int) -> None:

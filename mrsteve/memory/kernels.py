@@ -171,28 +171,31 @@ def write_frame(
     arena: np.ndarray,
     blocks: np.ndarray,
     stale: np.ndarray,
-) -> tuple[int, int, int, int, int]:
+) -> tuple[int, int, int]:
     """The write of one frame in one call. Check it (:func:`_check_frame`) and, if it passes,
     store it in row ``slot`` (a row past the arrays: check only); then, if it lies in place cell
     ``route[:3]`` while cluster ``route[3]`` (-1: none) takes that cell's frames, append it
-    there (:func:`append_slot`). Returns ``(status, cell x, cell z, yaw bin, size of the
-    cluster before)``, status :data:`STORED` or what failed (nothing changed then), the size -1
-    unless the frame was appended."""
+    there (:func:`append_slot`), else set ``route`` to its cell and no cluster. Returns
+    ``(status, cluster, size of the cluster before)``, status :data:`STORED` or what failed
+    (nothing changed then), the cluster and size -1 unless the frame was appended."""
     status, cell_x, cell_z, yaw_bin = _check_frame(
         vector, pose, embeddings.shape[1], check_vector, grid
     )
     if status != STORED or slot >= embeddings.shape[0]:
-        return status, cell_x, cell_z, yaw_bin, -1
+        return status, -1, -1
     for column in range(vector.shape[0]):
         embeddings[slot, column] = np.float32(vector[column])
     for field in range(5):
         poses[slot, field] = np.float32(pose[field])
     steps[slot] = t
-    size = -1
     cluster = route[3]
-    if cluster >= 0 and cell_x == route[0] and cell_z == route[1] and yaw_bin == route[2]:
+    if cell_x != route[0] or cell_z != route[1] or yaw_bin != route[2]:
+        route[0], route[1], route[2], route[3] = cell_x, cell_z, yaw_bin, -1
+    elif cluster >= 0:
         size = append_slot(arena, blocks, stale, cluster, slot)
-    return STORED, cell_x, cell_z, yaw_bin, size
+        if size >= 0:
+            return STORED, cluster, size
+    return STORED, -1, -1
 
 
 @numba.njit(cache=True, nogil=True)
