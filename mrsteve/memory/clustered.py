@@ -178,7 +178,6 @@ class ClusteredMemory(ABC):
             cell_x, cell_z, yaw_bin, _ = self._route.tolist()  # the cell the kernel found
             self._place(slot, (cell_x, cell_z, yaw_bin))
         else:  # appended on the route
-            self._clusters.buckets.move(cluster, size, size + 1)
             self._appended(cluster, slot)
         while self._capacity is not None and self._size > self._capacity:
             self._evict()
@@ -192,7 +191,8 @@ class ClusteredMemory(ABC):
         frames, table = self._frames, self._clusters
         return write_frame(
             frames.embeddings, frames.poses, frames.steps, slot, vector, pose, t, not checked,
-            self._grid, self._route, table.arena, table.blocks, table.stale,
+            self._grid, self._route, table.arena, table.blocks, table.stale, table.buckets.links,
+            table.buckets.ends,
         )
 
     def _grow_frames(self, vector: np.ndarray, pose: np.ndarray, t: int, checked: bool) -> None:

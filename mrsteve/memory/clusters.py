@@ -50,6 +50,8 @@ from mrsteve.memory.kernels import (
     TAIL,
     append_slot,
     assign_pivots,
+    largest_bucket,
+    move_bucket,
     quantise_centres,
 )
 
@@ -66,45 +68,62 @@ PIVOT_MIN_ROWS = 4096
 
 class SizeBuckets:
     """Clusters grouped by size. Among clusters of the largest size, the one that reached that
-    size first comes first."""
+    size first comes first.
+
+    Each size's clusters form a list in the order they reached that size, linked through
+    :attr:`links` and ended by :attr:`ends`: arrays, so that the compiled write moves a cluster
+    to its next size itself (:func:`~mrsteve.memory.kernels.move_bucket`)."""
 
     def __init__(self) -> None:
-        self._members: dict[int, dict[int, None]] = {}
-        self._largest = 0
+        self.links = np.zeros((0, 2), np.int64)
+        """Per cluster id, the previous and the next cluster of its size (-1: none)."""
+        self.ends = np.array([[0, -1]], np.int64)
+        """Per size, its first and last cluster (-1: none); row 0 (size 0 is not tracked) holds
+        a bound on the largest size. Sizes up to :meth:`reserve`'s are valid."""
+
+    def resize(self, clusters: int) -> None:
+        """Make room for cluster ids below ``clusters``."""
+        self.links = _grown(self.links, clusters)
+
+    def reserve(self, size: int) -> None:
+        """Make room for clusters of up to ``size`` frames."""
+        if size >= self.ends.shape[0]:
+            old = self.ends.shape[0]
+            self.ends = _grown(self.ends, max(size + 1, 2 * old))
+            self.ends[old:] = -1
 
     def move(self, cluster: int, old_size: int, new_size: int) -> None:
         """Record a size change; size 0 means not tracked."""
-        if old_size:
-            bucket = self._members[old_size]
-            del bucket[cluster]
-            if not bucket:
-                del self._members[old_size]
-        if new_size:
-            bucket = self._members.get(new_size)
-            if bucket is None:
-                bucket = self._members[new_size] = {}
-            bucket[cluster] = None
-            if new_size > self._largest:
-                self._largest = new_size
+        move_bucket(self.links, self.ends, cluster, old_size, new_size)
 
     def largest(self) -> int:
         """The largest cluster (there must be one)."""
-        while self._largest not in self._members:
-            self._largest -= 1
-        return next(iter(self._members[self._largest]))
+        return largest_bucket(self.ends)
+
+    def _firsts(self) -> np.ndarray:
+        return self.ends[1:, 0]
 
     def order(self) -> np.ndarray:
         """Every tracked cluster, smallest size first, bucket order kept (for persistence)."""
-        ordered = [c for size in sorted(self._members) for c in self._members[size]]
+        ordered = []
+        for cluster in self._firsts()[self._firsts() >= 0].tolist():
+            while cluster >= 0:
+                ordered.append(cluster)
+                cluster = int(self.links[cluster, 1])
         return np.asarray(ordered, np.int64)
 
     def restore(self, order: np.ndarray, sizes: np.ndarray) -> None:
+        self.reserve(int(sizes.max(initial=0)))
         for cluster in order.tolist():
             self.move(cluster, 0, int(sizes[cluster]))
 
     @property
     def nbytes(self) -> int:
-        return container_nbytes(self._members, *self._members.values())
+        """The links, and the ends of the sizes up to the largest held (as a loaded memory has
+        them)."""
+        held = np.flatnonzero(self._firsts() >= 0)
+        largest = int(held[-1]) + 1 if held.shape[0] else 0
+        return self.links.nbytes + self.ends[: largest + 1].nbytes
 
 
 class ClusterTable:
@@ -224,6 +243,7 @@ class ClusterTable:
         for name in self._PER_CLUSTER:
             setattr(self, name, _grown(getattr(self, name), rows))
         self._name_block_columns()
+        self.buckets.resize(rows)
 
     def _name_block_columns(self) -> None:
         """Views of the columns of :attr:`blocks`: each cluster's block starts at ``base`` in the
@@ -240,6 +260,7 @@ class ClusterTable:
         enlarging it when full)."""
         if self.arena_used + length > self.arena.shape[0]:
             self._pack(length)
+        self.buckets.reserve(length)  # a block's frames: a cluster's size is at most its length
         start = self.arena_used
         self.arena_used += length
         return start
@@ -305,14 +326,15 @@ class ClusterTable:
 
     def append(self, cluster: int, slot: int) -> None:
         """Add the newest frame to a cluster."""
-        size = self._append(cluster, slot)
-        if size < 0:  # the block is full
+        if self._append(cluster, slot) < 0:  # the block is full
             self._make_room(cluster, 1)
-            size = self._append(cluster, slot)
-        self.buckets.move(cluster, size, size + 1)
+            self._append(cluster, slot)
 
     def _append(self, cluster: int, slot: int) -> int:
-        return append_slot(self.arena, self.blocks, self.stale, cluster, slot)
+        buckets = self.buckets
+        return append_slot(
+            self.arena, self.blocks, self.stale, buckets.links, buckets.ends, cluster, slot
+        )
 
     def extend(self, cluster: int, slots: np.ndarray) -> None:
         """Add frames newer than every frame of the cluster, oldest first."""
@@ -509,6 +531,7 @@ class ClusterTable:
             if centres.shape[0] and not (0 <= centres.min() and centres.max() < frames.used):
                 raise ValueError("a cluster's centre is not a stored frame")
             table._quantise(0, live.shape[0])  # a NaN centre is refused by the memory's check
+        table.buckets.reserve(int(table.block[:count].max(initial=0)))
         table.buckets.restore(arrays["bucket_order"], sizes)
         return table
 

@@ -171,6 +171,8 @@ def write_frame(
     arena: np.ndarray,
     blocks: np.ndarray,
     stale: np.ndarray,
+    links: np.ndarray,
+    ends: np.ndarray,
 ) -> tuple[int, int, int]:
     """The write of one frame in one call. Check it (:func:`_check_frame`) and, if it passes,
     store it in row ``slot`` (a row past the arrays: check only); then, if it lies in place cell
@@ -192,7 +194,7 @@ def write_frame(
     if cell_x != route[0] or cell_z != route[1] or yaw_bin != route[2]:
         route[0], route[1], route[2], route[3] = cell_x, cell_z, yaw_bin, -1
     elif cluster >= 0:
-        size = append_slot(arena, blocks, stale, cluster, slot)
+        size = append_slot(arena, blocks, stale, links, ends, cluster, slot)
         if size >= 0:
             return STORED, cluster, size
     return STORED, -1, -1
@@ -253,12 +255,19 @@ def _square_norm_any_order(vector: np.ndarray) -> float:
 
 @numba.njit(cache=True, nogil=True)
 def append_slot(
-    arena: np.ndarray, blocks: np.ndarray, stale: np.ndarray, cluster: int, slot: int
+    arena: np.ndarray,
+    blocks: np.ndarray,
+    stale: np.ndarray,
+    links: np.ndarray,
+    ends: np.ndarray,
+    cluster: int,
+    slot: int,
 ) -> int:
     """Add ``slot`` after the last slot of ``cluster`` in its arena block (``blocks`` columns
     :data:`BASE`, :data:`BLOCK`, :data:`HEAD`, :data:`TAIL` of
-    :class:`~mrsteve.memory.clusters.ClusterTable`); returns the cluster's size before, or -1,
-    changing nothing, when the block is full up to its end."""
+    :class:`~mrsteve.memory.clusters.ClusterTable`) and move the cluster to its new size bucket
+    (:func:`move_bucket`); returns the cluster's size before, or -1, changing nothing, when the
+    block is full up to its end."""
     block = blocks[cluster]
     end = block[TAIL]
     if end == block[BLOCK]:
@@ -266,7 +275,49 @@ def append_slot(
     arena[block[BASE] + end] = slot
     block[TAIL] = end + 1
     stale[cluster] = True
-    return end - block[HEAD]
+    size = end - block[HEAD]
+    move_bucket(links, ends, cluster, size, size + 1)
+    return size
+
+
+@numba.njit(cache=True, nogil=True)
+def move_bucket(
+    links: np.ndarray, ends: np.ndarray, cluster: int, old_size: int, new_size: int
+) -> None:
+    """Move ``cluster`` from its place in the list of clusters of ``old_size`` to
+    the end of the list of ``new_size`` (size 0: no list) in
+    :class:`~mrsteve.memory.clusters.SizeBuckets` ``links`` (previous, next) and ``ends``
+    (first, last; row 0: a bound on the largest size, raised here)."""
+    if old_size:
+        previous, following = links[cluster, 0], links[cluster, 1]
+        if previous >= 0:
+            links[previous, 1] = following
+        else:
+            ends[old_size, 0] = following
+        if following >= 0:
+            links[following, 0] = previous
+        else:
+            ends[old_size, 1] = previous
+    if new_size:
+        last = ends[new_size, 1]
+        links[cluster, 0], links[cluster, 1] = last, -1
+        if last >= 0:
+            links[last, 1] = cluster
+        else:
+            ends[new_size, 0] = cluster
+        ends[new_size, 1] = cluster
+        ends[0, 0] = max(ends[0, 0], new_size)
+
+
+@numba.njit(cache=True, nogil=True)
+def largest_bucket(ends: np.ndarray) -> int:
+    """The first cluster of the largest size in :func:`move_bucket`'s ``ends`` (there must be
+    one), lowering the bound on the largest size to it."""
+    size = ends[0, 0]
+    while ends[size, 0] < 0:
+        size -= 1
+    ends[0, 0] = size
+    return ends[size, 0]
 
 
 MAX_CODED_DIM = (2**31 - 1) // (127 * 127)
