@@ -36,7 +36,13 @@ from mrsteve.memory.base import (
 from mrsteve.memory.clusters import ClusterTable
 from mrsteve.memory.fileformat import write_archive
 from mrsteve.memory.frames import FrameStore
-from mrsteve.memory.kernels import STORED, order_frames, search_clusters, write_frame
+from mrsteve.memory.kernels import (
+    NO_ROOM,
+    STORED,
+    order_frames,
+    search_clusters,
+    write_frame,
+)
 from mrsteve.naming import unknown_name
 
 
@@ -163,11 +169,12 @@ class ClusteredMemory(ABC):
             frames, checked = self._frames, True
         free = frames.free
         slot = free[-1] if free else frames.used
-        if slot == frames.embeddings.shape[0]:
-            self._grow_frames(vector, pose, step, checked)
         status, cluster, size = self._write_frame(slot, vector, pose, step, checked)
         if status != STORED:
-            self._refuse(embedding, pose)
+            if status != NO_ROOM:
+                self._refuse(embedding, pose)
+            frames.grow()  # for a frame that passed the checks: a refused write changes nothing
+            status, cluster, size = self._write_frame(slot, vector, pose, step, checked)
         if free:
             free.pop()
         else:
@@ -186,20 +193,15 @@ class ClusteredMemory(ABC):
         self, slot: int, vector: np.ndarray, pose: np.ndarray, t: int, checked: bool
     ) -> tuple[int, int, int]:
         """:func:`~mrsteve.memory.kernels.write_frame` on this memory's arrays and route: check
-        the frame (its embedding unless ``checked``), store it in ``slot`` if it passes and
-        append it to the route's cluster if it lies in the route's place cell."""
+        the frame (its embedding unless ``checked``), store it in ``slot`` if it passes and the
+        slot is a row of the store, and append it to the route's cluster if it lies in the
+        route's place cell."""
         frames, table = self._frames, self._clusters
         return write_frame(
             frames.embeddings, frames.poses, frames.steps, slot, vector, pose, t, not checked,
             self._grid, self._route, table.arena, table.blocks, table.stale, table.buckets.links,
             table.buckets.ends,
         )
-
-    def _grow_frames(self, vector: np.ndarray, pose: np.ndarray, t: int, checked: bool) -> None:
-        """Grow the full frame store for a frame that passes the checks (a slot past the arrays
-        is checked only), so that a refused write leaves the store as it was."""
-        if self._write_frame(self._frames.embeddings.shape[0], vector, pose, t, checked)[0] == STORED:
-            self._frames.grow()
 
     def _checked(self, embedding: ArrayLike, pose: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
         """``(float32 vector, float64 pose as stored)``, or the ``ValueError`` of the first check

@@ -147,8 +147,9 @@ FLOAT32_MAX = float(np.finfo(np.float32).max)
 NORM_TOLERANCE = 1e-3
 """Embeddings and queries must have an L2 norm within ``1 +- NORM_TOLERANCE`` (scores are cosines
 only for unit vectors)."""
-STORED, BAD_POSE, BAD_EMBEDDING, BAD_PLACE = 0, 1, 2, 3
-"""What :func:`write_frame` did."""
+STORED, BAD_POSE, BAD_EMBEDDING, BAD_PLACE, NO_ROOM = 0, 1, 2, 3, 4
+"""What :func:`write_frame` did (:data:`NO_ROOM`: the frame passed the checks, but its slot is
+past the arrays)."""
 BASE, BLOCK, HEAD, TAIL = 0, 1, 2, 3
 """Columns of a cluster's row in the table's ``blocks``: where its slot block starts in the arena,
 its length, and where its slots start and end within it."""
@@ -175,16 +176,18 @@ def write_frame(
     ends: np.ndarray,
 ) -> tuple[int, int, int]:
     """The write of one frame in one call. Check it (:func:`_check_frame`) and, if it passes,
-    store it in row ``slot`` (a row past the arrays: check only); then, if it lies in place cell
-    ``route[:3]`` while cluster ``route[3]`` (-1: none) takes that cell's frames, append it
+    store it in row ``slot`` (a row past the arrays: :data:`NO_ROOM`); then, if it lies in place
+    cell ``route[:3]`` while cluster ``route[3]`` (-1: none) takes that cell's frames, append it
     there (:func:`append_slot`), else set ``route`` to its cell and no cluster. Returns
-    ``(status, cluster, size of the cluster before)``, status :data:`STORED` or what failed
-    (nothing changed then), the cluster and size -1 unless the frame was appended."""
+    ``(status, cluster, size of the cluster before)``, status :data:`STORED` or why nothing
+    changed, the cluster and size -1 unless the frame was appended."""
     status, cell_x, cell_z, yaw_bin = _check_frame(
         vector, pose, embeddings.shape[1], check_vector, grid
     )
-    if status != STORED or slot >= embeddings.shape[0]:
+    if status != STORED:
         return status, -1, -1
+    if slot >= embeddings.shape[0]:
+        return NO_ROOM, -1, -1
     for column in range(vector.shape[0]):
         embeddings[slot, column] = np.float32(vector[column])
     for field in range(5):
