@@ -181,10 +181,12 @@ class ClusteredMemory(ABC):
             frames.used += 1
         self._size += 1
         self._last_t = step
-        if size < 0:
+        if cluster < 0:
             cell_x, cell_z, yaw_bin, _ = self._route.tolist()  # the cell the kernel found
             self._place(slot, (cell_x, cell_z, yaw_bin))
-        else:  # appended on the route
+        else:  # on the route: the cluster _place would choose
+            if size < 0:  # its block was full
+                self._clusters.append(cluster, slot)
             self._appended(cluster, slot)
         while self._capacity is not None and self._size > self._capacity:
             self._evict()

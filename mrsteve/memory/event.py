@@ -175,7 +175,8 @@ class EventClusteredMemory(ClusteredMemory):
         for label in range(int(merged.max()) + 1):
             members = np.flatnonzero(merged == label)
             # The centre: the frame nearest the mean of the (merged) DP-Means cluster.
-            offsets = embeddings[members] - embeddings[members].mean(axis=0)
+            points = embeddings[members]
+            offsets = points - points.mean(axis=0)
             centre = int(members[np.argmin(np.einsum("ij,ij->i", offsets, offsets))])
             target = self._most_similar_event(group, embeddings[centre])
             if target is None:

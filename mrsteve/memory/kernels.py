@@ -180,7 +180,8 @@ def write_frame(
     cell ``route[:3]`` while cluster ``route[3]`` (-1: none) takes that cell's frames, append it
     there (:func:`append_slot`), else set ``route`` to its cell and no cluster. Returns
     ``(status, cluster, size of the cluster before)``, status :data:`STORED` or why nothing
-    changed, the cluster and size -1 unless the frame was appended."""
+    changed; the cluster -1 unless the frame lies on the route, the size -1 unless it was
+    appended (its cluster's block full)."""
     status, cell_x, cell_z, yaw_bin = _check_frame(
         vector, pose, embeddings.shape[1], check_vector, grid
     )
@@ -197,9 +198,7 @@ def write_frame(
     if cell_x != route[0] or cell_z != route[1] or yaw_bin != route[2]:
         route[0], route[1], route[2], route[3] = cell_x, cell_z, yaw_bin, -1
     elif cluster >= 0:
-        size = append_slot(arena, blocks, stale, links, ends, cluster, slot)
-        if size >= 0:
-            return STORED, cluster, size
+        return STORED, cluster, append_slot(arena, blocks, stale, links, ends, cluster, slot)
     return STORED, -1, -1
 
 
