@@ -79,7 +79,39 @@ def merge_similar(centres: np.ndarray, threshold: float) -> np.ndarray:
     if centres.shape[0] == 1:
         return np.zeros(1, np.int64)
     unit = centres / np.maximum(np.linalg.norm(centres, axis=1, keepdims=True), 1e-12)
-    return _components((unit @ unit.T) > threshold)
+    decided, linked = _linked(unit, threshold)
+    return _components(linked if decided else (unit @ unit.T) > threshold)
+
+
+@numba.njit(cache=True, nogil=True)
+def _linked(unit: np.ndarray, threshold: float) -> tuple[bool, np.ndarray]:
+    """``(decided, linked)``: ``unit @ unit.T > threshold`` off the diagonal, as numpy (BLAS)
+    computes it, from dot products summed here, or ``decided`` false when one lies too near the
+    threshold to tell. Any order of summing ``n`` products (with or without fused
+    multiply-adds) lands within ``n u / (1 - n u)`` times the sum of their magnitudes of the
+    exact dot product (``u = 2**-53``; Higham, Accuracy and Stability of Numerical Algorithms,
+    3.1), so a sum here farther than twice that from the threshold is on the same side as
+    BLAS's (or any other order's)."""
+    count, dim = unit.shape
+    gamma = dim * 2.0**-53 / (1.0 - dim * 2.0**-53)
+    linked = np.zeros((count, count), np.bool_)
+    for first in range(count):
+        for second in range(first + 1, count):
+            dot = 0.0
+            magnitude = 0.0
+            for column in range(dim):
+                product = unit[first, column] * unit[second, column]
+                dot += product
+                magnitude += abs(product)
+            # twice the bound, then room for the rounding of the bound, of the comparisons and
+            # of underflow
+            slack = 2.0 * gamma * magnitude * (1.0 + 4.0 * gamma)
+            slack += 2.0**-50 * (abs(dot) + abs(threshold)) + 1e-300
+            if dot - slack > threshold:
+                linked[first, second] = linked[second, first] = True
+            elif not dot + slack < threshold:  # too near, or NaN
+                return False, linked
+    return True, linked
 
 
 @numba.njit(cache=True, nogil=True)
