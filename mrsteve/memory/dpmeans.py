@@ -57,10 +57,13 @@ class DPMeans:
         labels = np.full(x.shape[0], -1)
         exact_sums = sums_are_exact(x)
         for iteration in range(1, self.max_iter + 1):
-            # numpy (BLAS) keeps the products and centre norms; the rest is compiled, with the
-            # same float64 operations in the same order
-            products = x @ centres.T
+            # numpy keeps the centre norms and (BLAS) the products, unless products summed here
+            # make every decision as any within their error bound would (:func:`decides_alike`);
+            # the rest is compiled, with the same float64 operations in the same order
             centre_squares = np.einsum("ij,ij->i", centres, centres)
+            products = dot_rows(x, centres)
+            if not decides_alike(products, squared, centre_squares, self.delta, x.shape[1]):
+                products = x @ centres.T
             converged, assigned, counts = assign(products, squared, centre_squares, labels,
                                                  self.delta)
             if converged:
@@ -115,6 +118,90 @@ def nearer(
 def draw(cumulative: np.ndarray, target: float) -> int:
     """The first point whose running sum exceeds ``target`` (the last point at most)."""
     return min(np.searchsorted(cumulative, target, side="right"), cumulative.shape[0] - 1)
+
+
+@numba.njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
+def dot_rows(x: np.ndarray, centres: np.ndarray) -> np.ndarray:
+    """``x @ centres.T``, each dot product summed in any order (four centres a pass over a row
+    of ``x``): within :func:`decides_alike`'s bound of the exact products, as BLAS's are."""
+    count, dim = x.shape
+    products = np.empty((count, centres.shape[0]))
+    for first in range(0, centres.shape[0], 4):
+        last = min(first + 4, centres.shape[0])
+        for point in range(count):
+            row = x[point]
+            if last - first == 4:
+                total0 = total1 = total2 = total3 = 0.0
+                centre0, centre1 = centres[first], centres[first + 1]
+                centre2, centre3 = centres[first + 2], centres[first + 3]
+                for column in range(dim):
+                    value = row[column]
+                    total0 += value * centre0[column]
+                    total1 += value * centre1[column]
+                    total2 += value * centre2[column]
+                    total3 += value * centre3[column]
+                products[point, first : first + 4] = (total0, total1, total2, total3)
+            else:
+                for centre in range(first, last):
+                    total = 0.0
+                    for column in range(dim):
+                        total += row[column] * centres[centre, column]
+                    products[point, centre] = total
+    return products
+
+
+@numba.njit(cache=True, nogil=True)
+def decides_alike(
+    products: np.ndarray,
+    squared: np.ndarray,
+    centre_squares: np.ndarray,
+    delta: float,
+    dim: int,
+) -> bool:
+    """Whether :func:`assign` on any products within the error bound of these makes the same
+    decisions as on these: each point's nearest centre, whether a cluster opens and, if so, for
+    which point. Any order of summing ``dim`` products (with or without fused multiply-adds)
+    lands within ``dim u / (1 - dim u)`` (``u = 2**-53``) times the sum of their magnitudes of
+    the exact dot product (Higham, Accuracy and Stability of Numerical Algorithms, 3.1), and that
+    sum is at most the product of the two norms; so each distance ``(squared - 2 * product) +
+    centre_square`` computed from BLAS's products lies within ``margin`` below of the one from
+    these, and a decision holds when every rival is farther than both margins (no ties)."""
+    count, clusters = products.shape
+    gamma = dim * 2.0**-53 / (1.0 - dim * 2.0**-53)
+    nearest = np.empty(count)
+    spread = np.empty(count)
+    for point in range(count):
+        distances = np.empty(clusters)
+        margins = np.empty(clusters)
+        best = 0
+        for centre in range(clusters):
+            product = products[point, centre]
+            distance = (squared[point] - 2.0 * product) + centre_squares[centre]
+            # twice the products' bound, each doubled in the distance; then the rounding of
+            # both distances, of the margins and of the comparisons; then underflow
+            norms = np.sqrt(squared[point] * centre_squares[centre])
+            margin = 4.0 * gamma * norms * (1.0 + 4.0 * gamma) + 1e-300
+            margin += 2.0**-50 * (squared[point] + 2.0 * abs(product) + centre_squares[centre])
+            if not (np.isfinite(distance) and np.isfinite(margin)):
+                return False
+            distances[centre], margins[centre] = distance, margin
+            if distance < distances[best]:
+                best = centre
+        for centre in range(clusters):
+            if centre != best and not (
+                distances[best] + margins[best] < distances[centre] - margins[centre]
+            ):
+                return False
+        nearest[point], spread[point] = distances[best], margins[best]
+    farthest = np.argmax(nearest)
+    if not nearest[farthest] - spread[farthest] > delta:  # no cluster opens
+        return bool((nearest + spread < delta).all())
+    for point in range(count):
+        if point != farthest and not (
+            nearest[point] + spread[point] < nearest[farthest] - spread[farthest]
+        ):
+            return False
+    return True
 
 
 @numba.njit(cache=True, nogil=True)
