@@ -57,13 +57,14 @@ class DPMeans:
         labels = np.full(x.shape[0], -1)
         exact_sums = sums_are_exact(x)
         for iteration in range(1, self.max_iter + 1):
-            # numpy keeps the centre norms and (BLAS) the products, unless products summed here
-            # make every decision as any within their error bound would (:func:`decides_alike`);
-            # the rest is compiled, with the same float64 operations in the same order
-            centre_squares = np.einsum("ij,ij->i", centres, centres)
-            products = dot_rows(x, centres)
+            # the products and centre norms summed here (:func:`dot_rows`) when they make every
+            # decision as any within their error bound would (:func:`decides_alike`), else as
+            # before by numpy (BLAS); the rest is compiled, with the same float64 operations in
+            # the same order
+            products, centre_squares = dot_rows(x, centres)
             if not decides_alike(products, squared, centre_squares, self.delta, x.shape[1]):
                 products = x @ centres.T
+                centre_squares = np.einsum("ij,ij->i", centres, centres)
             converged, assigned, counts = assign(products, squared, centre_squares, labels,
                                                  self.delta)
             if converged:
@@ -121,10 +122,15 @@ def draw(cumulative: np.ndarray, target: float) -> int:
 
 
 @numba.njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
-def dot_rows(x: np.ndarray, centres: np.ndarray) -> np.ndarray:
-    """``x @ centres.T``, each dot product summed in any order (four centres a pass over a row
-    of ``x``): within :func:`decides_alike`'s bound of the exact products, as BLAS's are."""
+def dot_rows(x: np.ndarray, centres: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(x @ centres.T, squared norm of each centre)``, each sum in any order (four centres a
+    pass over a row of ``x``): within :func:`decides_alike`'s bounds of the exact values, as
+    numpy's are."""
     count, dim = x.shape
+    centre_squares = np.zeros(centres.shape[0])
+    for centre in range(centres.shape[0]):
+        for column in range(dim):
+            centre_squares[centre] += centres[centre, column] * centres[centre, column]
     products = np.empty((count, centres.shape[0]))
     for first in range(0, centres.shape[0], 4):
         last = min(first + 4, centres.shape[0])
@@ -147,7 +153,7 @@ def dot_rows(x: np.ndarray, centres: np.ndarray) -> np.ndarray:
                     for column in range(dim):
                         total += row[column] * centres[centre, column]
                     products[point, centre] = total
-    return products
+    return products, centre_squares
 
 
 @numba.njit(cache=True, nogil=True)
@@ -158,14 +164,15 @@ def decides_alike(
     delta: float,
     dim: int,
 ) -> bool:
-    """Whether :func:`assign` on any products within the error bound of these makes the same
-    decisions as on these: each point's nearest centre, whether a cluster opens and, if so, for
-    which point. Any order of summing ``dim`` products (with or without fused multiply-adds)
-    lands within ``dim u / (1 - dim u)`` (``u = 2**-53``) times the sum of their magnitudes of
-    the exact dot product (Higham, Accuracy and Stability of Numerical Algorithms, 3.1), and that
-    sum is at most the product of the two norms; so each distance ``(squared - 2 * product) +
-    centre_square`` computed from BLAS's products lies within ``margin`` below of the one from
-    these, and a decision holds when every rival is farther than both margins (no ties)."""
+    """Whether :func:`assign` on any products and centre norms within the error bounds of these
+    makes the same decisions as on these: each point's nearest centre, whether a cluster opens
+    and, if so, for which point. Any order of summing ``dim`` products (with or without fused
+    multiply-adds) lands within ``dim u / (1 - dim u)`` (``u = 2**-53``) times the sum of their
+    magnitudes of the exact dot product (Higham, Accuracy and Stability of Numerical Algorithms,
+    3.1), a sum at most the product of the two norms (the centre's own squared norm for its
+    norm); so each distance ``(squared - 2 * product) + centre_square`` computed from numpy's
+    values lies within ``margin`` below of the one from these, and a decision holds when every
+    rival is farther than both margins (no ties)."""
     count, clusters = products.shape
     gamma = dim * 2.0**-53 / (1.0 - dim * 2.0**-53)
     nearest = np.empty(count)
@@ -177,10 +184,12 @@ def decides_alike(
         for centre in range(clusters):
             product = products[point, centre]
             distance = (squared[point] - 2.0 * product) + centre_squares[centre]
-            # twice the products' bound, each doubled in the distance; then the rounding of
-            # both distances, of the margins and of the comparisons; then underflow
+            # twice the product's bound, doubled in the distance, and twice the centre norm's;
+            # then underflow, and the rounding of both distances, of the margins and of the
+            # comparisons
             norms = np.sqrt(squared[point] * centre_squares[centre])
-            margin = 4.0 * gamma * norms * (1.0 + 4.0 * gamma) + 1e-300
+            margin = (4.0 * norms + 2.0 * centre_squares[centre]) * gamma * (1.0 + 4.0 * gamma)
+            margin += 1e-300
             margin += 2.0**-50 * (squared[point] + 2.0 * abs(product) + centre_squares[centre])
             if not (np.isfinite(distance) and np.isfinite(margin)):
                 return False

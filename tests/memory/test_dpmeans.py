@@ -140,8 +140,8 @@ def test_compiled_steps_match_the_numpy_expressions_bit_for_bit():
 
 @pytest.mark.parametrize("seed", range(4))
 def test_products_summed_here_give_what_blas_products_give(seed, monkeypatch):
-    """DP-Means sums its point-centre products itself and uses them only when every decision
-    holds across their error bound; the fits match those on BLAS's products bit for bit."""
+    """DP-Means sums its point-centre products and centre norms itself and uses them only when
+    every decision holds across their error bounds; the fits match numpy's bit for bit."""
     rng = np.random.default_rng(seed)
     points, _ = blobs(rng, 4, dim=512, per_blob=30, noise=0.5)
     points = np.concatenate([points, points[:10]])  # exact ties: BLAS decides those
