@@ -36,7 +36,13 @@ from mrsteve.memory.base import (
 from mrsteve.memory.clusters import ClusterTable
 from mrsteve.memory.fileformat import write_archive
 from mrsteve.memory.frames import FrameStore
-from mrsteve.memory.kernels import STORED, order_frames, search_clusters, write_frame
+from mrsteve.memory.kernels import (
+    NO_ROOM,
+    STORED,
+    order_frames,
+    search_clusters,
+    write_frame,
+)
 from mrsteve.naming import unknown_name
 
 
@@ -91,8 +97,8 @@ class ClusteredMemory(ABC):
         self._last_t: int | None = None
         self._grid = self._place_grid()
         self._route = np.array([0, 0, 0, -1], np.int64)
-        """``(cell x, cell z, yaw bin, cluster)``: where the last frame went (:meth:`_route_to`)."""
-        self._route_cluster = -1
+        """``(cell x, cell z, yaw bin, cluster)``: the place cell of the last frame stored and the
+        cluster taking that cell's frames (-1: none; :meth:`_route_to`)."""
         dim = check_dim(dim)
         if dim is not None:
             self._allocate(dim)
@@ -163,46 +169,41 @@ class ClusteredMemory(ABC):
             frames, checked = self._frames, True
         free = frames.free
         slot = free[-1] if free else frames.used
-        if slot == frames.embeddings.shape[0]:
-            self._grow_frames(vector, pose, step, checked)
-        status, cell_x, cell_z, yaw_bin, size = self._write_frame(
-            slot, vector, pose, step, checked
-        )
+        status, cluster, size = self._write_frame(slot, vector, pose, step, checked)
         if status != STORED:
-            self._refuse(embedding, pose)
+            if status != NO_ROOM:
+                self._refuse(embedding, pose)
+            frames.grow()  # for a frame that passed the checks: a refused write changes nothing
+            status, cluster, size = self._write_frame(slot, vector, pose, step, checked)
         if free:
             free.pop()
         else:
             frames.used += 1
         self._size += 1
         self._last_t = step
-        if size < 0:
+        if cluster < 0:
+            cell_x, cell_z, yaw_bin, _ = self._route.tolist()  # the cell the kernel found
             self._place(slot, (cell_x, cell_z, yaw_bin))
-        else:  # appended on the route
-            cluster = self._route_cluster
-            self._clusters.buckets.move(cluster, size, size + 1)
+        else:  # on the route: the cluster _place would choose
+            if size < 0:  # its block was full
+                self._clusters.append(cluster, slot)
             self._appended(cluster, slot)
         while self._capacity is not None and self._size > self._capacity:
             self._evict()
 
     def _write_frame(
         self, slot: int, vector: np.ndarray, pose: np.ndarray, t: int, checked: bool
-    ) -> tuple[int, int, int, int, int]:
+    ) -> tuple[int, int, int]:
         """:func:`~mrsteve.memory.kernels.write_frame` on this memory's arrays and route: check
-        the frame (its embedding unless ``checked``), store it in ``slot`` if it passes and
-        append it to the route's cluster if it lies in the route's place cell."""
+        the frame (its embedding unless ``checked``), store it in ``slot`` if it passes and the
+        slot is a row of the store, and append it to the route's cluster if it lies in the
+        route's place cell."""
         frames, table = self._frames, self._clusters
         return write_frame(
             frames.embeddings, frames.poses, frames.steps, slot, vector, pose, t, not checked,
-            self._grid, self._route, table.arena, table.base, table.block, table.head,
-            table.tail, table.stale,
+            self._grid, self._route, table.arena, table.blocks, table.stale, table.buckets.links,
+            table.buckets.ends,
         )
-
-    def _grow_frames(self, vector: np.ndarray, pose: np.ndarray, t: int, checked: bool) -> None:
-        """Grow the full frame store for a frame that passes the checks (a slot past the arrays
-        is checked only), so that a refused write leaves the store as it was."""
-        if self._write_frame(self._frames.embeddings.shape[0], vector, pose, t, checked)[0] == STORED:
-            self._frames.grow()
 
     def _checked(self, embedding: ArrayLike, pose: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
         """``(float32 vector, float64 pose as stored)``, or the ``ValueError`` of the first check
@@ -220,17 +221,17 @@ class ClusteredMemory(ABC):
         self._checked(embedding, pose)
         raise AssertionError("the Python checks passed a frame the compiled checks refused")
 
-    def _route_to(self, cell: tuple[int, int, int], cluster: int) -> None:
-        """Frames in place ``cell`` go to ``cluster`` until it closes (:meth:`_close`): the next
-        write appends there in the compiled call, then calls :meth:`_appended`."""
-        self._route[:3] = cell
-        self._route[3] = self._route_cluster = cluster
+    def _route_to(self, cluster: int) -> None:
+        """Frames in the place cell of the last frame stored go to ``cluster`` until it closes
+        (:meth:`_close`) or a frame lands elsewhere: the write appends there in the compiled
+        call, then calls :meth:`_appended`."""
+        self._route[3] = cluster
 
     def _close(self, cluster: int) -> None:
         """Close an empty cluster (:meth:`ClusterTable.close`), ending a route to it."""
         self._clusters.close(cluster)
-        if cluster == self._route_cluster:
-            self._route[3] = self._route_cluster = -1
+        if self._route[3] == cluster:
+            self._route[3] = -1
 
     def _place_grid(self) -> np.ndarray:
         """``(C, C / 2, W, W / 2)`` of the variant's place cells, from which the write computes

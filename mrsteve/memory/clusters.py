@@ -43,7 +43,17 @@ import numpy as np
 
 from mrsteve.memory.base import ReadFilter
 from mrsteve.memory.frames import FrameStore, container_nbytes
-from mrsteve.memory.kernels import append_slot, assign_pivots, quantise_centres
+from mrsteve.memory.kernels import (
+    BASE,
+    BLOCK,
+    HEAD,
+    TAIL,
+    append_slot,
+    assign_pivots,
+    largest_bucket,
+    move_bucket,
+    quantise_centres,
+)
 
 ID_GROWTH = 256
 """Cluster rows added when the table is full (copy growth; tables are small)."""
@@ -58,45 +68,62 @@ PIVOT_MIN_ROWS = 4096
 
 class SizeBuckets:
     """Clusters grouped by size. Among clusters of the largest size, the one that reached that
-    size first comes first."""
+    size first comes first.
+
+    Each size's clusters form a list in the order they reached that size, linked through
+    :attr:`links` and ended by :attr:`ends`: arrays, so that the compiled write moves a cluster
+    to its next size itself (:func:`~mrsteve.memory.kernels.move_bucket`)."""
 
     def __init__(self) -> None:
-        self._members: dict[int, dict[int, None]] = {}
-        self._largest = 0
+        self.links = np.zeros((0, 2), np.int64)
+        """Per cluster id, the previous and the next cluster of its size (-1: none)."""
+        self.ends = np.array([[0, -1]], np.int64)
+        """Per size, its first and last cluster (-1: none); row 0 (size 0 is not tracked) holds
+        a bound on the largest size. Sizes up to :meth:`reserve`'s are valid."""
+
+    def resize(self, clusters: int) -> None:
+        """Make room for cluster ids below ``clusters``."""
+        self.links = _grown(self.links, clusters)
+
+    def reserve(self, size: int) -> None:
+        """Make room for clusters of up to ``size`` frames."""
+        if size >= self.ends.shape[0]:
+            old = self.ends.shape[0]
+            self.ends = _grown(self.ends, max(size + 1, 2 * old))
+            self.ends[old:] = -1
 
     def move(self, cluster: int, old_size: int, new_size: int) -> None:
         """Record a size change; size 0 means not tracked."""
-        if old_size:
-            bucket = self._members[old_size]
-            del bucket[cluster]
-            if not bucket:
-                del self._members[old_size]
-        if new_size:
-            bucket = self._members.get(new_size)
-            if bucket is None:
-                bucket = self._members[new_size] = {}
-            bucket[cluster] = None
-            if new_size > self._largest:
-                self._largest = new_size
+        move_bucket(self.links, self.ends, cluster, old_size, new_size)
 
     def largest(self) -> int:
         """The largest cluster (there must be one)."""
-        while self._largest not in self._members:
-            self._largest -= 1
-        return next(iter(self._members[self._largest]))
+        return largest_bucket(self.ends)
+
+    def _firsts(self) -> np.ndarray:
+        return self.ends[1:, 0]
 
     def order(self) -> np.ndarray:
         """Every tracked cluster, smallest size first, bucket order kept (for persistence)."""
-        ordered = [c for size in sorted(self._members) for c in self._members[size]]
+        ordered = []
+        for cluster in self._firsts()[self._firsts() >= 0].tolist():
+            while cluster >= 0:
+                ordered.append(cluster)
+                cluster = int(self.links[cluster, 1])
         return np.asarray(ordered, np.int64)
 
     def restore(self, order: np.ndarray, sizes: np.ndarray) -> None:
+        self.reserve(int(sizes.max(initial=0)))
         for cluster in order.tolist():
             self.move(cluster, 0, int(sizes[cluster]))
 
     @property
     def nbytes(self) -> int:
-        return container_nbytes(self._members, *self._members.values())
+        """The links, and the ends of the sizes up to the largest held (as a loaded memory has
+        them)."""
+        held = np.flatnonzero(self._firsts() >= 0)
+        largest = int(held[-1]) + 1 if held.shape[0] else 0
+        return self.links.nbytes + self.ends[: largest + 1].nbytes
 
 
 class ClusterTable:
@@ -105,10 +132,7 @@ class ClusterTable:
     _PER_CLUSTER = (
         "centre_slot",
         "row",
-        "base",
-        "block",
-        "head",
-        "tail",
+        "blocks",
         "stale",
         "t_first",
         "t_last",
@@ -124,13 +148,10 @@ class ClusterTable:
         self.centre_slot = np.zeros(0, np.int64)
         self.row = np.zeros(0, np.int64)
         """Row of each open cluster in :attr:`codes` (-1 when closed)."""
-        self.base = np.zeros(0, np.int64)
-        """Start of each cluster's block in :attr:`arena`."""
-        self.block = np.zeros(0, np.int64)
-        """Length of each cluster's block."""
-        self.head = np.zeros(0, np.int64)
-        self.tail = np.zeros(0, np.int64)
-        """The cluster's slots are ``arena[base + head : base + tail]``."""
+        self.blocks = np.zeros((0, 4), np.int64)
+        """Per cluster, its slot block in :attr:`arena`, one row (one argument for the compiled
+        write); its columns are :attr:`base`, :attr:`block`, :attr:`head` and :attr:`tail`."""
+        self._name_block_columns()
         self.stale = np.zeros(0, bool)
         """Clusters whose span and box are out of date."""
         self.t_first = np.zeros(0, np.int64)
@@ -215,10 +236,22 @@ class ClusterTable:
         self.pivot_group[old:] = -1
 
     def _grow_ids(self) -> None:
-        rows = self.row.shape[0] + ID_GROWTH
+        self._resize_ids(self.row.shape[0] + ID_GROWTH)
+        self.row[self.count :] = -1
+
+    def _resize_ids(self, rows: int) -> None:
         for name in self._PER_CLUSTER:
             setattr(self, name, _grown(getattr(self, name), rows))
-        self.row[self.count :] = -1
+        self._name_block_columns()
+        self.buckets.resize(rows)
+
+    def _name_block_columns(self) -> None:
+        """Views of the columns of :attr:`blocks`: each cluster's block starts at ``base`` in the
+        arena and is ``block`` entries long; its slots are ``arena[base + head : base + tail]``."""
+        columns = self.blocks.T
+        self.base, self.block, self.head, self.tail = (
+            columns[BASE], columns[BLOCK], columns[HEAD], columns[TAIL]
+        )
 
     # --- the arena of slot blocks ---
 
@@ -227,6 +260,7 @@ class ClusterTable:
         enlarging it when full)."""
         if self.arena_used + length > self.arena.shape[0]:
             self._pack(length)
+        self.buckets.reserve(length)  # a block's frames: a cluster's size is at most its length
         start = self.arena_used
         self.arena_used += length
         return start
@@ -292,15 +326,14 @@ class ClusterTable:
 
     def append(self, cluster: int, slot: int) -> None:
         """Add the newest frame to a cluster."""
-        size = self._append(cluster, slot)
-        if size < 0:  # the block is full
+        if self._append(cluster, slot) < 0:  # the block is full
             self._make_room(cluster, 1)
-            size = self._append(cluster, slot)
-        self.buckets.move(cluster, size, size + 1)
+            self._append(cluster, slot)
 
     def _append(self, cluster: int, slot: int) -> int:
+        buckets = self.buckets
         return append_slot(
-            self.arena, self.base, self.block, self.head, self.tail, self.stale, cluster, slot
+            self.arena, self.blocks, self.stale, buckets.links, buckets.ends, cluster, slot
         )
 
     def extend(self, cluster: int, slots: np.ndarray) -> None:
@@ -462,8 +495,7 @@ class ClusterTable:
         table.count = count = int(arrays["head"].shape[0])
         if not count <= id_rows or arrays["live"].shape[0] > centre_rows:
             raise ValueError("cluster table larger than its recorded shape")
-        for name in cls._PER_CLUSTER:
-            setattr(table, name, _grown(getattr(table, name), id_rows))
+        table._resize_ids(id_rows)
         table.row[:] = -1
         for name in cls._SAVED:
             saved = arrays[name]
@@ -499,6 +531,7 @@ class ClusterTable:
             if centres.shape[0] and not (0 <= centres.min() and centres.max() < frames.used):
                 raise ValueError("a cluster's centre is not a stored frame")
             table._quantise(0, live.shape[0])  # a NaN centre is refused by the memory's check
+        table.buckets.reserve(int(table.block[:count].max(initial=0)))
         table.buckets.restore(arrays["bucket_order"], sizes)
         return table
 

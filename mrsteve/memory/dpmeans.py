@@ -57,43 +57,160 @@ class DPMeans:
         labels = np.full(x.shape[0], -1)
         exact_sums = sums_are_exact(x)
         for iteration in range(1, self.max_iter + 1):
-            # numpy (BLAS) keeps the products and centre norms; the rest is compiled, with the
-            # same float64 operations in the same order
-            products = x @ centres.T
-            centre_squares = np.einsum("ij,ij->i", centres, centres)
+            # the products and centre norms summed here (:func:`dot_rows`) when they make every
+            # decision as any within their error bound would (:func:`decides_alike`), else as
+            # before by numpy (BLAS); the rest is compiled, with the same float64 operations in
+            # the same order
+            products, centre_squares = dot_rows(x, centres)
+            if not decides_alike(products, squared, centre_squares, self.delta, x.shape[1]):
+                products = x @ centres.T
+                centre_squares = np.einsum("ij,ij->i", centres, centres)
             converged, assigned, counts = assign(products, squared, centre_squares, labels,
                                                  self.delta)
             if converged:
                 break
             if exact_sums:  # the same sums, whatever the order (:func:`sums_are_exact`)
-                sums = sum_rows(x, assigned, counts.shape[0])
+                centres = mean_rows(x, assigned, counts)
             else:
                 members = assigned[None, :] == np.arange(counts.shape[0])[:, None]
-                sums = members @ x
-            centres = sums / counts[:, None]
+                centres = (members @ x) / counts[:, None]
             labels = assigned
-        _, first_points = np.unique(labels, return_index=True)
-        order = np.argsort(first_points)
-        renumber = np.empty_like(order)
-        renumber[order] = np.arange(order.shape[0])
-        return DPMeansResult(renumber[labels], centres[order], iteration)
+        labels, order = by_first_point(labels, centres.shape[0])
+        return DPMeansResult(labels, centres[order], iteration)
 
     def _kmeans_plus_plus(self, x: np.ndarray, squared: np.ndarray) -> np.ndarray:
-        """Up to ``n_init`` distinct starting centres (Arthur & Vassilvitskii, 2007)."""
-        chosen = [int(self.rng.integers(x.shape[0]))]
-        closest = np.maximum(squared - 2.0 * (x @ x[chosen[0]]) + squared[chosen[0]], 0.0)
-        while len(chosen) < min(self.n_init, x.shape[0]):
-            cumulative = np.cumsum(closest)
-            if cumulative[-1] <= 0.0:
-                break
-            pick = int(
-                np.searchsorted(cumulative, self.rng.random() * cumulative[-1], side="right")
-            )
-            pick = min(pick, x.shape[0] - 1)
+        """Up to ``n_init`` distinct starting centres (Arthur & Vassilvitskii, 2007): each next
+        one drawn with probability proportional to the squared distance to the nearest chosen
+        (the products by numpy, the rest compiled: :func:`nearer`, :func:`draw`)."""
+        count = x.shape[0]
+        chosen = [int(self.rng.integers(count))]
+        closest = np.full(count, np.inf)
+        cumulative = np.empty(count)
+        total = nearer(closest, cumulative, squared, x @ x[chosen[0]], chosen[0])
+        while len(chosen) < min(self.n_init, count) and not total <= 0.0:  # NaN goes on
+            pick = draw(cumulative, self.rng.random() * total)
             chosen.append(pick)
-            distance = np.maximum(squared - 2.0 * (x @ x[pick]) + squared[pick], 0.0)
-            np.minimum(closest, distance, out=closest)
+            total = nearer(closest, cumulative, squared, x @ x[pick], pick)
         return x[chosen]
+
+
+@numba.njit(cache=True, nogil=True)
+def nearer(
+    closest: np.ndarray,
+    cumulative: np.ndarray,
+    squared: np.ndarray,
+    products: np.ndarray,
+    pick: int,
+) -> float:
+    """Lower ``closest`` (each point's squared distance to its nearest chosen centre) to the
+    distance to point ``pick``, ``max((squared - 2 * products) + squared[pick], 0)`` as numpy
+    computes it (``products``: every point's with ``pick``); fill ``cumulative`` with their
+    running sum, in order, and return the total."""
+    total = 0.0
+    for point in range(closest.shape[0]):
+        distance = np.maximum((squared[point] - 2.0 * products[point]) + squared[pick], 0.0)
+        closest[point] = np.minimum(closest[point], distance)
+        total += closest[point]
+        cumulative[point] = total
+    return total
+
+
+@numba.njit(cache=True, nogil=True)
+def draw(cumulative: np.ndarray, target: float) -> int:
+    """The first point whose running sum exceeds ``target`` (the last point at most)."""
+    return min(np.searchsorted(cumulative, target, side="right"), cumulative.shape[0] - 1)
+
+
+@numba.njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
+def dot_rows(x: np.ndarray, centres: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(x @ centres.T, squared norm of each centre)``, each sum in any order (four centres a
+    pass over a row of ``x``): within :func:`decides_alike`'s bounds of the exact values, as
+    numpy's are."""
+    count, dim = x.shape
+    centre_squares = np.zeros(centres.shape[0])
+    for centre in range(centres.shape[0]):
+        for column in range(dim):
+            centre_squares[centre] += centres[centre, column] * centres[centre, column]
+    products = np.empty((count, centres.shape[0]))
+    for first in range(0, centres.shape[0], 4):
+        last = min(first + 4, centres.shape[0])
+        for point in range(count):
+            row = x[point]
+            if last - first == 4:
+                total0 = total1 = total2 = total3 = 0.0
+                centre0, centre1 = centres[first], centres[first + 1]
+                centre2, centre3 = centres[first + 2], centres[first + 3]
+                for column in range(dim):
+                    value = row[column]
+                    total0 += value * centre0[column]
+                    total1 += value * centre1[column]
+                    total2 += value * centre2[column]
+                    total3 += value * centre3[column]
+                products[point, first : first + 4] = (total0, total1, total2, total3)
+            else:
+                for centre in range(first, last):
+                    total = 0.0
+                    for column in range(dim):
+                        total += row[column] * centres[centre, column]
+                    products[point, centre] = total
+    return products, centre_squares
+
+
+@numba.njit(cache=True, nogil=True)
+def decides_alike(
+    products: np.ndarray,
+    squared: np.ndarray,
+    centre_squares: np.ndarray,
+    delta: float,
+    dim: int,
+) -> bool:
+    """Whether :func:`assign` on any products and centre norms within the error bounds of these
+    makes the same decisions as on these: each point's nearest centre, whether a cluster opens
+    and, if so, for which point. Any order of summing ``dim`` products (with or without fused
+    multiply-adds) lands within ``dim u / (1 - dim u)`` (``u = 2**-53``) times the sum of their
+    magnitudes of the exact dot product (Higham, Accuracy and Stability of Numerical Algorithms,
+    3.1), a sum at most the product of the two norms (the centre's own squared norm for its
+    norm); so each distance ``(squared - 2 * product) + centre_square`` computed from numpy's
+    values lies within ``margin`` below of the one from these, and a decision holds when every
+    rival is farther than both margins (no ties)."""
+    count, clusters = products.shape
+    gamma = dim * 2.0**-53 / (1.0 - dim * 2.0**-53)
+    nearest = np.empty(count)
+    spread = np.empty(count)
+    for point in range(count):
+        distances = np.empty(clusters)
+        margins = np.empty(clusters)
+        best = 0
+        for centre in range(clusters):
+            product = products[point, centre]
+            distance = (squared[point] - 2.0 * product) + centre_squares[centre]
+            # twice the product's bound, doubled in the distance, and twice the centre norm's;
+            # then underflow, and the rounding of both distances, of the margins and of the
+            # comparisons
+            norms = np.sqrt(squared[point] * centre_squares[centre])
+            margin = (4.0 * norms + 2.0 * centre_squares[centre]) * gamma * (1.0 + 4.0 * gamma)
+            margin += 1e-300
+            margin += 2.0**-50 * (squared[point] + 2.0 * abs(product) + centre_squares[centre])
+            if not (np.isfinite(distance) and np.isfinite(margin)):
+                return False
+            distances[centre], margins[centre] = distance, margin
+            if distance < distances[best]:
+                best = centre
+        for centre in range(clusters):
+            if centre != best and not (
+                distances[best] + margins[best] < distances[centre] - margins[centre]
+            ):
+                return False
+        nearest[point], spread[point] = distances[best], margins[best]
+    farthest = np.argmax(nearest)
+    if not nearest[farthest] - spread[farthest] > delta:  # no cluster opens
+        return bool((nearest + spread < delta).all())
+    for point in range(count):
+        if point != farthest and not (
+            nearest[point] + spread[point] < nearest[farthest] - spread[farthest]
+        ):
+            return False
+    return True
 
 
 @numba.njit(cache=True, nogil=True)
@@ -159,6 +276,36 @@ def sum_rows(x: np.ndarray, labels: np.ndarray, clusters: int) -> np.ndarray:
 
 
 @numba.njit(cache=True, nogil=True)
+def mean_rows(x: np.ndarray, labels: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Per cluster, the mean of its points' rows: :func:`sum_rows` divided by the cluster's
+    ``counts`` (as numpy divides, correctly rounded)."""
+    sums = sum_rows(x, labels, counts.shape[0])
+    for cluster in range(counts.shape[0]):
+        count = np.float64(counts[cluster])
+        for column in range(x.shape[1]):
+            sums[cluster, column] /= count
+    return sums
+
+
+@numba.njit(cache=True, nogil=True)
+def by_first_point(labels: np.ndarray, clusters: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(labels renumbered, order)``: clusters ``0..clusters-1``, each holding a point,
+    numbered by their first point; ``order[new] = old``."""
+    renumber = np.full(clusters, -1, np.int64)
+    order = np.empty(clusters, np.int64)
+    numbered = 0
+    renumbered = np.empty_like(labels)
+    for point in range(labels.shape[0]):
+        label = labels[point]
+        if renumber[label] < 0:
+            renumber[label] = numbered
+            order[numbered] = label
+            numbered += 1
+        renumbered[point] = renumber[label]
+    return renumbered, order
+
+
+@numba.njit(cache=True, nogil=True)
 def sums_are_exact(x: np.ndarray) -> bool:
     """Whether every sum of rows of ``x`` is exact in float64, in any order, so that a matrix
     product with a 0/1 matrix gives the same sums however BLAS orders them. Checked for float32
@@ -167,19 +314,21 @@ def sums_are_exact(x: np.ndarray) -> bool:
     is exact while below ``2**(e - 24 + 53)``, which bounds every partial sum when the largest
     column sum of magnitudes does. Rows of unit embeddings pass unless a component is below
     about ``2**-23`` in magnitude (then BLAS sums them, as before)."""
-    totals = np.zeros(x.shape[1])
-    smallest = np.inf
-    for point in range(x.shape[0]):
-        for column in range(x.shape[1]):
+    columns = x.shape[1]
+    totals = np.zeros(columns)
+    smallest = np.full(columns, np.inf)
+    inexact = 0
+    for point in range(x.shape[0]):  # per column, branch-free: LLVM vectorises the inner loop
+        for column in range(columns):
             value = x[point, column]
-            if np.float64(np.float32(value)) != value:
-                return False
+            inexact |= np.float64(np.float32(value)) != value
             magnitude = abs(value)
             totals[column] += magnitude
-            if 0.0 < magnitude < smallest:
-                smallest = magnitude
-    if smallest == np.inf:
+            smallest[column] = min(smallest[column], magnitude if magnitude > 0.0 else np.inf)
+    if inexact:
+        return False
+    if columns == 0 or smallest.min() == np.inf:
         return True
-    exponent = math.frexp(smallest)[1]
+    exponent = math.frexp(smallest.min())[1]
     margin = 1.0 + (x.shape[0] + 1) * 2.0**-52  # the rounding of the column sums above
     return totals.max() * margin < 2.0 ** (exponent - 24 + 53)

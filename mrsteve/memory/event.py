@@ -15,6 +15,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
+import numba
 import numpy as np
 
 from mrsteve.memory.base import is_int, is_real, require
@@ -75,16 +76,72 @@ class EventGroup:
 def merge_similar(centres: np.ndarray, threshold: float) -> np.ndarray:
     """MERGE_CLUSTERS: connected components of the graph linking centres whose cosine similarity
     exceeds ``threshold``; returns each centre's component, numbered by first member."""
+    if centres.shape[0] == 1:
+        return np.zeros(1, np.int64)
     unit = centres / np.maximum(np.linalg.norm(centres, axis=1, keepdims=True), 1e-12)
-    linked = (unit @ unit.T) > threshold
-    np.fill_diagonal(linked, True)
-    component = np.arange(centres.shape[0])
-    while True:  # propagate the smallest index through each component
-        smallest = np.where(linked, component[None, :], centres.shape[0]).min(axis=1)
-        if np.array_equal(smallest, component):
-            break
-        component = smallest
-    return np.unique(component, return_inverse=True)[1]
+    decided, linked = _linked(unit, threshold)
+    return _components(linked if decided else (unit @ unit.T) > threshold)
+
+
+@numba.njit(cache=True, nogil=True)
+def _linked(unit: np.ndarray, threshold: float) -> tuple[bool, np.ndarray]:
+    """``(decided, linked)``: ``unit @ unit.T > threshold`` off the diagonal, as numpy (BLAS)
+    computes it, from dot products summed here, or ``decided`` false when one lies too near the
+    threshold to tell. Any order of summing ``n`` products (with or without fused
+    multiply-adds) lands within ``n u / (1 - n u)`` times the sum of their magnitudes of the
+    exact dot product (``u = 2**-53``; Higham, Accuracy and Stability of Numerical Algorithms,
+    3.1), so a sum here farther than twice that from the threshold is on the same side as
+    BLAS's (or any other order's)."""
+    count, dim = unit.shape
+    gamma = dim * 2.0**-53 / (1.0 - dim * 2.0**-53)
+    linked = np.zeros((count, count), np.bool_)
+    for first in range(count):
+        for second in range(first + 1, count):
+            dot = 0.0
+            magnitude = 0.0
+            for column in range(dim):
+                product = unit[first, column] * unit[second, column]
+                dot += product
+                magnitude += abs(product)
+            # twice the bound, then room for the rounding of the bound, of the comparisons and
+            # of underflow
+            slack = 2.0 * gamma * magnitude * (1.0 + 4.0 * gamma)
+            slack += 2.0**-50 * (abs(dot) + abs(threshold)) + 1e-300
+            if dot - slack > threshold:
+                linked[first, second] = linked[second, first] = True
+            elif not dot + slack < threshold:  # too near, or NaN
+                return False, linked
+    return True, linked
+
+
+@numba.njit(cache=True, nogil=True)
+def _components(linked: np.ndarray) -> np.ndarray:
+    """Each node's component, numbered by first member: every node takes the smallest index
+    among itself and the nodes it links to (``linked[i, j]``), all at once, until nothing
+    changes; then those smallest indices are numbered in increasing order."""
+    count = linked.shape[0]
+    component = np.arange(count)
+    smallest = component.copy()
+    changed = True
+    while changed:
+        changed = False
+        for node in range(count):
+            least = component[node]
+            for other in range(count):
+                if linked[node, other] and component[other] < least:
+                    least = component[other]
+            smallest[node] = least
+            changed |= least != component[node]
+        component[:] = smallest
+    number = np.full(count, -1)
+    for node in range(count):
+        number[component[node]] = 0
+    numbered = 0
+    for node in range(count):
+        if number[node] == 0:
+            number[node] = numbered
+            numbered += 1
+    return number[component]
 
 
 class EventClusteredMemory(ClusteredMemory):
@@ -124,7 +181,7 @@ class EventClusteredMemory(ClusteredMemory):
             self._group_of[group.provisional] = group
             clusters.set_centre(group.provisional, slot)
         clusters.append(group.provisional, slot)
-        self._route_to(cell, group.provisional)
+        self._route_to(group.provisional)
         self._appended(group.provisional, slot)
 
     def _appended(self, cluster: int, slot: int) -> None:
@@ -150,7 +207,8 @@ class EventClusteredMemory(ClusteredMemory):
         for label in range(int(merged.max()) + 1):
             members = np.flatnonzero(merged == label)
             # The centre: the frame nearest the mean of the (merged) DP-Means cluster.
-            offsets = embeddings[members] - embeddings[members].mean(axis=0)
+            points = embeddings[members]
+            offsets = points - points.mean(axis=0)
             centre = int(members[np.argmin(np.einsum("ij,ij->i", offsets, offsets))])
             target = self._most_similar_event(group, embeddings[centre])
             if target is None:

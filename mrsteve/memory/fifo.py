@@ -26,7 +26,7 @@ class FIFOMemory(ClusteredMemory):
 
     def _place(self, slot: int, cell: tuple[int, int, int]) -> None:
         self._clusters.append(_ALL, slot)
-        self._route_to(cell, _ALL)
+        self._route_to(_ALL)
 
     def _after_eviction(self, cluster: int, slot: int) -> None:
         """Nothing to repair: the one cluster never empties (capacity >= 1)."""

@@ -147,8 +147,12 @@ FLOAT32_MAX = float(np.finfo(np.float32).max)
 NORM_TOLERANCE = 1e-3
 """Embeddings and queries must have an L2 norm within ``1 +- NORM_TOLERANCE`` (scores are cosines
 only for unit vectors)."""
-STORED, BAD_POSE, BAD_EMBEDDING, BAD_PLACE = 0, 1, 2, 3
-"""What :func:`write_frame` did."""
+STORED, BAD_POSE, BAD_EMBEDDING, BAD_PLACE, NO_ROOM = 0, 1, 2, 3, 4
+"""What :func:`write_frame` did (:data:`NO_ROOM`: the frame passed the checks, but its slot is
+past the arrays)."""
+BASE, BLOCK, HEAD, TAIL = 0, 1, 2, 3
+"""Columns of a cluster's row in the table's ``blocks``: where its slot block starts in the arena,
+its length, and where its slots start and end within it."""
 _CELL_RANGE = 2.0**63
 """Place cells are numbered as int64: ``-2**63 <= cell < 2**63``."""
 
@@ -166,33 +170,36 @@ def write_frame(
     grid: np.ndarray,
     route: np.ndarray,
     arena: np.ndarray,
-    base: np.ndarray,
-    block: np.ndarray,
-    head: np.ndarray,
-    tail: np.ndarray,
+    blocks: np.ndarray,
     stale: np.ndarray,
-) -> tuple[int, int, int, int, int]:
+    links: np.ndarray,
+    ends: np.ndarray,
+) -> tuple[int, int, int]:
     """The write of one frame in one call. Check it (:func:`_check_frame`) and, if it passes,
-    store it in row ``slot`` (a row past the arrays: check only); then, if it lies in place cell
-    ``route[:3]`` while cluster ``route[3]`` (-1: none) takes that cell's frames, append it
-    there (:func:`append_slot`). Returns ``(status, cell x, cell z, yaw bin, size of the
-    cluster before)``, status :data:`STORED` or what failed (nothing changed then), the size -1
-    unless the frame was appended."""
+    store it in row ``slot`` (a row past the arrays: :data:`NO_ROOM`); then, if it lies in place
+    cell ``route[:3]`` while cluster ``route[3]`` (-1: none) takes that cell's frames, append it
+    there (:func:`append_slot`), else set ``route`` to its cell and no cluster. Returns
+    ``(status, cluster, size of the cluster before)``, status :data:`STORED` or why nothing
+    changed; the cluster -1 unless the frame lies on the route, the size -1 unless it was
+    appended (its cluster's block full)."""
     status, cell_x, cell_z, yaw_bin = _check_frame(
         vector, pose, embeddings.shape[1], check_vector, grid
     )
-    if status != STORED or slot >= embeddings.shape[0]:
-        return status, cell_x, cell_z, yaw_bin, -1
+    if status != STORED:
+        return status, -1, -1
+    if slot >= embeddings.shape[0]:
+        return NO_ROOM, -1, -1
     for column in range(vector.shape[0]):
         embeddings[slot, column] = np.float32(vector[column])
     for field in range(5):
         poses[slot, field] = np.float32(pose[field])
     steps[slot] = t
-    size = -1
     cluster = route[3]
-    if cluster >= 0 and cell_x == route[0] and cell_z == route[1] and yaw_bin == route[2]:
-        size = append_slot(arena, base, block, head, tail, stale, cluster, slot)
-    return STORED, cell_x, cell_z, yaw_bin, size
+    if cell_x != route[0] or cell_z != route[1] or yaw_bin != route[2]:
+        route[0], route[1], route[2], route[3] = cell_x, cell_z, yaw_bin, -1
+    elif cluster >= 0:
+        return STORED, cluster, append_slot(arena, blocks, stale, links, ends, cluster, slot)
+    return STORED, -1, -1
 
 
 @numba.njit(cache=True, nogil=True)
@@ -251,24 +258,68 @@ def _square_norm_any_order(vector: np.ndarray) -> float:
 @numba.njit(cache=True, nogil=True)
 def append_slot(
     arena: np.ndarray,
-    base: np.ndarray,
-    block: np.ndarray,
-    head: np.ndarray,
-    tail: np.ndarray,
+    blocks: np.ndarray,
     stale: np.ndarray,
+    links: np.ndarray,
+    ends: np.ndarray,
     cluster: int,
     slot: int,
 ) -> int:
-    """Add ``slot`` after the last slot of ``cluster`` in its arena block
-    (:class:`~mrsteve.memory.clusters.ClusterTable`); returns the cluster's size before, or -1,
-    changing nothing, when the block is full up to its end."""
-    end = tail[cluster]
-    if end == block[cluster]:
+    """Add ``slot`` after the last slot of ``cluster`` in its arena block (``blocks`` columns
+    :data:`BASE`, :data:`BLOCK`, :data:`HEAD`, :data:`TAIL` of
+    :class:`~mrsteve.memory.clusters.ClusterTable`) and move the cluster to its new size bucket
+    (:func:`move_bucket`); returns the cluster's size before, or -1, changing nothing, when the
+    block is full up to its end."""
+    block = blocks[cluster]
+    end = block[TAIL]
+    if end == block[BLOCK]:
         return -1
-    arena[base[cluster] + end] = slot
-    tail[cluster] = end + 1
+    arena[block[BASE] + end] = slot
+    block[TAIL] = end + 1
     stale[cluster] = True
-    return end - head[cluster]
+    size = end - block[HEAD]
+    move_bucket(links, ends, cluster, size, size + 1)
+    return size
+
+
+@numba.njit(cache=True, nogil=True)
+def move_bucket(
+    links: np.ndarray, ends: np.ndarray, cluster: int, old_size: int, new_size: int
+) -> None:
+    """Move ``cluster`` from its place in the list of clusters of ``old_size`` to
+    the end of the list of ``new_size`` (size 0: no list) in
+    :class:`~mrsteve.memory.clusters.SizeBuckets` ``links`` (previous, next) and ``ends``
+    (first, last; row 0: a bound on the largest size, raised here)."""
+    if old_size:
+        previous, following = links[cluster, 0], links[cluster, 1]
+        if previous >= 0:
+            links[previous, 1] = following
+        else:
+            ends[old_size, 0] = following
+        if following >= 0:
+            links[following, 0] = previous
+        else:
+            ends[old_size, 1] = previous
+    if new_size:
+        last = ends[new_size, 1]
+        links[cluster, 0], links[cluster, 1] = last, -1
+        if last >= 0:
+            links[last, 1] = cluster
+        else:
+            ends[new_size, 0] = cluster
+        ends[new_size, 1] = cluster
+        ends[0, 0] = max(ends[0, 0], new_size)
+
+
+@numba.njit(cache=True, nogil=True)
+def largest_bucket(ends: np.ndarray) -> int:
+    """The first cluster of the largest size in :func:`move_bucket`'s ``ends`` (there must be
+    one), lowering the bound on the largest size to it."""
+    size = ends[0, 0]
+    while ends[size, 0] < 0:
+        size -= 1
+    ends[0, 0] = size
+    return ends[size, 0]
 
 
 MAX_CODED_DIM = (2**31 - 1) // (127 * 127)

@@ -136,7 +136,7 @@ class PlaceMemory(PlaceGrid, ClusteredMemory):
             self._key_of[cluster] = key
             self._centre_distance[cluster] = math.inf
         self._clusters.append(cluster, slot)
-        self._route_to(key, cluster)
+        self._route_to(cluster)
         self._appended(cluster, slot)
 
     def _appended(self, cluster: int, slot: int) -> None:

@@ -6,8 +6,16 @@ import numpy as np
 import pytest
 from memory_streams import unit
 
-from mrsteve.memory import DPMeans
-from mrsteve.memory.dpmeans import sum_rows, sums_are_exact
+from mrsteve.memory import DPMeans, dpmeans
+from mrsteve.memory.dpmeans import (
+    by_first_point,
+    decides_alike,
+    draw,
+    mean_rows,
+    nearer,
+    sum_rows,
+    sums_are_exact,
+)
 
 
 def blobs(rng, count, dim=32, per_blob=25, noise=0.1):
@@ -100,3 +108,55 @@ def test_cluster_sums_of_embeddings_match_blas_bit_for_bit_when_every_order_is_e
     assert not sums_are_exact(tiny)
     assert not sums_are_exact(points + 1e-12)  # not float32 values
     assert sums_are_exact(np.zeros((3, 4)))
+
+
+def test_compiled_steps_match_the_numpy_expressions_bit_for_bit():
+    """k-means++ distances, running sums and draws, the cluster means and the renumbering by
+    first point, compiled, give what the numpy expressions they replace give."""
+    rng = np.random.default_rng(3)
+    x = unit(rng.normal(size=(60, 16))).astype(np.float32).astype(np.float64)
+    squared = np.einsum("ij,ij->i", x, x)
+    closest, cumulative = np.full(60, np.inf), np.empty(60)
+    expected = None
+    for pick in (4, 17, 4, 59):
+        distance = np.maximum(squared - 2.0 * (x @ x[pick]) + squared[pick], 0.0)
+        expected = distance if expected is None else np.minimum(expected, distance)
+        total = nearer(closest, cumulative, squared, x @ x[pick], pick)
+        np.testing.assert_array_equal(closest, expected)
+        np.testing.assert_array_equal(cumulative, np.cumsum(expected))
+        assert total == np.cumsum(expected)[-1]
+        for target in (0.0, 0.3 * total, total, 2 * total):
+            found = min(int(np.searchsorted(cumulative, target, side="right")), 59)
+            assert draw(cumulative, target) == found
+    labels = rng.integers(0, 5, 60)
+    counts = np.bincount(labels)
+    members = labels[None, :] == np.arange(5)[:, None]
+    np.testing.assert_array_equal(mean_rows(x, labels, counts), (members @ x) / counts[:, None])
+    renumbered, order = by_first_point(labels, 5)
+    _, first_points = np.unique(labels, return_index=True)
+    np.testing.assert_array_equal(order, np.argsort(first_points))
+    np.testing.assert_array_equal(order[renumbered], labels)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_products_summed_here_give_what_blas_products_give(seed, monkeypatch):
+    """DP-Means sums its point-centre products and centre norms itself and uses them only when
+    every decision holds across their error bounds; the fits match numpy's bit for bit."""
+    rng = np.random.default_rng(seed)
+    points, _ = blobs(rng, 4, dim=512, per_blob=30, noise=0.5)
+    points = np.concatenate([points, points[:10]])  # exact ties: BLAS decides those
+    own = DPMeans(seed=seed).fit(points)
+    monkeypatch.setattr(dpmeans, "decides_alike", lambda *arguments: False)
+    blas = DPMeans(seed=seed).fit(points)
+    assert own.iterations == blas.iterations
+    np.testing.assert_array_equal(own.labels, blas.labels)
+    np.testing.assert_array_equal(own.centres.view(np.int64), blas.centres.view(np.int64))
+
+
+def test_a_tie_or_a_distance_at_delta_is_left_to_blas():
+    squared, centre_squares = np.ones(2), np.ones(2)
+    tied = np.array([[0.5, 0.5], [1.0, 0.0]])
+    assert not decides_alike(tied, squared, centre_squares, 5.0, 8)
+    apart = np.array([[0.9, 0.0], [0.0, 0.9]])  # distances 0.2 and 2.0
+    assert decides_alike(apart, squared, centre_squares, 5.0, 8)
+    assert not decides_alike(apart, squared, centre_squares, 0.2, 8)

@@ -17,6 +17,25 @@ def test_merge_similar_joins_connected_components():
     assert merge_similar(centres, 0.7).tolist() == [0, 0, 0, 0, 1]
 
 
+@pytest.mark.parametrize("offset", [0.0, 1e-16, -1e-16, 1e-13, -1e-13, 1e-6, -1e-6])
+def test_merge_similar_links_as_the_matrix_product_does_at_the_threshold(offset):
+    """Similarities are summed in compiled code, and by numpy (BLAS) only when one is too near
+    the threshold to tell: the links are those of ``unit @ unit.T > threshold`` either way."""
+    rng = np.random.default_rng(7)
+    a, b = rng.normal(size=(2, 512))
+    a /= np.linalg.norm(a)
+    b -= (b @ a) * a
+    b /= np.linalg.norm(b)
+    threshold = 0.74
+    cosine = threshold + offset
+    centres = np.stack([a, cosine * a + np.sqrt(1 - cosine**2) * b, -a, 3 * a])
+    unit = centres / np.linalg.norm(centres, axis=1, keepdims=True)
+    linked = (unit @ unit.T) > threshold
+    expected = [0, int(not linked[0, 1] and not linked[1, 3]), 2, 0]
+    expected = np.unique(expected, return_inverse=True)[1].tolist()
+    assert merge_similar(centres, threshold).tolist() == expected
+
+
 def events(memory):
     return [view.t.tolist() for view in memory.clusters()]
 

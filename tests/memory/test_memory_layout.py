@@ -41,6 +41,10 @@ def check_layout(memory) -> None:
     assert (ends[order][:-1] <= starts[order][1:]).all()
     assert (ends <= table.arena_used).all() and table.arena_used <= table.arena.shape[0]
     assert (table.tail[live] <= table.block[live]).all()
+    order = table.buckets.order()  # the size buckets hold the clusters with frames, by size
+    assert sorted(order.tolist()) == sorted(live.tolist())
+    assert (np.diff(sizes[order]) >= 0).all()
+    assert not live.shape[0] or sizes[table.largest()] == sizes.max()
 
 
 def brute_force(memory, query: np.ndarray, threshold: np.float32, top_k: int) -> set[int]:
@@ -247,3 +251,30 @@ def test_the_pivot_bound_holds_for_every_centre_and_query(seed, dim, kind, chang
     upper, _ = _pivot_bounds(pivots, coded, rows)
     exact = table.live_centres().astype(np.float64) @ query.astype(np.float64)
     assert (exact <= upper).all()
+
+
+@settings(max_examples=60, deadline=None)
+@given(moves=st.lists(st.tuples(st.integers(0, 9), st.integers(0, 6)), max_size=80))
+def test_size_buckets_keep_each_size_in_the_order_its_clusters_reached_it(moves) -> None:
+    """The bucket lists in arrays order clusters as per-size insertion-ordered dicts do: by size,
+    then by when each reached its size; the largest is the first of the largest size."""
+    buckets = clusters.SizeBuckets()
+    buckets.resize(10)
+    buckets.reserve(6)
+    sizes = np.zeros(10, np.int64)
+    reference: dict[int, dict[int, None]] = {}
+    for cluster, size in moves:
+        reference.get(int(sizes[cluster]), {}).pop(cluster, None)
+        if size:
+            reference.setdefault(size, {})[cluster] = None
+        buckets.move(cluster, int(sizes[cluster]), size)
+        sizes[cluster] = size
+        expected = [c for s in sorted(reference) for c in reference[s]]
+        assert buckets.order().tolist() == expected
+        if expected:
+            assert buckets.largest() == next(iter(reference[max(sizes)]))
+    restored = clusters.SizeBuckets()
+    restored.resize(10)
+    restored.restore(buckets.order(), sizes)
+    assert restored.order().tolist() == buckets.order().tolist()
+    assert restored.nbytes == buckets.nbytes

@@ -173,7 +173,7 @@ def test_save_then_load_then_write_matches_never_saving(name, stream, split, thr
 class Unrouted:
     """Every write takes the looked-up path: the route is never set."""
 
-    def _route_to(self, cell, cluster) -> None:
+    def _route_to(self, cluster) -> None:
         pass
 
 
