@@ -337,7 +337,7 @@ class ClusteredMemory(ABC):
             query,
             threshold,
             self.scores_centres_only,
-            table.pivot_index(),
+            table.pivot_index(limited=self._capacity is not None),
         )
         return t, pose, scores, scored
 

@@ -66,7 +66,7 @@ def brute_force(memory, query: np.ndarray, threshold: np.float32, top_k: int) ->
     name=st.sampled_from(["place", "event", "place_event"]),
     seed=st.integers(0, 2**16),
     count=st.integers(1, 200),
-    capacity=st.integers(1, 50),
+    capacity=st.one_of(st.none(), st.integers(1, 50)),  # pivots prune unlimited memories only
     update_freq=st.integers(1, 12),
     spread=st.sampled_from([2.0, 10.0, 40.0]),
     top_k=st.integers(1, 5),
