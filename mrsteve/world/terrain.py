@@ -51,6 +51,8 @@ SPAWN_CLEARANCE = 12.0
 
 Area = tuple[int, int, int, int]
 """A box of columns ``(x0, z0, x1, z1)``, half-open: ``x0 <= x < x1`` and ``z0 <= z < z1``."""
+HERD_TRIES = 20
+"""Herd centres drawn before giving up when the herd's spots do not fit around one."""
 
 
 def value_noise(
@@ -757,12 +759,19 @@ class Herd(Feature):
             raise ValueError(f"herd: {self.mob}s do not burn in daylight")
 
     def populate(self, site, rng):
-        at = self.at
-        if at is None:
-            room = site.ground(clearance=SPAWN_CLEARANCE) & site.inside(self.spread)
-            at = site.pick(rng, room, f"a herd of {self.mob}")
-        room = site.ground(clearance=2.0) & (site.distance(at) <= self.spread)
-        for x, z in site.scatter(rng, room, self.count, 1.5, f"{self.mob}s"):
+        for attempt in range(HERD_TRIES):
+            at = self.at
+            if at is None:
+                room = site.ground(clearance=SPAWN_CLEARANCE) & site.inside(self.spread)
+                at = site.pick(rng, room, f"a herd of {self.mob}")
+            room = site.ground(clearance=2.0) & (site.distance(at) <= self.spread)
+            try:
+                spots = site.scatter(rng, room, self.count, 1.5, f"{self.mob}s")
+                break
+            except ValueError:  # a centre drawn beside a pond or a house: draw another
+                if self.at is not None or attempt == HERD_TRIES - 1:
+                    raise
+        for x, z in spots:
             site.mobs.append(
                 MobSpawn(self.mob, float(x) + 0.5, float(z) + 0.5, self.roam, self.burning)
             )
