@@ -121,12 +121,11 @@ def build_agent(config: AgentConfig) -> Agent:
     policy = ScriptedSkills(config.skills)
     if config.memory is None:
         return Steve1(policy, name=config.name)
-    encoder = make_encoder(config.encoder.kind)
-    expected = config.encoder.weights_sha256
-    if expected is not None and expected != getattr(encoder, "weights_sha256", None):
-        raise ValueError(f"the configuration names {config.encoder.kind} encoder weights "
-                         f"{expected}, but the installed ones are "
-                         f"{getattr(encoder, 'weights_sha256', None)}")
+    kind, expected = config.encoder.kind, config.encoder.weights_sha256
+    if expected is not None and expected != encoder_weights(kind):
+        raise ValueError(f"the configuration names {kind} encoder weights {expected}, but the "
+                         f"installed ones are {encoder_weights(kind)}")
+    encoder = make_encoder(kind)
     memory = make_memory(config.memory.kind, encoder, config.memory.capacity,
                          config.memory.cell_size)
     return MrSteve(

@@ -385,12 +385,14 @@ def calibrate_on_world(
 
 
 def format_world_calibration(result: WorldCalibration, command: str,
-                             encoder: str = "the semantic encoder (mrsteve.perception."
-                                            "SemanticEncoder, default configuration)",
+                             encoder: str | None = None,
                              weights_sha256: str | None = None) -> str:
     """The thresholds file (``data/thresholds.toml``) of ``result``, with how it was made and how
     well it does in its header; ``command`` is the command line that reproduces it, ``encoder``
-    names the encoder, ``weights_sha256`` its weights (recorded in the file)."""
+    names the encoder (default: the semantic encoder), ``weights_sha256`` its weights (recorded in
+    the file)."""
+    encoder = encoder or ("the semantic encoder (mrsteve.perception.SemanticEncoder, default "
+                          "configuration)")
     config = result.config
     fit, held = result.calibration.fit, result.held_out
     (low, high), (pitch_low, pitch_high) = config.target_distance, config.pitch

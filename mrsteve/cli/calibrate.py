@@ -91,7 +91,7 @@ def command(
     )
     text = format_world_calibration(
         result, f"mrsteve calibrate {' '.join(arguments)} --write",
-        **({} if description is None else {"encoder": description}),
+        encoder=description,
         weights_sha256=weights_sha256)
     target = data_path(shipped) if write else out
     if target is None:

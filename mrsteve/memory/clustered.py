@@ -37,6 +37,7 @@ from mrsteve.memory.clusters import ClusterTable
 from mrsteve.memory.fileformat import write_archive
 from mrsteve.memory.frames import FrameStore
 from mrsteve.memory.kernels import (
+    FLOAT32_MAX,
     NO_ROOM,
     STORED,
     order_frames,
@@ -297,7 +298,7 @@ class ClusteredMemory(ABC):
         if self._size == 0:
             return MemoryRead.empty()
         # compared in float32, like the scores (a threshold past float32 is +-inf)
-        bar = np.float32(threshold if abs(threshold) <= _FLOAT32_MAX else threshold * np.inf)
+        bar = np.float32(threshold if abs(threshold) <= FLOAT32_MAX else threshold * np.inf)
         t, pose, scores, frames_scored = self._score(vector, top_k, window, bar)
         if window.active:
             keep = window.frames(t, pose)
@@ -529,7 +530,6 @@ class ClusteredMemory(ABC):
         """Restore what :meth:`_save_index` wrote."""
 
 
-_FLOAT32_MAX = float(np.finfo(np.float32).max)
 _NO_GRID = np.zeros(0, np.float64)
 _FLOAT_TYPES = (np.dtype(np.float32), np.dtype(np.float64))
 """Embedding and pose dtypes the compiled write checks itself."""

@@ -27,7 +27,7 @@ import re
 import zipfile
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 from types import MappingProxyType
 
@@ -127,9 +127,10 @@ class PixelWeights:
     info: Mapping[str, object] = field(default_factory=dict)
     """How the weights were made (training command, seed, data, final loss)."""
 
-    @property
+    @cached_property
     def sha256(self) -> str:
-        """Hash of the architecture and every parameter's bytes (what thresholds are tied to)."""
+        """Hash of the architecture and every parameter's bytes (what thresholds are tied to;
+        computed once: treat the parameters as read-only)."""
         digest = hashlib.sha256(json.dumps(asdict(self.architecture), sort_keys=True).encode())
         for name in sorted(self.parameters):
             digest.update(name.encode())
@@ -187,7 +188,7 @@ def load_weights(path: str | Path) -> PixelWeights:
     bad = [name for name, value in arrays.items() if not np.all(np.isfinite(value))]
     if bad:
         raise ValueError(f"{path}: parameters hold NaN or infinity: {bad}")
-    parameters = {name: value.astype(np.float32) for name, value in arrays.items()}
+    parameters = {name: np.asarray(value, np.float32) for name, value in arrays.items()}
     return PixelWeights(architecture, parameters, meta.get("info", {}))
 
 
@@ -204,13 +205,14 @@ def load_shipped_pixel_thresholds() -> EncoderThresholds:
 
 
 def placeholder_thresholds(lexicon: Lexicon | None = None) -> EncoderThresholds:
-    """Uncalibrated thresholds (status ``estimate``) to calibrate new weights from: every
-    threshold is replaced by the calibration of any prompt with enough clips."""
+    """Uncalibrated thresholds (status ``estimate``) that new weights start from: calibration
+    replaces each prompt's with its fitted cut (with enough clips) and the event ones with theirs."""
     lexicon = lexicon or load_lexicon()
     return EncoderThresholds(MappingProxyType(dict.fromkeys(lexicon.texts, 0.5)), image_goal=0.9,
                              event_merge=0.905, event_fold=0.9)
 
 
+@cache
 def shipped_thresholds_hash() -> str | None:
     """The weights hash the shipped thresholds were calibrated for (``weights_sha256``)."""
     return read_data_toml(SHIPPED_PIXEL_THRESHOLDS).get("weights_sha256")
@@ -345,10 +347,6 @@ class PixelEncoder:
     @property
     def thresholds(self) -> EncoderThresholds:
         return self._thresholds
-
-    @property
-    def weights_sha256(self) -> str:
-        return self.weights.sha256
 
     def task_threshold(self, prompt: str) -> float:
         return self._thresholds.task_threshold(prompt)

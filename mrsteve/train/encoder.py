@@ -265,16 +265,28 @@ def train_encoder(out: Path, config: TrainingConfig | None = None, *,
     except ImportError:
         raise ImportError("training the pixel encoder needs torch: pip install 'mrsteve[train]'"
                           ) from None
+    config = config or TrainingConfig()
+    lexicon = lexicon or load_lexicon()
+    out.mkdir(parents=True, exist_ok=True)
+    # torch's thread count and determinism are process-wide: set for the run, then restored
+    threads, deterministic = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
+    torch.set_num_threads(config.threads)
+    torch.use_deterministic_algorithms(True)
+    try:
+        return _train(out, config, lexicon, progress, say)
+    finally:
+        torch.set_num_threads(threads)
+        torch.use_deterministic_algorithms(deterministic)
+
+
+def _train(out: Path, config: TrainingConfig, lexicon: Lexicon, progress: bool,
+           say: Callable[[str], None]) -> TrainingResult:
+    import torch
     from tqdm import tqdm
 
     from mrsteve.fileio import atomic_path
 
-    config = config or TrainingConfig()
-    lexicon = lexicon or load_lexicon()
-    out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    torch.set_num_threads(config.threads)
-    torch.use_deterministic_algorithms(True)
     train, val = load_or_render(out, config, lexicon, say)
     architecture = PixelArchitecture(
         vocabulary=vocabulary(lexicon), obs_size=train.rgb.shape[2:4], window=train.rgb.shape[1],

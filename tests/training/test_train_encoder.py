@@ -85,7 +85,11 @@ def test_average_precision_counts_ties_against():
 
 
 def test_a_tiny_run_lowers_the_loss_resumes_and_gives_loadable_weights(tmp_path):
+    threads, deterministic = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
     result = train_encoder(tmp_path / "run", TINY, progress=False, say=lambda line: None)
+    # torch's process-wide settings are the caller's again
+    assert (torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()) == (
+        threads, deterministic)
     losses = [row["train_loss"] for row in result.history]
     assert losses[-1] < losses[0]
     for name in ("pixels.npz", "curve.png", "history.json", "checkpoint.pt", "clips.npz"):
