@@ -61,8 +61,7 @@ def search_clusters(
         if pivots[3].shape[0] > 0:
             candidates = _pivot_prune(pivots, coded, candidates, top_k)
         upper, lower = _code_bounds(coded, candidates)
-        count = candidates.shape[0]
-        floor = np.partition(lower.copy(), count - top_k)[count - top_k]
+        floor = _kth_largest(lower, top_k)
         candidates = candidates[upper >= floor]
         count = candidates.shape[0]
     exact = np.empty(count, np.float32)
@@ -73,7 +72,7 @@ def search_clusters(
             total += embeddings[centre, column] * query[column]
         exact[index] = total
     if count > top_k:
-        kth = np.partition(exact.copy(), count - top_k)[count - top_k]
+        kth = _kth_largest(exact, top_k)
         chosen = np.empty(top_k, np.int64)
         chosen_scores = np.empty(top_k, np.float32)
         taken = 0
@@ -497,8 +496,7 @@ def _pivot_prune(pivots: tuple, coded: tuple, candidates: np.ndarray, top_k: int
     rows bounded below it cannot be in the top-k (nor tie its k-th score)."""
     upper, estimate = _pivot_bounds(pivots, coded, candidates)
     likely = candidates[_largest(estimate, min(2 * top_k, candidates.shape[0]))]
-    lower = _code_bounds(coded, likely)[1]
-    floor = np.partition(lower, likely.shape[0] - top_k)[likely.shape[0] - top_k]
+    floor = _kth_largest(_code_bounds(coded, likely)[1], top_k)
     return candidates[upper >= floor]
 
 
@@ -555,6 +553,13 @@ def _largest(values: np.ndarray, count: int) -> np.ndarray:
             _sift_down(values, heap, 0)
             cut = values[heap[0]]
     return heap
+
+
+@numba.njit(cache=True, nogil=True)
+def _kth_largest(values: np.ndarray, k: int):
+    """The ``k``-th largest of ``values`` (``1 <= k <= len(values)``; NaN-free): the root of
+    :func:`_largest`'s min-heap, without numba's copying ``np.partition``."""
+    return values[_largest(values, k)[0]]
 
 
 @numba.njit(cache=True, nogil=True)
