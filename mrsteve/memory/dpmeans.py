@@ -56,12 +56,16 @@ class DPMeans:
         centres = self._kmeans_plus_plus(x, squared)
         labels = np.full(x.shape[0], -1)
         exact_sums = sums_are_exact(x)
+        # per centre, the column of the last products it equals (a cluster whose points did not
+        # change keeps its mean, bit for bit: :func:`unchanged_clusters`), -1: computed anew
+        kept = np.full(centres.shape[0], -1)
+        products, centre_squares = np.zeros((0, 0)), np.zeros(0)
         for iteration in range(1, self.max_iter + 1):
             # the products and centre norms summed here (:func:`dot_rows`) when they make every
             # decision as any within their error bound would (:func:`decides_alike`), else as
             # before by numpy (BLAS); the rest is compiled, with the same float64 operations in
             # the same order
-            products, centre_squares = dot_rows(x, centres)
+            products, centre_squares = dot_rows(x, centres, kept, products, centre_squares)
             if not decides_alike(products, squared, centre_squares, self.delta, x.shape[1]):
                 products = x @ centres.T
                 centre_squares = np.einsum("ij,ij->i", centres, centres)
@@ -70,8 +74,10 @@ class DPMeans:
             if converged:
                 break
             if exact_sums:  # the same sums, whatever the order (:func:`sums_are_exact`)
-                centres = mean_rows(x, assigned, counts)
+                kept = unchanged_clusters(labels, assigned, counts, centres.shape[0])
+                centres = mean_rows(x, assigned, counts, kept, centres)
             else:
+                kept = np.full(counts.shape[0], -1)
                 members = assigned[None, :] == np.arange(counts.shape[0])[:, None]
                 centres = (members @ x) / counts[:, None]
             labels = assigned
@@ -122,33 +128,51 @@ def draw(cumulative: np.ndarray, target: float) -> int:
 
 
 @numba.njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
-def dot_rows(x: np.ndarray, centres: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def dot_rows(
+    x: np.ndarray,
+    centres: np.ndarray,
+    kept: np.ndarray,
+    last_products: np.ndarray,
+    last_squares: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
     """``(x @ centres.T, squared norm of each centre)``, each sum in any order (four centres a
     pass over a row of ``x``): within :func:`decides_alike`'s bounds of the exact values, as
-    numpy's are."""
+    numpy's are. Centre ``c`` with ``kept[c] >= 0`` equals the centre of column ``kept[c]`` of
+    ``last_products`` and ``last_squares``: its values are copied from there."""
     count, dim = x.shape
-    centre_squares = np.zeros(centres.shape[0])
-    for centre in range(centres.shape[0]):
+    clusters = centres.shape[0]
+    products = np.empty((count, clusters))
+    centre_squares = np.zeros(clusters)
+    fresh = np.flatnonzero(kept < 0)
+    for centre in range(clusters):
+        source = kept[centre]
+        if source >= 0:
+            centre_squares[centre] = last_squares[source]
+            for point in range(count):
+                products[point, centre] = last_products[point, source]
+    for centre in fresh:
         for column in range(dim):
             centre_squares[centre] += centres[centre, column] * centres[centre, column]
-    products = np.empty((count, centres.shape[0]))
-    for first in range(0, centres.shape[0], 4):
-        last = min(first + 4, centres.shape[0])
+    for first in range(0, fresh.shape[0], 4):
+        last = min(first + 4, fresh.shape[0])
         for point in range(count):
             row = x[point]
             if last - first == 4:
+                c0, c1, c2, c3 = fresh[first], fresh[first + 1], fresh[first + 2], fresh[first + 3]
                 total0 = total1 = total2 = total3 = 0.0
-                centre0, centre1 = centres[first], centres[first + 1]
-                centre2, centre3 = centres[first + 2], centres[first + 3]
+                centre0, centre1, centre2, centre3 = centres[c0], centres[c1], centres[c2], centres[c3]
                 for column in range(dim):
                     value = row[column]
                     total0 += value * centre0[column]
                     total1 += value * centre1[column]
                     total2 += value * centre2[column]
                     total3 += value * centre3[column]
-                products[point, first : first + 4] = (total0, total1, total2, total3)
+                products[point, c0] = total0
+                products[point, c1] = total1
+                products[point, c2] = total2
+                products[point, c3] = total3
             else:
-                for centre in range(first, last):
+                for centre in fresh[first:last]:
                     total = 0.0
                     for column in range(dim):
                         total += row[column] * centres[centre, column]
@@ -265,24 +289,51 @@ def assign(
 
 
 @numba.njit(cache=True, nogil=True)
-def sum_rows(x: np.ndarray, labels: np.ndarray, clusters: int) -> np.ndarray:
-    """Per cluster, the sum of its points' rows (in point order)."""
-    sums = np.zeros((clusters, x.shape[1]))
-    for point in range(x.shape[0]):
-        row = sums[labels[point]]
-        for column in range(x.shape[1]):
-            row[column] += x[point, column]
-    return sums
+def unchanged_clusters(
+    labels: np.ndarray, assigned: np.ndarray, counts: np.ndarray, clusters_before: int
+) -> np.ndarray:
+    """Per cluster of ``assigned`` (sizes ``counts``), the cluster of ``labels`` (numbered
+    ``0..clusters_before-1``; -1 for none yet) with exactly the same points, else -1."""
+    before = np.zeros(clusters_before, np.int64)
+    source = np.full(counts.shape[0], -2, np.int64)  # -2: no point seen yet
+    for point in range(labels.shape[0]):
+        old, new = labels[point], assigned[point]
+        if old < 0:
+            source[new] = -1
+            continue
+        before[old] += 1
+        if source[new] == -2:
+            source[new] = old
+        elif source[new] != old:
+            source[new] = -1
+    for cluster in range(counts.shape[0]):
+        old = source[cluster]
+        if old < 0 or before[old] != counts[cluster]:
+            source[cluster] = -1
+    return source
 
 
 @numba.njit(cache=True, nogil=True)
-def mean_rows(x: np.ndarray, labels: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """Per cluster, the mean of its points' rows: :func:`sum_rows` divided by the cluster's
-    ``counts`` (as numpy divides, correctly rounded)."""
-    sums = sum_rows(x, labels, counts.shape[0])
-    for cluster in range(counts.shape[0]):
+def mean_rows(
+    x: np.ndarray, labels: np.ndarray, counts: np.ndarray, kept: np.ndarray, last: np.ndarray
+) -> np.ndarray:
+    """Per cluster, the mean of its points' rows, summed in point order and divided by the
+    cluster's ``counts`` (as numpy divides, correctly rounded); a cluster with ``kept[c] >= 0``
+    has the points whose mean is row ``kept[c]`` of ``last``: that row is copied."""
+    clusters, dim = counts.shape[0], x.shape[1]
+    sums = np.zeros((clusters, dim))
+    for point in range(x.shape[0]):
+        label = labels[point]
+        if kept[label] < 0:
+            row = sums[label]
+            for column in range(dim):
+                row[column] += x[point, column]
+    for cluster in range(clusters):
+        if kept[cluster] >= 0:
+            sums[cluster] = last[kept[cluster]]
+            continue
         count = np.float64(counts[cluster])
-        for column in range(x.shape[1]):
+        for column in range(dim):
             sums[cluster, column] /= count
     return sums
 

@@ -11,10 +11,11 @@ from mrsteve.memory.dpmeans import (
     by_first_point,
     decides_alike,
     draw,
+    dot_rows,
     mean_rows,
     nearer,
-    sum_rows,
     sums_are_exact,
+    unchanged_clusters,
 )
 
 
@@ -100,9 +101,11 @@ def test_cluster_sums_of_embeddings_match_blas_bit_for_bit_when_every_order_is_e
     points = unit(rng.normal(size=(100, 512))).astype(np.float64)
     labels = rng.integers(0, 7, 100)
     assert sums_are_exact(points)
+    counts = np.bincount(labels, minlength=7)
     members = labels[None, :] == np.arange(7)[:, None]
-    blas = members @ points
-    np.testing.assert_array_equal(sum_rows(points, labels, 7).view(np.int64), blas.view(np.int64))
+    blas = (members @ points) / counts[:, None]
+    means = mean_rows(points, labels, counts, np.full(7, -1), np.zeros((0, 512)))
+    np.testing.assert_array_equal(means.view(np.int64), blas.view(np.int64))
     tiny = points.copy()
     tiny[3, 5] = np.float32(1e-9)
     assert not sums_are_exact(tiny)
@@ -131,7 +134,8 @@ def test_compiled_steps_match_the_numpy_expressions_bit_for_bit():
     labels = rng.integers(0, 5, 60)
     counts = np.bincount(labels)
     members = labels[None, :] == np.arange(5)[:, None]
-    np.testing.assert_array_equal(mean_rows(x, labels, counts), (members @ x) / counts[:, None])
+    means = mean_rows(x, labels, counts, np.full(5, -1), np.zeros((0, 16)))
+    np.testing.assert_array_equal(means, (members @ x) / counts[:, None])
     renumbered, order = by_first_point(labels, 5)
     _, first_points = np.unique(labels, return_index=True)
     np.testing.assert_array_equal(order, np.argsort(first_points))
@@ -160,3 +164,30 @@ def test_a_tie_or_a_distance_at_delta_is_left_to_blas():
     apart = np.array([[0.9, 0.0], [0.0, 0.9]])  # distances 0.2 and 2.0
     assert decides_alike(apart, squared, centre_squares, 5.0, 8)
     assert not decides_alike(apart, squared, centre_squares, 0.2, 8)
+
+
+def test_clusters_that_keep_their_points_keep_their_means_and_products():
+    """An iteration reuses the mean and the products of every cluster whose points did not
+    change (renumbered or not), and computes the rest."""
+    rng = np.random.default_rng(5)
+    x = unit(rng.normal(size=(12, 16))).astype(np.float32).astype(np.float64)
+    before = np.array([0, 0, 1, 1, 2, 2, 2, 3, 3, 3, 3, 1])
+    # cluster 0 dies (its points join 1), 2 keeps its points as new 1, 3 loses point 10 to a new
+    # cluster 3 (opened), so: new 0 = old 1 + points 0, 1 (changed), new 1 = old 2, new 2 = old 3
+    # less point 10 (changed), new 3 = point 10 alone (not a whole old cluster)
+    after = np.array([0, 0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 0])
+    counts = np.bincount(after)
+    kept = unchanged_clusters(before, after, counts, 4)
+    np.testing.assert_array_equal(kept, [-1, 2, -1, -1])
+    assert (unchanged_clusters(np.full(12, -1), after, counts, 4) == -1).all()
+    last_counts = np.bincount(before)
+    last = mean_rows(x, before, last_counts, np.full(4, -1), np.zeros((0, 16)))
+    means = mean_rows(x, after, counts, kept, last)
+    members = after[None, :] == np.arange(4)[:, None]
+    np.testing.assert_array_equal(means, (members @ x) / counts[:, None])
+    last_products, last_squares = dot_rows(x, last, np.full(4, -1), np.zeros((0, 0)), np.zeros(0))
+    products, squares = dot_rows(x, means, kept, last_products, last_squares)
+    np.testing.assert_array_equal(products[:, 1], last_products[:, 2])
+    np.testing.assert_array_equal(squares[1], last_squares[2])
+    np.testing.assert_allclose(products, x @ means.T, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(squares, np.einsum("ij,ij->i", means, means), rtol=0, atol=1e-12)
