@@ -31,6 +31,7 @@ cane blown up and mobs appearing in view (Long-Navigation's dynamic scenes).
 from __future__ import annotations
 
 import math
+from collections import deque
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -39,9 +40,13 @@ import gymnasium
 import numpy as np
 
 import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
+from mrsteve.agent.config import ExplorerConfig
+from mrsteve.agent.factory import build_explorer
+from mrsteve.control.navigation import NavigatorConfig
 from mrsteve.naming import check_name
 from mrsteve.perception.encoder import Observation
 from mrsteve.perception.lexicon import Lexicon, load_lexicon
+from mrsteve.spaces import AgentFrame
 from mrsteve.world.content import load_content
 from mrsteve.world.layout import ScheduledEvent
 from mrsteve.world.recipes import WORLD_RECIPES
@@ -139,6 +144,14 @@ class ClipConfig:
     walls and gives up goals beyond them), rare among the other poses."""
     wall_distance: tuple[float, float] = (1.5, 12.0)
     """Range of distances from the wall ring of the wall-facing poses."""
+    explored: float = 0.0
+    """Share of clips (taken first in each world) from the view of an agent exploring it:
+    MrSteve's count-based explorer walking from the player's spawn, a clip every
+    ``explore_gap`` steps. What an exploring agent looks at (slopes, hollows and walls up close,
+    while it walks) is rare among the posed views."""
+    explore_gap: tuple[int, int] = (32, 96)
+    """Range of steps the explorer walks from one of its clips to the next (at least ``window``,
+    so that they share no frame)."""
     target_distance: tuple[float, float] = (1.5, 40.0)
     """Range of distances from a faced thing, drawn log-uniformly (about half within R)."""
     aim_error: float = 40.0
@@ -169,6 +182,12 @@ class ClipConfig:
         if not 0 < self.wall_distance[0] < self.wall_distance[1]:
             raise ValueError(f"wall_distance must be (low, high) with 0 < low < high, got "
                              f"{self.wall_distance}")
+        if not 0 <= self.explored <= 1:
+            raise ValueError(f"explored is a share in [0, 1], got {self.explored}")
+        low, high = self.explore_gap
+        if not (isinstance(low, int) and isinstance(high, int) and self.window <= low <= high):
+            raise ValueError(f"explore_gap must be (low, high) steps with window ({self.window}) "
+                             f"<= low <= high, got {self.explore_gap}")
         if not 0 < self.near_distance < self.far_distance:
             raise ValueError(f"need 0 < near_distance < far_distance, got {self.near_distance} "
                              f"and {self.far_distance}")
@@ -265,7 +284,8 @@ class WorldSession:
     def __init__(self, env: gymnasium.Env, seed: int, config: ClipConfig, lexicon: Lexicon):
         self.env = env
         self.config = config
-        env.reset(seed=seed)
+        _, info = env.reset(seed=seed)
+        self._camera = info["camera"]
         self.world: World = env.unwrapped.world
         self.name: str = self.world.layout.name
         """The world recipe."""
@@ -368,6 +388,29 @@ class WorldSession:
             if rgb is not None:
                 rgb[i] = observation["rgb"]
         return Frames(semantic, depth, rgb)
+
+    def explored_clips(self, count: int, rng: np.random.Generator) -> list[Frames]:
+        """``count`` clips from the view of MrSteve's count-based explorer walking from where the
+        player stands: the last ``window`` frames after every ``explore_gap`` steps (uniform)."""
+        keys = ("semantic", "depth", "rgb") if "rgb" in self.config.frame_keys else (
+            "semantic", "depth")
+        obs, *_ = self.env.step({})
+        frame = AgentFrame.of(obs)
+        explorer = build_explorer(ExplorerConfig("count-based", "depth"),
+                                  navigator=NavigatorConfig())
+        explorer.reset(frame.view(obs), np.random.default_rng(rng.integers(2**63)), self._camera)
+        recent: deque[dict[str, np.ndarray]] = deque(maxlen=self.config.window)
+        clips = []
+        low, high = self.config.explore_gap
+        for _ in range(count):
+            for _ in range(int(rng.integers(low, high + 1))):
+                view = frame.view(obs)
+                explorer.observe(view)
+                obs, *_ = self.env.step(explorer.act(view))
+                recent.append({key: obs[key].copy() for key in keys})
+            stacked = {key: np.stack([seen[key] for seen in recent]) for key in keys}
+            clips.append(Frames(stacked["semantic"], stacked["depth"], stacked.get("rgb")))
+        return clips
 
     def noop(self) -> None:
         """One step without input (lets a scheduled event happen)."""
@@ -511,8 +554,11 @@ def collect_clips(count: int, rng: np.random.Generator, config: ClipConfig | Non
     try:
         while len(clips) < count:
             session = sessions.next()
-            for _ in range(min(config.clips_per_world, count - len(clips))):
-                frames = session.clip(_draw_pose(session, rng), rng)
+            wanted = min(config.clips_per_world, count - len(clips))
+            explored = int(rng.binomial(wanted, config.explored)) if config.explored else 0
+            taken = session.explored_clips(explored, rng) if explored else []
+            taken += [session.clip(_draw_pose(session, rng), rng) for _ in range(wanted - explored)]
+            for frames in taken:
                 true, ambiguous = labeller.label(frames.semantic, frames.depth)
                 clips.append(LabelledClip(_observations(frames, config.frame_keys), true,
                                           ambiguous, world=session.name))

@@ -28,7 +28,7 @@ app = typer.Typer(
 bench_app = typer.Typer(help="Measure speed: memory reads and writes, world steps.", no_args_is_help=True)
 app.add_typer(bench_app, name="bench")
 app.add_typer(eval_app, name="eval")
-train_app = typer.Typer(help="Train the learned parts (pip install 'mrsteve[train]').",
+train_app = typer.Typer(help="Train the learned parts (pip install 'mrsteve\\[train]').",
                         no_args_is_help=True)
 app.add_typer(train_app, name="train")
 

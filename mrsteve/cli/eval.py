@@ -48,12 +48,18 @@ def options_of(config_type: type, names: Sequence[str], defaults: dict[str, Any]
     for name in names:
         least = (0 if name == "seed" else 1) if hints[name] in (int, int | None) else None
         option = typer.Option(*(flags or {}).get(name, "").split() or (),
-                              min=least, help=docs.get(name, ""))
+                              min=least, help=literal_help(docs.get(name, "")))
         parameters.append(inspect.Parameter(
             name, inspect.Parameter.KEYWORD_ONLY, default=defaults.get(name, fields[name].default),
             annotation=Annotated[hints[name], option],
         ))  # fmt: skip
     return parameters
+
+
+def literal_help(text: str) -> str:
+    """``text`` shown as written by typer's rich help (``[ray]`` is otherwise read as markup and
+    dropped)."""
+    return text.replace("[", "\\[")
 
 
 def default_run_folder(name: str) -> Path:

@@ -79,6 +79,9 @@ class TrainingConfig:
     facing_wall: float = 0.15
     """Share of clips facing the wall ring (:class:`~mrsteve.calibration.clips.ClipConfig`): an
     exploring agent sees the walls often, the other poses seldom."""
+    explored: float = 0.0
+    """Share of clips from the view of an exploring agent (:class:`~mrsteve.calibration.clips.
+    ClipConfig`): the slopes, hollows and walls it walks past up close."""
     channels: tuple[int, ...] = (16, 32, 64)
     strides: tuple[int, ...] = (2, 2, 2)
     frame_dim: int = 256
@@ -95,7 +98,8 @@ class TrainingConfig:
     def data_key(self) -> str:
         """Hash of what decides the rendered clips (a run folder's cache is reused on a match)."""
         return hashlib.sha256(json.dumps(
-            [self.clips, self.validation_clips, self.seed, self.facing_wall],
+            [self.clips, self.validation_clips, self.seed, self.facing_wall]
+            + ([self.explored] if self.explored else []),
             sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -113,9 +117,10 @@ class ClipSet:
 
 
 def render_clips(count: int, rng: np.random.Generator, lexicon: Lexicon,
-                 facing_wall: float = 0.0) -> ClipSet:
+                 facing_wall: float = 0.0, explored: float = 0.0) -> ClipSet:
     """``count`` labelled RGB clips of the calibration worlds."""
-    config = ClipConfig(worlds=CALIBRATION_WORLDS, frame_keys=("rgb",), facing_wall=facing_wall)
+    config = ClipConfig(worlds=CALIBRATION_WORLDS, frame_keys=("rgb",), facing_wall=facing_wall,
+                        explored=explored)
     clips = collect_clips(count, rng, config, lexicon)
     rgb = np.stack([np.stack([frame["rgb"] for frame in clip.frames]) for clip in clips])
     labels = np.zeros((count, len(lexicon.texts)), dtype=np.int8)
@@ -142,10 +147,10 @@ def load_or_render(folder: Path, config: TrainingConfig, lexicon: Lexicon,
     train_stream, val_stream = np.random.SeedSequence(config.seed).spawn(2)
     say(f"rendering {config.clips} training clips in {', '.join(CALIBRATION_WORLDS)}")
     train = render_clips(config.clips, np.random.default_rng(train_stream), lexicon,
-                         config.facing_wall)
+                         config.facing_wall, config.explored)
     say(f"rendering {config.validation_clips} validation clips")
     val = render_clips(config.validation_clips, np.random.default_rng(val_stream), lexicon,
-                       config.facing_wall)
+                       config.facing_wall, config.explored)
     with atomic_path(path) as tmp, open(tmp, "wb") as handle:
         np.savez(handle, key=key, prompts=np.array(lexicon.texts), train_rgb=train.rgb,
                  train_labels=train.labels, val_rgb=val.rgb, val_labels=val.labels)

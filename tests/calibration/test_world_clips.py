@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -80,6 +82,10 @@ def test_clip_config_is_checked():
         ClipConfig(frame_keys=("pixels",))
     with pytest.raises(ValueError, match="facing_wall and aimed are shares"):
         ClipConfig(facing_wall=1.5)
+    with pytest.raises(ValueError, match="explored is a share"):
+        ClipConfig(explored=-0.1)
+    with pytest.raises(ValueError, match=r"explore_gap must be .* window \(16\)"):
+        ClipConfig(explore_gap=(8, 40))
 
 
 def test_clips_are_windows_of_the_world_and_the_same_seed_gives_the_same_clips():
@@ -170,3 +176,33 @@ def test_a_world_draw_that_does_not_fit_is_drawn_again(monkeypatch):
     monkeypatch.setattr(clip_module.WorldSession, "__init__", flaky)
     clips = collect_clips(2, np.random.default_rng(0), ClipConfig(clips_per_world=2))
     assert len(clips) == 2 and len(calls) == 2 and calls[0] != calls[1]
+
+
+def test_explored_clips_are_what_an_exploring_agent_sees_and_repeat_with_the_seed():
+    """Clips taken while MrSteve's count-based explorer walks the world: the player leaves its
+    spawn, the clips are windows of its walk (no two alike), and the same seed walks the same."""
+    from mrsteve.calibration.clips import WorldSession, _Sessions
+    from mrsteve.perception.lexicon import load_lexicon
+
+    config = ClipConfig(worlds=("calib_meadow",), frame_keys=("semantic", "rgb"), explored=1.0)
+    walks = []
+    for _ in range(2):
+        sessions = _Sessions(config, load_lexicon(), np.random.default_rng(4))
+        try:
+            session: WorldSession = sessions.next()
+            spawn = np.array(session.world.position)
+            rng = np.random.default_rng(5)
+            walks.append(session.explored_clips(3, rng))
+            walked = np.linalg.norm(np.array(session.world.position) - spawn)
+        finally:
+            sessions.close()
+        assert walked > 5.0  # 96 or more steps of exploring
+    first, again = walks
+    assert len(first) == 3
+    for clip, same in zip(first, again, strict=True):
+        assert clip.rgb.shape == (config.window, *config.obs_size, 3)
+        np.testing.assert_array_equal(clip.rgb, same.rgb)
+        np.testing.assert_array_equal(clip.semantic, same.semantic)
+    assert not np.array_equal(first[0].rgb, first[1].rgb)
+    clips = collect_clips(6, np.random.default_rng(0), replace(config, clips_per_world=6))
+    assert len(clips) == 6 and all(len(clip.frames) == config.window for clip in clips)

@@ -241,3 +241,12 @@ def test_a_rerun_with_more_steps_does_not_reuse_the_records_of_fewer(tmp_path):
     assert summary["config"]["task"]["steps"] == 3000
     assert summary["metrics"]["map_coverage"]["mean"] == records[1]["map_coverage"]
     assert records[1]["map_coverage"] > records[0]["map_coverage"]
+
+
+def test_option_help_shows_install_extras_as_written():
+    """Help text is shown literally: ``'mrsteve[ray]'`` is not taken for rich markup and dropped."""
+    result = CliRunner().invoke(app, ["eval", "long-navigation", "--help"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0
+    assert "pip install 'mrsteve[ray]'" in result.output
+    result = CliRunner().invoke(app, ["train", "--help"], env={"COLUMNS": "200"})
+    assert "pip install 'mrsteve[train]'" in result.output

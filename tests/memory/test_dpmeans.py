@@ -10,8 +10,8 @@ from mrsteve.memory import DPMeans, dpmeans
 from mrsteve.memory.dpmeans import (
     by_first_point,
     decides_alike,
-    draw,
     dot_rows,
+    draw,
     mean_rows,
     nearer,
     sums_are_exact,
