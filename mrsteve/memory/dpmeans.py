@@ -160,7 +160,8 @@ def dot_rows(
             if last - first == 4:
                 c0, c1, c2, c3 = fresh[first], fresh[first + 1], fresh[first + 2], fresh[first + 3]
                 total0 = total1 = total2 = total3 = 0.0
-                centre0, centre1, centre2, centre3 = centres[c0], centres[c1], centres[c2], centres[c3]
+                centre0, centre1 = centres[c0], centres[c1]
+                centre2, centre3 = centres[c2], centres[c3]
                 for column in range(dim):
                     value = row[column]
                     total0 += value * centre0[column]
