@@ -392,8 +392,7 @@ class WorldSession:
     def explored_clips(self, count: int, rng: np.random.Generator) -> list[Frames]:
         """``count`` clips from the view of MrSteve's count-based explorer walking from where the
         player stands: the last ``window`` frames after every ``explore_gap`` steps (uniform)."""
-        keys = ("semantic", "depth", "rgb") if "rgb" in self.config.frame_keys else (
-            "semantic", "depth")
+        keys = ("semantic", "depth") + (("rgb",) if "rgb" in self.config.frame_keys else ())
         obs, *_ = self.env.step({})
         frame = AgentFrame.of(obs)
         explorer = build_explorer(ExplorerConfig("count-based", "depth"),

@@ -97,6 +97,7 @@ class TrainingConfig:
 
     def data_key(self) -> str:
         """Hash of what decides the rendered clips (a run folder's cache is reused on a match)."""
+        # ``explored`` joins the key only when set, so caches rendered before it existed stay valid
         return hashlib.sha256(json.dumps(
             [self.clips, self.validation_clips, self.seed, self.facing_wall]
             + ([self.explored] if self.explored else []),
