@@ -39,18 +39,20 @@ SHARED_FLAGS = {"json_path": "--json", "progress": "--progress/--no-progress"}
 def options_of(config_type: type, names: Sequence[str], defaults: dict[str, Any],
                flags: dict[str, str] | None = None) -> list[inspect.Parameter]:
     """One keyword parameter per named field of a config dataclass: its type, its default (or the
-    one in ``defaults``) and its docstring as help; counts (``int``) are at least 1, seeds at
-    least 0."""
+    one in ``defaults``) and its docstring as help; counts (``int``) are at least 1, seeds and
+    counts whose default 0 means "off" (``--rss-every``) at least 0."""
     fields = {field.name: field for field in dataclasses.fields(config_type)}
     hints = typing.get_type_hints(config_type)
     docs = field_docs(config_type)
     parameters = []
     for name in names:
-        least = (0 if name == "seed" else 1) if hints[name] in (int, int | None) else None
+        default = defaults.get(name, fields[name].default)
+        least = (0 if name == "seed" or default == 0 else 1) if hints[name] in (
+            int, int | None) else None
         option = typer.Option(*(flags or {}).get(name, "").split() or (),
                               min=least, help=literal_help(docs.get(name, "")))
         parameters.append(inspect.Parameter(
-            name, inspect.Parameter.KEYWORD_ONLY, default=defaults.get(name, fields[name].default),
+            name, inspect.Parameter.KEYWORD_ONLY, default=default,
             annotation=Annotated[hints[name], option],
         ))  # fmt: skip
     return parameters

@@ -72,6 +72,21 @@ def test_the_commands_defaults_are_the_experiments_configs():
     assert "task" not in defaults["seq4"] and defaults["seq4"]["episodes"] == 10
 
 
+@pytest.mark.parametrize("name", list(EXPERIMENT_OPTIONS))
+def test_every_command_runs_with_its_defaults(name, tmp_path, monkeypatch):
+    """No option is needed: every default passes its option's own checks (``--rss-every``
+    defaults to 0, "never") and reaches the experiment's config unchanged."""
+    from mrsteve.eval.experiments import EXPERIMENTS
+
+    experiment = EXPERIMENTS[name]
+    configs = []
+    monkeypatch.setattr(type(experiment), "run",
+                        lambda self, config, sweep, echo: configs.append(config))
+    result = invoke(name, "--out", str(tmp_path))
+    assert result.exit_code == 0, result.output
+    assert configs == [experiment.config_type()]
+
+
 def test_python_dash_m_runs_the_command_line():
     import os
     import subprocess
