@@ -46,3 +46,61 @@ def test_walk_levels_block_columns_whose_leaves_hang_into_the_head_room():
     levels = walk_levels(ground, leaves)
     assert levels[0, 0] == BLOCKED and levels[1, 1] == BLOCKED
     assert levels[2, 2] == 5 and levels[0, 1] == 5
+
+
+def test_recording_a_block_again_right_after_changes_nothing():
+    """What lets a frame skip pixels that repeat the previous pixel's block: for every kind and
+    every state of the column, recording the same block twice in a row leaves the map as once."""
+    from mrsteve.control.heightmap import IGNORED, LEAVES, TERRAIN, WATER, _record
+
+    for kind in (TERRAIN, WATER, LEAVES):
+        for ground_before in (UNKNOWN, 0, 3, 5, 9):
+            for water_before in (False, True):
+                once = (np.full((1, 1), ground_before, np.int16), np.full((1, 1), water_before),
+                        np.full((1, 1), 0b100, np.uint64))
+                twice = tuple(array.copy() for array in once)
+                _record(*once, 0, 4, 0, kind)
+                _record(*twice, 0, 4, 0, kind)
+                _record(*twice, 0, 4, 0, kind)
+                assert all((a == b).all() for a, b in zip(once, twice)), (kind, ground_before)
+    assert IGNORED not in (TERRAIN, WATER, LEAVES)
+
+
+def test_integrating_a_walk_matches_recording_every_pixel():
+    """The map built by :meth:`HeightMap.integrate` (which skips repeated blocks) is the map of
+    recording every pixel's block."""
+    from mrsteve.control.heightmap import _HIT_INSET, MAX_HEIGHT, _record
+    from mrsteve.world.camera import EYE_HEIGHT, camera_basis
+
+    env = gym.make("mrsteve/Voxel-v0", world="map1")
+    obs, _ = env.reset(seed=3)
+    camera = env.unwrapped.camera
+    fast = HeightMap((float(obs["pose"][0]), float(obs["pose"][2])), camera=camera)
+    slow = HeightMap((float(obs["pose"][0]), float(obs["pose"][2])), camera=camera)
+    rng = np.random.default_rng(0)
+    for _ in range(40):
+        obs, *_ = env.step(env.action_space.sample())
+        if rng.random() < 0.3:
+            continue
+        fast.integrate(obs)
+        slow.cover(float(obs["pose"][0]), float(obs["pose"][2]))
+        x, y, z, yaw, pitch = (float(v) for v in obs["pose"][:5])
+        basis = np.array(camera_basis(yaw, pitch))
+        directions = camera.rays.astype(np.float64) @ basis
+        for p, (t, cls) in enumerate(zip(obs["depth"].ravel(), obs["semantic"].ravel())):
+            kind = slow._kinds[cls]
+            if not t < slow.config.max_range or kind == 0:
+                continue
+            hit = np.array([x, y + EYE_HEIGHT, z]) + directions[p] * (float(t) + _HIT_INSET)
+            i, j, k = (int(np.floor(v)) for v in hit)
+            i, k = i - slow.origin[0], k - slow.origin[1]
+            if 0 <= i < slow.ground.shape[0] and 0 <= k < slow.ground.shape[1] and 0 <= j < MAX_HEIGHT:
+                _record(slow.ground, slow.water, slow.leaves, i, j, k, kind)
+        feet = slow.cell(x, z)
+        if abs(y - round(y)) < 1e-3 and slow.ground[feet] == UNKNOWN:  # as integrate does
+            slow.ground[feet] = round(y)
+    env.close()
+    assert fast.origin == slow.origin
+    assert (fast.ground != UNKNOWN).sum() > 50
+    for a, b in ((fast.ground, slow.ground), (fast.water, slow.water), (fast.leaves, slow.leaves)):
+        assert (a == b).all()
