@@ -30,7 +30,7 @@ import numpy as np
 
 from mrsteve.agent.protocols import Action, Observation
 from mrsteve.control.explorers import Explorer
-from mrsteve.control.motion import wrap_degrees
+from mrsteve.control.motion import clamp, wrap_degrees
 from mrsteve.control.navigation import Navigator
 from mrsteve.control.skills import InstructionPolicy
 from mrsteve.memory import Memory
@@ -264,5 +264,5 @@ class MrSteve:
         d_pitch = self.target[4] - pose[4]
         if abs(d_yaw) <= cfg.camera_tolerance and abs(d_pitch) <= cfg.camera_tolerance:
             return None
-        turn = np.clip([d_pitch, d_yaw], -cfg.camera_speed, cfg.camera_speed)
-        return {"camera": turn.astype(np.float32)}
+        turn = (clamp(d_pitch, cfg.camera_speed), clamp(d_yaw, cfg.camera_speed))
+        return {"camera": np.array(turn, dtype=np.float32)}

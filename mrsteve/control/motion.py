@@ -26,10 +26,17 @@ __all__ = [
     "Observation",
     "ProgressTracker",
     "StallTracker",
+    "clamp",
     "heading_to",
     "noop_action",
     "wrap_degrees",
 ]
+
+
+def clamp(value: float, limit: float) -> float:
+    """``value`` limited to ``[-limit, limit]`` (a camera turn per step; ``np.clip`` on one number
+    costs 30x more, and controllers call this every step)."""
+    return min(max(value, -limit), limit)
 
 
 def wrap_degrees(angle: float) -> float:

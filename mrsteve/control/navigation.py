@@ -40,6 +40,7 @@ from mrsteve.control.heightmap import UNKNOWN, HeightMap, HeightMapConfig
 from mrsteve.control.motion import (
     ProgressTracker,
     StallTracker,
+    clamp,
     heading_to,
     noop_action,
     wrap_degrees,
@@ -181,8 +182,7 @@ class _Steering:
             "sprint": int(abs(error) < cfg.sprint_cone),
             "jump": int(jump or stalled_jump),
             "camera": np.array(
-                [np.clip(cfg.pitch - pitch, -cfg.max_turn, cfg.max_turn),
-                 np.clip(error, -cfg.max_turn, cfg.max_turn)],
+                [clamp(cfg.pitch - pitch, cfg.max_turn), clamp(error, cfg.max_turn)],
                 dtype=np.float32,
             ),
         }  # fmt: skip

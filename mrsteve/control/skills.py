@@ -35,7 +35,13 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from mrsteve.control.motion import ProgressTracker, StallTracker, heading_to, wrap_degrees
+from mrsteve.control.motion import (
+    ProgressTracker,
+    StallTracker,
+    clamp,
+    heading_to,
+    wrap_degrees,
+)
 from mrsteve.control.skill_book import Skill, SkillBook, SkillMethod, load_skills
 from mrsteve.control.view_geometry import ViewFrame, ray_enters_box
 from mrsteve.control.wander import WanderExplorer
@@ -215,8 +221,8 @@ class ScriptedSkills:
             "sprint": int(forward and flat > cfg.sprint_distance and abs(yaw_error) < 20.0),
             "jump": int(forward and stalled > 1),
             "camera": np.array(
-                [np.clip(pitch_error, -cfg.max_turn, cfg.max_turn),
-                 np.clip(yaw_error, -cfg.max_turn, cfg.max_turn)], dtype=np.float32,
+                [clamp(pitch_error, cfg.max_turn), clamp(yaw_error, cfg.max_turn)],
+                dtype=np.float32,
             ),
             "equip": slot + 1,
         }  # fmt: skip
@@ -353,10 +359,10 @@ class ScriptedSkills:
         """No target in view: turn on the spot while a look-around lasts, else wander like STEVE-1's
         "go explore"."""
         if self._scan_left != 0.0:
-            turn = float(np.clip(self._scan_left, -self.config.max_turn, self.config.max_turn))
+            turn = clamp(self._scan_left, self.config.max_turn)
             self._scan_left -= turn
             self._stall.pressed(False)
-            pitch = float(np.clip(-obs["pose"][4], -self.config.max_turn, self.config.max_turn))
+            pitch = clamp(-float(obs["pose"][4]), self.config.max_turn)
             return {"camera": np.array([pitch, turn], dtype=np.float32), "equip": slot + 1}
         if not self._wanderer_ready:
             self.wanderer.reset(obs, self._rng, self.camera)

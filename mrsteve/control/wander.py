@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mrsteve.control.motion import StallTracker
+from mrsteve.control.motion import StallTracker, clamp
 from mrsteve.spaces import Action, Observation
 from mrsteve.world.camera import Camera
 from mrsteve.world.content import load_content
@@ -53,6 +53,8 @@ class WanderExplorer:
         self._rng = np.random.default_rng(0)
         self.camera: Camera | None = None
         self._turn = 0.0
+        self._geometry_of: Camera | None = None
+        self._geometry: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
     @property
     def goal(self) -> tuple[float, float] | None:
@@ -90,26 +92,33 @@ class WanderExplorer:
             "forward": 1,
             "sprint": int(self._turn == 0.0),
             "jump": int(swimming or self._stall.stalled >= cfg.stall_jump),
-            "camera": np.array([np.clip(-pitch, -cfg.max_turn, cfg.max_turn), self._turn],
-                               dtype=np.float32),
+            "camera": np.array([clamp(-pitch, cfg.max_turn), self._turn], dtype=np.float32),
         }
 
     def _free_space(self, depth: np.ndarray, pitch: float) -> tuple[float, float, float]:
         """Least horizontal free distance at eye level in the left, middle and right thirds."""
-        column_angles, row_angles = self._camera_geometry(depth.shape)
+        row_angles, column_cosines, thirds = self._camera_geometry(depth.shape)
         band = np.abs(row_angles - pitch) < self.config.eye_band
         if not band.any():
             return (math.inf,) * 3
-        free = depth[band].min(axis=0) * np.cos(np.radians(column_angles))
-        thirds = np.array_split(free, 3)
-        return tuple(float(part.min()) for part in thirds)
+        free = depth[band].min(axis=0) * column_cosines
+        left, ahead, right = np.minimum.reduceat(free, thirds).tolist()
+        return left, ahead, right
 
-    def _camera_geometry(self, shape: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
-        """Yaw offset of each pixel column and upward angle of each row (degrees)."""
+    def _camera_geometry(self, shape: tuple[int, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Upward angle of each pixel row (degrees), cosine of each column's yaw offset, and the
+        first column of each third (the parts of ``np.array_split``), computed once per camera."""
         if self.camera is None or self.camera.shape != tuple(shape):
             raise ValueError(f"the wanderer needs the camera of {shape} frames (reset(obs, rng, "
                              f"camera)), got {self.camera}")
-        return self.camera.view_angles
+        if self._geometry_of is not self.camera:
+            column_angles, row_angles = self.camera.view_angles
+            width = column_angles.shape[0]
+            sizes = [width // 3 + (part < width % 3) for part in range(3)]
+            thirds = np.minimum(np.cumsum([0, *sizes[:2]]), width - 1)
+            self._geometry = (row_angles, np.cos(np.radians(column_angles)), thirds)
+            self._geometry_of = self.camera
+        return self._geometry
 
     def _swimming(self, obs: Observation) -> bool:
         """Off the block grid vertically with water filling the bottom of the view."""

@@ -190,13 +190,37 @@ class Renderer:
                 "mob_boxes must be float32[M, 6] rows (x, y_feet, z, width, height, semantic_id), "
                 f"got shape {boxes.shape}"
             )
-        if len(boxes) and not np.isin(boxes[:, 5], self._mob_classes).all():
+        problem = _boxes_problem(boxes, self._mob_classes)  # one compiled pass: renders often
+        if problem == _BAD_CLASS:
             names = ", ".join(f"{i:.0f} {self.content.semantic_classes[int(i)]}" for i in self._mob_classes)
             raise ValueError(f"mob_boxes semantic ids must be mob classes ({names}), got "
                              f"{np.unique(boxes[:, 5])}")
-        if len(boxes) and not (np.isfinite(boxes).all() and (boxes[:, 3:5] > 0).all()):
+        if problem == _BAD_BOX:
             raise ValueError("mob_boxes must be finite with positive widths and heights")
         return boxes
+
+
+_BAD_CLASS, _BAD_BOX = 1, 2
+"""What :func:`_boxes_problem` found (0: nothing)."""
+
+
+@nb.njit(cache=True)
+def _boxes_problem(boxes, mob_classes):
+    """:data:`_BAD_CLASS` when a row's semantic id is not one of ``mob_classes``, else
+    :data:`_BAD_BOX` when a row is not finite or has a width or height <= 0, else 0."""
+    for m in range(boxes.shape[0]):
+        known = False
+        for cls in mob_classes:
+            known |= boxes[m, 5] == cls
+        if not known:
+            return _BAD_CLASS
+    for m in range(boxes.shape[0]):
+        for field in range(6):
+            if not math.isfinite(boxes[m, field]):
+                return _BAD_BOX
+        if not (boxes[m, 3] > 0 and boxes[m, 4] > 0):
+            return _BAD_BOX
+    return 0
 
 
 def _block_tables(content: Content) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

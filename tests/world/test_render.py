@@ -208,20 +208,24 @@ def test_bad_renderer_arguments_raise(kwargs):
 
 
 @pytest.mark.parametrize(
-    ("blocks", "boxes"),
+    ("blocks", "boxes", "message"),
     [
-        (floor_world().astype(np.int32), None),
-        (floor_world()[0], None),
-        (floor_world(), np.zeros((1, 5), np.float32)),
-        (floor_world(), np.array([[20, 4, 25, 1, 1, 0]], np.float32)),  # sky is not a mob
-        (floor_world(), np.array([[20, 4, 25, 1, 1, 99]], np.float32)),
-        (floor_world(), np.array([[20, 4, 25, 1, 1, SEM("dirt")]], np.float32)),  # not a mob
-        (floor_world(), np.array([[20, 4, 25, 0, 1, SEM("cow")]], np.float32)),
-        (floor_world(), np.array([[np.nan, 4, 25, 1, 1, SEM("cow")]], np.float32)),
+        (floor_world().astype(np.int32), None, "uint8"),
+        (floor_world()[0], None, "uint8"),
+        (floor_world(), np.zeros((1, 5), np.float32), "rows"),
+        (floor_world(), np.array([[20, 4, 25, 1, 1, 0]], np.float32), "mob classes"),  # the sky
+        (floor_world(), np.array([[20, 4, 25, 1, 1, 99]], np.float32), "mob classes"),
+        (floor_world(), np.array([[20, 4, 25, 1, 1, SEM("dirt")]], np.float32), "mob classes"),
+        (floor_world(), np.array([[20, 4, 25, 1, 1, np.nan]], np.float32), "mob classes"),
+        (floor_world(), np.array([[20, 4, 25, 0, 1, SEM("cow")]], np.float32), "positive"),
+        (floor_world(), np.array([[20, 4, 25, 1, -2, SEM("cow")]], np.float32), "positive"),
+        (floor_world(), np.array([[np.nan, 4, 25, 1, 1, SEM("cow")]], np.float32), "finite"),
+        (floor_world(), np.array([[20, 4, 25, 1, 1, SEM("cow")],
+                                  [20, np.inf, 25, 1, 1, SEM("cow")]], np.float32), "finite"),
     ],
 )
-def test_bad_render_input_raises(blocks, boxes):
-    with pytest.raises(ValueError):
+def test_bad_render_input_raises(blocks, boxes, message):
+    with pytest.raises(ValueError, match=message):
         Renderer(8, 8).render(blocks, (20.5, 6.0, 20.5), 0.0, 0.0, boxes)
 
 
