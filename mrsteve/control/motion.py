@@ -35,7 +35,7 @@ __all__ = [
 
 def clamp(value: float, limit: float) -> float:
     """``value`` limited to ``[-limit, limit]`` (a camera turn per step; ``np.clip`` on one number
-    costs 30x more, and controllers call this every step)."""
+    takes about 14x as long: 4.8 against 0.34 us, and controllers call this every step)."""
     return min(max(value, -limit), limit)
 
 
