@@ -34,15 +34,24 @@ MEMORIES: dict[str, Callable[[], Any]] = {
     "event": EventMemory,
     "place-event": PlaceEventMemory,
     "place-event-centre": partial(PlaceEventMemory, center_only=True),
+    "place-event-fp16": partial(PlaceEventMemory, frame_precision="float16"),
 }
-"""Memories benchmarked, by command-line name; all unlimited, paper defaults."""
+"""Memories benchmarked, by command-line name; all unlimited, paper defaults (the last keeps its
+frames in float16, not in the paper)."""
 LABELS = {
     "fifo": "FIFO",
     "place": "Place",
     "event": "Event",
     "place-event": "Place Event",
     "place-event-centre": "Place Event (centre only)",
+    "place-event-fp16": "Place Event (float16 frames)",
 }
+PEER_LABELS = {
+    "place-event": "Place Event Memory",
+    "place-event-fp16": "Place Event Memory, float16",
+}
+"""The memories the peer table compares with faiss, by :data:`MEMORIES` name."""
+PEER_MEMORIES = tuple(PEER_LABELS)
 TOP_KS = (1, 2, 4, 10, 30)
 TASK_THRESHOLD = 0.2274
 """The paper's default task threshold h = 22.74 (MineCLIP units), as a cosine."""
@@ -253,7 +262,7 @@ def run_memory_benchmark(config: MemoryBenchConfig, progress: bool = True) -> di
     generation_s = time.perf_counter() - started
     queries = trajectory.embeddings[rng.integers(0, config.frames, config.queries)]
     rows = []
-    peers: list[dict[str, Any]] = []
+    for_peers: dict[str, Any] = {}
     for name in config.memories:
         memory = MEMORIES[name]()
         write_s = _write_all(memory, trajectory, LABELS[name], progress)
@@ -290,18 +299,19 @@ def run_memory_benchmark(config: MemoryBenchConfig, progress: bool = True) -> di
                     "paper_frames_per_cluster": PAPER_CLUSTERS.get(name, (None, None))[1],
                 }
             )
-        if name == "place-event" and config.peers:
-            peers = measure_peers(
-                trajectory, queries, memory, config.peer_top_k, config.recall_queries, progress
-            )
+        if name in PEER_MEMORIES and config.peers:
+            for_peers[name] = memory
         del memory
-    if config.peers and "place-event" not in config.memories:
-        memory = PlaceEventMemory()
-        memory.build_s = _write_all(memory, trajectory, LABELS["place-event"], progress)
+    peers: list[dict[str, Any]] = []
+    if config.peers:
+        for name in PEER_MEMORIES:
+            if name not in for_peers:
+                memory = for_peers[name] = MEMORIES[name]()
+                memory.build_s = _write_all(memory, trajectory, LABELS[name], progress)
         peers = measure_peers(
-            trajectory, queries, memory, config.peer_top_k, config.recall_queries, progress
+            trajectory, queries, for_peers, config.peer_top_k, config.recall_queries, progress
         )
-        del memory
+        for_peers.clear()
     return {
         "benchmark": "memory",
         "config": asdict(config),
@@ -365,37 +375,51 @@ def _read_all(memory: Any, queries: np.ndarray, top_k: int | None, label: str, p
 def _targets(
     rows: list[dict[str, Any]], config: MemoryBenchConfig, peers: list[dict[str, Any]]
 ) -> dict[str, dict[str, Any]]:
+    """The bars of :data:`TARGETS` and :data:`PEER_TARGETS` this run measured: for Place Event
+    Memory, and under names with ``_fp16`` for the one with float16 frames."""
+
     def row(name: str, top_k: int | None) -> dict[str, Any] | None:
         return next((r for r in rows if r["memory"] == name and r["top_k"] == top_k), None)
 
-    pem, fifo = row("place-event", 30), row("fifo", None)
     targets: dict[str, dict[str, Any]] = {}
+    fifo = row("fifo", None)
     read_bar = TARGETS["place_event_top30_median_ms"].get(config.frames)
-    if pem is not None and read_bar is not None:
-        targets["place_event_top30_median_ms"] = _target(pem["ms_median"], read_bar, at_most=True)
-    if pem is not None and fifo is not None:
-        ratio = fifo["ms_median"] / pem["ms_median"]
-        targets["fifo_over_place_event_top30"] = _target(
-            ratio, TARGETS["fifo_over_place_event_top30"], at_most=False
-        )
-    if pem is not None:
-        write_bars = TARGETS["place_event_write_us_per_frame"]
-        targets["place_event_write_us_per_frame"] = _target(
+    write_bars = TARGETS["place_event_write_us_per_frame"]
+    for memory, prefix in (("place-event", "place_event"), ("place-event-fp16", "place_event_fp16")):
+        pem = row(memory, 30)
+        if pem is None:
+            continue
+        if read_bar is not None:
+            targets[f"{prefix}_top30_median_ms"] = _target(pem["ms_median"], read_bar, at_most=True)
+        if fifo is not None:
+            targets[f"fifo_over_{prefix}_top30"] = _target(
+                fifo["ms_median"] / pem["ms_median"],
+                TARGETS["fifo_over_place_event_top30"],
+                at_most=False,
+            )
+        targets[f"{prefix}_write_us_per_frame"] = _target(
             pem["write_us_per_frame"],
             write_bars.get(config.frames, write_bars[None]),
             at_most=True,
         )
         if config.dim == 512:
-            targets["bytes_per_frame_at_512_dims"] = _target(
+            suffix = "_fp16" if memory == "place-event-fp16" else ""
+            targets[f"bytes_per_frame_at_512_dims{suffix}"] = _target(
                 pem["bytes_per_frame"], TARGETS["bytes_per_frame_at_512_dims"], at_most=True
             )
-    by_name = {peer["peer"]: peer for peer in peers}
-    if "faiss-ivf" in by_name and "place-event" in by_name:
-        ratio = by_name["place-event"]["ms_median"] / by_name["faiss-ivf"]["ms_median"]
-        targets["place_event_over_faiss_ivf"] = _target(
-            ratio, PEER_TARGETS["place_event_over_faiss_ivf"], at_most=True
-        )
+    for name, (memory, peer) in PEER_RATIOS.items():
+        ratio = _peer_ratio(peers, memory, peer)
+        if ratio is not None:
+            targets[name] = _target(ratio, PEER_TARGETS[name], at_most=True)
     return targets
+
+
+def _peer_ratio(peers: list[dict[str, Any]], memory: str, peer: str) -> float | None:
+    """Median ms of ``memory``'s read over ``peer``'s, from the peer table (None: not in it)."""
+    by_name = {row["peer"]: row for row in peers}
+    if memory not in by_name or peer not in by_name:
+        return None
+    return by_name[memory]["ms_median"] / by_name[peer]["ms_median"]
 
 
 def _target(value: float, bar: float, *, at_most: bool) -> dict[str, Any]:
@@ -464,8 +488,14 @@ FAISS_INSTALL_HINT = (
     "faiss is not installed; install the benchmark extras with pip install 'mrsteve[bench]' "
     "(or just pip install faiss-cpu)"
 )
-PEER_TARGETS = {"place_event_over_faiss_ivf": 0.8}
-"""Issue 13: Place Event Memory's top-k read at most 0.8 x faiss IVF's (nprobe = top-k)."""
+PEER_TARGETS = {"place_event_over_faiss_ivf": 0.8, "place_event_fp16_over_faiss_ivf": 0.8}
+"""Issue 13: Place Event Memory's top-k read at most 0.8 x faiss IVF's (nprobe = top-k); checked
+for float32 frames (the default) and float16 frames."""
+PEER_RATIOS = {
+    "place_event_over_faiss_ivf": ("place-event", "faiss-ivf"),
+    "place_event_fp16_over_faiss_ivf": ("place-event-fp16", "faiss-ivf"),
+}
+"""Each peer target's ``(numerator, denominator)`` rows of the peer table."""
 
 
 class MissingPeer(ImportError):
@@ -485,18 +515,19 @@ def import_faiss() -> Any:
 def measure_peers(
     trajectory: Trajectory,
     queries: np.ndarray,
-    memory: Any,
+    memories: dict[str, Any],
     top_k: int,
     recall_queries: int,
     progress: bool,
 ) -> list[dict[str, Any]]:
-    """On the frames ``memory`` (a Place Event Memory holding the whole trajectory, frame i
-    written at step i) holds: a numpy full scan, faiss ``IndexFlatIP`` and ``IndexIVFFlat``
-    (nlist = the memory's event count, nprobe = ``top_k``, trained on the stored frames) range
-    searches at the task threshold, and the memory's own read at ``top_k``. Each row: ms per
-    query, build seconds, dot products per query, and recall (returned / should be returned)
-    against the exact answer over the frames that method searches and against a full scan, on
-    the first ``recall_queries`` queries."""
+    """On the frames of ``memories`` (Place Event Memories by :data:`MEMORIES` name, each holding
+    the whole trajectory, frame i written at step i): a numpy full scan, faiss ``IndexFlatIP``,
+    ``IndexIVFFlat`` and ``IndexIVFScalarQuantizer`` with float16 vectors (nlist = the memory's
+    event count, nprobe = ``top_k``, trained on the stored frames) range searches at the task
+    threshold, and each memory's own read at ``top_k``. Each row: ms per query, build seconds,
+    dot products per query, and recall (returned / should be returned) against the exact answer
+    over the frames that method searches and against a full scan (scores of the float32 frames as
+    written), on the first ``recall_queries`` queries."""
     faiss = import_faiss()
     embeddings = trajectory.embeddings
     frames, dim = embeddings.shape
@@ -533,60 +564,80 @@ def measure_peers(
     answers = [set(flat.range_search(q[None], threshold)[2].tolist()) for q in recall_set]
     rows.append(row("faiss-flat", "faiss IndexFlatIP", timings, build_s, frames, full, answers))
 
-    nlist = memory.stats().clusters
+    nlist = next(iter(memories.values())).stats().clusters
     started = time.perf_counter()
     quantizer = faiss.IndexFlatIP(dim)
     ivf = faiss.IndexIVFFlat(quantizer, dim, nlist, faiss.METRIC_INNER_PRODUCT)
     ivf.train(embeddings)
     ivf.add(embeddings)
     build_s = time.perf_counter() - started
-    ivf.nprobe = top_k
-    # IVF and the memory answer each query in turn (the first alternating), so that a change of
-    # machine load during the run weighs on both alike and their ratio stays meaningful.
-    ivf_timings, memory_timings = _time_queries_interleaved(
-        (
-            lambda q: ivf.range_search(q[None], threshold),
-            lambda q: memory.read(q, threshold, top_k=top_k),
-        ),
+    started = time.perf_counter()
+    ivf_fp16 = faiss.IndexIVFScalarQuantizer(
+        quantizer, dim, nlist, faiss.ScalarQuantizer.QT_fp16, faiss.METRIC_INNER_PRODUCT
+    )
+    ivf_fp16.train(embeddings)  # the coarse quantizer is trained already: only the lists fill
+    ivf_fp16.add(embeddings)
+    build_fp16_s = build_s + time.perf_counter() - started
+    ivf.nprobe = ivf_fp16.nprobe = top_k
+    # The indexes and the memories answer each query in turn (the first rotating), so that a
+    # change of machine load during the run weighs on all alike and their ratios stay meaningful.
+    names = ["faiss-ivf", "faiss-ivf-fp16", *memories]
+    searches: dict[str, Callable[[np.ndarray], Any]] = {
+        "faiss-ivf": lambda q: ivf.range_search(q[None], threshold),
+        "faiss-ivf-fp16": lambda q: ivf_fp16.range_search(q[None], threshold),
+    }
+    for name, memory in memories.items():
+        searches[name] = partial(memory.read, threshold=threshold, top_k=top_k)
+    timings = dict(zip(names, _time_queries_interleaved(
+        tuple(searches[name] for name in names),
         queries,
         f"faiss IVF nprobe {top_k} and Place Event top-{top_k}",
         progress,
-    )
+    )))
     lists = quantizer.search(embeddings, 1)[1][:, 0]
     list_sizes = np.bincount(lists, minlength=nlist)
     probed = quantizer.search(recall_set, top_k)[1]
-    answers = [set(ivf.range_search(q[None], threshold)[2].tolist()) for q in recall_set]
     truth = []
     for q, probe in zip(recall_set, probed):
         searched = np.isin(lists, probe)
         truth.append(set(np.flatnonzero(searched & (embeddings @ q >= threshold)).tolist()))
     scanned = nlist + float(np.mean([list_sizes[p].sum() for p in probed]))
-    label = f"faiss IndexIVFFlat (nlist {nlist:,}, nprobe {top_k})"
-    rows.append(row("faiss-ivf", label, ivf_timings, build_s, scanned, truth, answers))
+    for name, index, label, build in (
+        ("faiss-ivf", ivf, "faiss IndexIVFFlat", build_s),
+        ("faiss-ivf-fp16", ivf_fp16, "faiss IVF, float16", build_fp16_s),
+    ):
+        answers = [set(index.range_search(q[None], threshold)[2].tolist()) for q in recall_set]
+        label = f"{label} (nlist {nlist:,}, nprobe {top_k})"
+        rows.append(row(name, label, timings[name], build, scanned, truth, answers))
 
-    answers = [set(memory.read(q, threshold, top_k=top_k).t.tolist()) for q in recall_set]
-    truth = [_place_event_searched_answer(memory, q, top_k, threshold) for q in recall_set]
-    scanned = float(
-        np.mean([memory.read(q, threshold, top_k=top_k).frames_scored for q in queries])
-    )
-    label = f"Place Event Memory (top-{top_k})"
-    rows.append(
-        row("place-event", label, memory_timings, memory.build_s, scanned, truth, answers)
-    )
+    for name, memory in memories.items():
+        answers = [set(memory.read(q, threshold, top_k=top_k).t.tolist()) for q in recall_set]
+        truth = [
+            _place_event_searched_answer(memory, q, top_k, threshold, embeddings)
+            for q in recall_set
+        ]
+        scanned = float(
+            np.mean([memory.read(q, threshold, top_k=top_k).frames_scored for q in queries])
+        )
+        label = f"{PEER_LABELS[name]} (top-{top_k})"
+        rows.append(row(name, label, timings[name], memory.build_s, scanned, truth, answers))
     return rows
 
 
-def _place_event_searched_answer(memory: Any, query: np.ndarray, top_k: int, threshold: float):
-    """Brute force over the frames of the ``top_k`` events whose centres score best: the steps
-    scoring at least ``threshold`` (float64 scores)."""
+def _place_event_searched_answer(
+    memory: Any, query: np.ndarray, top_k: int, threshold: float, embeddings: np.ndarray
+) -> set[int]:
+    """Brute force over the frames of the ``top_k`` events whose centres score best (by the
+    memory's stored centres, as its read ranks them): the steps whose frames as written
+    (``embeddings[t]``, float32) score at least ``threshold`` (float64 scores)."""
     views = memory.clusters()
     centres = np.asarray([v.embedding[v.centre_index].astype(np.float64) @ query for v in views])
     best = np.argsort(-centres, kind="stable")[:top_k]
     found: set[int] = set()
     for index in best.tolist():
-        view = views[index]
-        scores = view.embedding.astype(np.float64) @ query
-        found.update(view.t[scores >= threshold].tolist())
+        steps = views[index].t
+        scores = embeddings[steps].astype(np.float64) @ query
+        found.update(steps[scores >= threshold].tolist())
     return found
 
 
@@ -632,21 +683,26 @@ def format_peers(rows: list[dict[str, Any]], frames: int) -> str:
         f"Peers on the same {frames:,} frames and queries, threshold {TASK_THRESHOLD} (range "
         "search); recall = returned / should be returned, vs the exact answer over the frames "
         "each method searches and vs a full scan",
-        f"{'method':<44}{'median ms':>10}{'p10-p90':>16}{'build s':>9}{'scanned':>10}"
+        f"{'method':<48}{'median ms':>10}{'p10-p90':>16}{'build s':>9}{'scanned':>10}"
         f"{'recall (searched)':>19}{'recall (full)':>15}",
     ]
     for r in rows:
         spread = f"{r['ms_p10']:.3f}-{r['ms_p90']:.3f}"
         lines.append(
-            f"{r['label']:<44}{r['ms_median']:>10.3f}{spread:>16}{r['build_s']:>9.1f}"
+            f"{r['label']:<48}{r['ms_median']:>10.3f}{spread:>16}{r['build_s']:>9.1f}"
             f"{r['scanned']:>10,.0f}{r['recall_searched']:>19.4f}{r['recall_full_scan']:>15.4f}"
         )
-    by_name = {r["peer"]: r for r in rows}
-    if "faiss-ivf" in by_name and "place-event" in by_name:
-        ratio = by_name["place-event"]["ms_median"] / by_name["faiss-ivf"]["ms_median"]
-        bar = PEER_TARGETS["place_event_over_faiss_ivf"]
-        verdict = "met" if ratio <= bar else "MISSED"
-        lines.append(f"  Place Event / faiss IVF median: {ratio:.3f} (bar <= {bar}) {verdict}")
+    for target, (memory, peer) in PEER_RATIOS.items():
+        ratio = _peer_ratio(rows, memory, peer)
+        if ratio is not None:
+            bar = PEER_TARGETS[target]
+            verdict = "met" if ratio <= bar else "MISSED"
+            lines.append(
+                f"  {PEER_LABELS[memory]} / faiss IVF median: {ratio:.3f} (bar <= {bar}) {verdict}"
+            )
+    ratio = _peer_ratio(rows, "place-event-fp16", "faiss-ivf-fp16")
+    if ratio is not None:
+        lines.append(f"  {PEER_LABELS['place-event-fp16']} / faiss IVF, float16: {ratio:.3f}")
     return "\n".join(lines)
 
 

@@ -14,7 +14,8 @@ from mrsteve.cli.output import fail, write_json
 from mrsteve.naming import check_name
 
 _BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
-_MEMORY_NAMES = ("fifo", "place", "event", "place-event", "place-event-centre")
+_MEMORY_NAMES = ("fifo", "place", "event", "place-event", "place-event-centre", "place-event-fp16")
+""":data:`mrsteve.bench.memory.MEMORIES`' names (that module is imported after BLAS is pinned)."""
 _PEER_NAMES = ("faiss",)
 
 
@@ -53,7 +54,8 @@ def command(
         typer.Option(
             "--peers",
             help="Also measure these libraries on the same frames and queries (repeatable): "
-            "faiss (IndexFlatIP and IndexIVFFlat range search, with a numpy full scan). "
+            "faiss (IndexFlatIP, IndexIVFFlat and IVF with float16 vectors, range search, "
+            "with a numpy full scan; against Place Event Memory with float32 and float16 frames). "
             "Needs pip install 'mrsteve\\[bench]'.",
         ),
     ] = None,
@@ -75,8 +77,8 @@ def command(
         bool, typer.Option("--progress/--no-progress", help="Show progress bars.")
     ] = True,
 ) -> None:
-    """Build FIFO, Place, Event, Place Event and Place Event (centre only) memories from one
-    synthetic trajectory, then time reads for top-k in {1, 2, 4, 10, 30}: ms per query, frames
+    """Build FIFO, Place, Event, Place Event, Place Event (centre only) and Place Event (float16
+    frames) memories from one synthetic trajectory, then time reads for top-k in {1, 2, 4, 10, 30}: ms per query, frames
     scored, clusters, write cost per frame and bytes per frame, beside the paper's numbers
     (Appendix "Computational Complexity of Query Operation"). With --peers faiss, faiss's flat
     and IVF indexes and a numpy full scan answer the same range queries on the same frames (times,

@@ -35,7 +35,7 @@ from mrsteve.memory.base import (
 )
 from mrsteve.memory.clusters import ClusterTable
 from mrsteve.memory.fileformat import write_archive
-from mrsteve.memory.frames import FrameStore
+from mrsteve.memory.frames import PRECISIONS, FrameStore
 from mrsteve.memory.kernels import (
     FLOAT32_MAX,
     NO_ROOM,
@@ -44,15 +44,20 @@ from mrsteve.memory.kernels import (
     search_clusters,
     write_frame,
 )
-from mrsteve.naming import unknown_name
+from mrsteve.naming import check_name, unknown_name
 
 
 @dataclass(frozen=True)
 class MemoryConfig:
-    """Hyperparameters of a memory (FIFO Memory has none)."""
+    """Settings every memory has (FIFO Memory has no others)."""
+
+    frame_precision: str = "float32"
+    """How frames' embeddings are kept: ``"float32"``, or ``"float16"`` at half the bytes (a read
+    moves half as much; scores of unit vectors then differ by about 1e-5). Not in the paper."""
 
     def __post_init__(self) -> None:
         """Validate; subclasses extend this and call ``super().__post_init__()``."""
+        check_name(self.frame_precision, PRECISIONS, "frame_precision")
 
 
 @dataclass(frozen=True)
@@ -113,7 +118,7 @@ class ClusteredMemory(ABC):
 
     def _allocate(self, dim: int) -> None:
         self._dim = dim
-        self._frames = FrameStore(dim, self._frames_rows())
+        self._frames = FrameStore(dim, self._frames_rows(), self.config.frame_precision)
         self._clusters = ClusterTable(self._frames)
         self._on_allocate()
 
@@ -356,7 +361,7 @@ class ClusteredMemory(ABC):
                 ClusterView(
                     self._frames.steps[slots],
                     self._frames.poses[slots],
-                    self._frames.embeddings[slots],
+                    self._frames.vectors(slots),
                     centre,
                 )
             )
@@ -369,7 +374,7 @@ class ClusteredMemory(ABC):
             return np.zeros((0, self.dim or 0), np.float32), np.zeros((0, 5), np.float32)
         live = self._clusters.live_ids()
         slots = self._clusters.centre_slot[live]
-        return self._frames.embeddings[slots].copy(), self._frames.poses[slots].copy()
+        return self._frames.vectors(slots), self._frames.poses[slots].copy()
 
     def centre_rows(self) -> int:
         """Rows of the centre matrix a read scores: one per cluster holding frames (a cluster
@@ -448,7 +453,7 @@ class ClusteredMemory(ABC):
         if dim is not None:
             memory._dim = dim
             memory._frames = FrameStore.from_arrays(
-                _section(arrays, "frames."), memory._frames_rows()
+                _section(arrays, "frames."), memory._frames_rows(), memory.config.frame_precision
             )
             if memory._frames.dim != dim:
                 raise ValueError(f"frames have {memory._frames.dim} dims, the header says {dim}")
@@ -492,7 +497,7 @@ class ClusteredMemory(ABC):
                 f"(each of the {frames.used} slots stored must be held once)"
             )
         if held.shape[0]:
-            embeddings = frames.embeddings[held]
+            embeddings = frames.vectors(held)
             norms = np.sqrt(np.einsum("ij,ij->i", embeddings, embeddings, dtype=np.float64))
             wrong = ~(np.abs(norms - 1.0) <= NORM_TOLERANCE)  # NaN counts as wrong
             if wrong.any():

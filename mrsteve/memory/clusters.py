@@ -421,7 +421,7 @@ class ClusterTable:
 
     def centre_of(self, clusters: int | list[int] | np.ndarray) -> np.ndarray:
         """Centre embeddings of open clusters (a copy)."""
-        return self.frames.embeddings[self.centre_slot[clusters]]
+        return self.frames.vectors(self.centre_slot[clusters])
 
     def live_centres(self) -> np.ndarray:
         """Centre embeddings of the open clusters in row order (a copy)."""

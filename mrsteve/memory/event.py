@@ -198,7 +198,7 @@ class EventClusteredMemory(ClusteredMemory):
         self._close(provisional)
         del self._group_of[provisional]
         group.provisional, group.timer = -1, 0
-        embeddings = self._frames.embeddings[slots]
+        embeddings = self._frames.vectors(slots)
         fit = self._dpmeans.fit(embeddings)
         merged = merge_similar(fit.centres, self.config.merge_threshold)[fit.labels]
         # Event -> positions in ``slots`` of the frames it receives; gathered first so that an
@@ -250,7 +250,7 @@ class EventClusteredMemory(ClusteredMemory):
             clusters.set_centre(cluster, int(clusters.slots(cluster)[0]))
         elif slot == clusters.centre_slot[cluster]:  # the remaining frame nearest the old centre
             slots = clusters.slots(cluster)
-            similarities = self._frames.embeddings[slots] @ clusters.centre_of(cluster)
+            similarities = self._frames.vectors(slots) @ clusters.centre_of(cluster)
             clusters.set_centre(cluster, int(slots[np.argmax(similarities)]))
 
     def _places_and_events(self) -> tuple[int, int]:

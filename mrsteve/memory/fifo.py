@@ -38,9 +38,8 @@ class FIFOMemory(ClusteredMemory):
         self, query: np.ndarray, top_k: int, window: ReadFilter, threshold: np.float32
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
         frames = self._frames
-        scores = frames.embeddings[: frames.used] @ query
         slots = self._clusters.slots(_ALL)
-        scores = scores[slots]
+        scores = frames.scores(query, slots)
         keep = scores >= threshold
         found = slots[keep]
         return frames.steps[found], frames.poses[found], scores[keep], int(slots.shape[0])

@@ -6,10 +6,12 @@ half a file and ``/dev/null`` or a directory is refused; reading checks the head
 member's CRC, and raises ``ValueError`` for anything that is not an intact memory file of a
 version this code reads.
 
-Versions: 3 stores each cluster's slots as a block of one arena and the open clusters in the
+Versions: 4 adds ``frame_precision`` to every memory's config, with ``frames.embeddings`` in
+that dtype (float32, or float16); 3 stores each cluster's slots as a block of one arena and the open clusters in the
 order of the read's centre rows (``clusters.arena``, ``clusters.live``); 2 also stored the
 centres' embeddings (a copy of the centre frames', ignored on load); 1 stored a slot queue per
-cluster and centres by cluster id. Versions 1 and 2 still load (converted on load). This module
+cluster and centres by cluster id. Versions 1 to 3 still load (1 and 2 converted on load; all
+three kept float32 frames). This module
 knows nothing of the memory classes, so the memories (which save) and
 :mod:`mrsteve.memory.persistence` (which loads) both import it without importing each other.
 """
@@ -26,8 +28,8 @@ import numpy as np
 from mrsteve.fileio import atomic_path
 
 FORMAT = "mrsteve.memory"
-FORMAT_VERSION = 3
-READABLE_VERSIONS = (1, 2, 3)
+FORMAT_VERSION = 4
+READABLE_VERSIONS = (1, 2, 3, 4)
 _HEADER = "header"
 _ZIP_MAGIC = b"PK\x03\x04"
 

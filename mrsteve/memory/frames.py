@@ -1,6 +1,6 @@
-"""Contiguous frame storage: one row (a *slot*) per frame in a float32 embedding matrix, a float32
-pose matrix and an int64 step vector. Evicted slots go on a free list and are reused first.
-Clusters refer to slots as int32 (up to 2**31 frames)."""
+"""Contiguous frame storage: one row (a *slot*) per frame in an embedding matrix (float32, or
+float16 at half the bytes), a float32 pose matrix and an int64 step vector. Evicted slots go on a
+free list and are reused first. Clusters refer to slots as int32 (up to 2**31 frames)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,19 @@ from collections.abc import Sized
 
 import numpy as np
 
+from mrsteve.memory.kernels import score_rows
+
 GROWTH_ROWS = 1024
 """Rows added when an unlimited store is full: fixed chunks keep spare memory under 1 % at 100K
 frames. Growth resizes in place (realloc; glibc remaps large blocks instead of copying them), so
 its cost is faulting in the new pages, which the writes would pay anyway."""
+PRECISIONS = ("float32", "float16")
+"""How a store keeps embeddings. float16 halves the bytes a read moves (the frames of a 100K-frame
+read: 2.6 -> 1.3 MB) and the memory; a stored unit vector's scores then differ from float32's by
+about 1e-5 (each value is rounded to 11 significant bits)."""
+_STORAGE = {"float32": np.dtype(np.float32), "float16": np.dtype(np.uint16)}
+"""The dtype of the embedding matrix: numba has no float16 arrays, so float16 frames are held as
+their IEEE half bits in uint16 (decoded by :func:`~mrsteve.memory.kernels.as_float32`)."""
 LIST_ENTRY_BYTES = 8
 DICT_ENTRY_BYTES = 100
 
@@ -27,12 +36,15 @@ def container_nbytes(*containers: Sized) -> int:
 
 class FrameStore:
     """Frames of one memory. ``max_rows`` bounds the allocation (a capacity-limited memory needs
-    ``capacity + 1`` rows: it writes before it evicts); ``None`` grows without bound."""
+    ``capacity + 1`` rows: it writes before it evicts); ``None`` grows without bound.
+    ``precision`` (one of :data:`PRECISIONS`) is how embeddings are kept; :meth:`vectors` reads
+    them back as float32 either way."""
 
-    def __init__(self, dim: int, max_rows: int | None) -> None:
+    def __init__(self, dim: int, max_rows: int | None, precision: str = "float32") -> None:
         self.dim = dim
         self.max_rows = max_rows
-        self.embeddings = np.zeros((0, dim), np.float32)
+        self.precision = precision
+        self.embeddings = np.zeros((0, dim), _STORAGE[precision])
         self.poses = np.zeros((0, 5), np.float32)
         self.steps = np.zeros(0, np.int64)
         self.used = 0
@@ -44,11 +56,34 @@ class FrameStore:
         slot = self.next_slot()
         if slot == self.embeddings.shape[0]:
             self.grow()
-        self.embeddings[slot] = embedding
+        self.embeddings[slot] = self._encoded(embedding)
         self.poses[slot] = pose
         self.steps[slot] = t
         self.take(slot)
         return slot
+
+    def vectors(self, rows: int | slice | np.ndarray) -> np.ndarray:
+        """The embeddings in ``rows`` as float32 (a copy)."""
+        stored = self.embeddings[rows]
+        if self.precision == "float16":
+            return stored.view(np.float16).astype(np.float32)
+        return stored.copy()
+
+    def scores(self, query: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """Float32 dot products of the embeddings in ``rows`` with ``query`` (float32): float32
+        frames in one BLAS product over every stored row (faster than gathering), float16 frames
+        in a compiled pass over ``rows``."""
+        if self.precision == "float16":
+            return score_rows(self.embeddings, rows, query)
+        return (self.embeddings[: self.used] @ query)[rows]
+
+    def _encoded(self, embeddings: np.ndarray) -> np.ndarray:
+        """Embeddings (float) as the matrix stores them: float32, or float16 bits from the
+        float32 values (rounded to nearest, as the compiled write does)."""
+        values = np.asarray(embeddings, np.float32)
+        if self.precision == "float16":
+            return values.astype(np.float16).view(np.uint16)
+        return values
 
     def next_slot(self) -> int:
         """The slot the next frame takes: the last one freed, else the next unused row (past the
@@ -95,24 +130,32 @@ class FrameStore:
     # --- persistence ---
 
     def to_arrays(self) -> dict[str, np.ndarray]:
+        embeddings = self.embeddings[: self.used]
         return {
-            "embeddings": self.embeddings[: self.used],
+            "embeddings": embeddings.view(np.float16) if self.precision == "float16" else embeddings,
             "poses": self.poses[: self.used],
             "steps": self.steps[: self.used],
             "free": np.asarray(self.free, np.int64),
         }
 
     @classmethod
-    def from_arrays(cls, arrays: dict[str, np.ndarray], max_rows: int | None) -> FrameStore:
+    def from_arrays(
+        cls, arrays: dict[str, np.ndarray], max_rows: int | None, precision: str = "float32"
+    ) -> FrameStore:
         embeddings = arrays["embeddings"]
-        store = cls(int(embeddings.shape[1]), max_rows)
+        if embeddings.dtype != np.dtype(precision):
+            raise ValueError(
+                f"frames.embeddings holds {embeddings.dtype} values, but the memory keeps "
+                f"{precision} frames (frame_precision)"
+            )
+        store = cls(int(embeddings.shape[1]), max_rows, precision)
         used = int(embeddings.shape[0])
         if max_rows is not None and used > max_rows:
             raise ValueError(f"{used} frames stored, more than the {max_rows} rows allowed")
         while store.embeddings.shape[0] < used:  # the rows the store had grown to
             store.grow()
         store.used = used
-        store.embeddings[:used] = embeddings
+        store.embeddings[:used] = embeddings.view(store.embeddings.dtype)
         store.poses[:used] = arrays["poses"]
         store.steps[:used] = arrays["steps"]
         store.free = arrays["free"].astype(np.int64).tolist()

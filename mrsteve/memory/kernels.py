@@ -10,7 +10,7 @@ import numba
 import numpy as np
 from llvmlite import ir
 from numba.core import types
-from numba.core.extending import intrinsic
+from numba.core.extending import intrinsic, overload
 
 
 @numba.njit(cache=True, nogil=True, fastmath={"reassoc"})
@@ -75,7 +75,7 @@ def search_clusters(
         centre = centre_slot[live[candidates[index]]]
         total = np.float32(0.0)
         for column in range(dim):
-            total += embeddings[centre, column] * query[column]
+            total += as_float32(embeddings[centre, column]) * query[column]
         exact[index] = total
     if count > top_k:
         kth = _kth_largest(exact, top_k)
@@ -131,13 +131,27 @@ def search_clusters(
         slot = scanned[index]
         total = np.float32(0.0)
         for column in range(dim):
-            total += embeddings[slot, column] * query[column]
+            total += as_float32(embeddings[slot, column]) * query[column]
         if total >= threshold:
             slots[kept] = slot
             found[kept] = total
             _copy_frame_fields(slot, kept, steps, poses, t, pose)
             kept += 1
     return slots[:kept], t[:kept], pose[:kept], found[:kept], live_count + total_frames
+
+
+@numba.njit(cache=True, nogil=True, fastmath={"reassoc"})
+def score_rows(embeddings: np.ndarray, rows: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """Float32 dot products of ``embeddings`` rows ``rows`` (either precision) with ``query``."""
+    scores = np.empty(rows.shape[0], np.float32)
+    for index in range(rows.shape[0]):
+        if index + PREFETCH_AHEAD < rows.shape[0]:
+            _prefetch_row(embeddings, rows[index + PREFETCH_AHEAD])
+        total = np.float32(0.0)
+        for column in range(query.shape[0]):
+            total += as_float32(embeddings[rows[index], column]) * query[column]
+        scores[index] = total
+    return scores
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -210,7 +224,7 @@ def write_frame(
     if slot >= embeddings.shape[0]:
         return NO_ROOM, -1, -1
     for column in range(vector.shape[0]):
-        embeddings[slot, column] = np.float32(vector[column])
+        embeddings[slot, column] = as_stored(np.float32(vector[column]), embeddings)
     for field in range(5):
         poses[slot, field] = np.float32(pose[field])
     steps[slot] = t
@@ -375,7 +389,7 @@ def quantise_centres(
     truth (what :func:`search_clusters` ranks with)."""
     for index in range(slots.shape[0]):
         row = start + index
-        centre = embeddings[slots[index]]
+        centre = row_float32(embeddings, slots[index])
         _, largest = square_norm_and_peak(centre)
         scale, missed = _quantise_into(centre, largest, codes[row])
         scales[row] = np.float32(scale)
@@ -418,8 +432,8 @@ def _code_error(residual: np.float32, query_error: float, query_norm: float, dim
     (a stored centre's norm is within 1e-3 of 1), plus the rounding of the exact scores'
     float32 sums (``dim * 2**-23 * ||q||``) and of the bounds themselves."""
     residual64 = np.float64(residual)
-    rounding = dim * 2.0**-23 * 1.001 * query_norm + 1e-6
-    return (1.001 + residual64) * query_error + residual64 * query_norm + rounding
+    rounding = dim * 2.0**-23 * 1.002 * query_norm + 1e-6
+    return (1.002 + residual64) * query_error + residual64 * query_norm + rounding
 
 
 @numba.njit(cache=True, nogil=True)
@@ -496,7 +510,7 @@ def assign_pivots(
             for value in codes[row]:
                 squares += np.int64(value) * np.int64(value)
             group_norms[best] = np.float64(scales[row]) * np.sqrt(np.float64(squares))
-        centre = embeddings[centre_slot[live[row]]]
+        centre = row_float32(embeddings, centre_slot[live[row]])
         norm = group_norms[best]
         scale = np.float64(group_scales[best]) / norm if norm > 0.0 else 0.0
         dot = 0.0
@@ -702,5 +716,84 @@ def _prefetch(typingctx, address):
         pointer = builder.inttoptr(arguments[0], pointer_type)
         builder.call(function, [pointer, int32(0), int32(3), int32(1)])
         return context.get_dummy_value()
+
+    return signature, codegen
+
+
+# --- float16 frames ---
+# numba has no float16 arrays, so a store of float16 frames holds their IEEE half bits as uint16
+# (:class:`~mrsteve.memory.frames.FrameStore`); the kernels read and write embeddings through
+# these three functions, which compile to plain float32 access for a float32 store and to the
+# CPU's half conversions (F16C's vcvtph2ps, vectorised by LLVM) for a half store.
+
+
+def as_float32(value):
+    """A stored embedding value as float32: itself, or the half whose bits a uint16 holds."""
+    if isinstance(value, np.uint16):
+        return np.float32(np.array(value).view(np.float16))
+    return np.float32(value)
+
+
+def as_stored(value, embeddings):
+    """A float32 value as ``embeddings`` stores it: itself, or its half's bits (rounded to
+    nearest, ties to even, as numpy's ``astype(np.float16)``) in a uint16 store."""
+    if embeddings.dtype == np.uint16:
+        return np.array(value, np.float32).astype(np.float16).view(np.uint16)[()]
+    return np.float32(value)
+
+
+def row_float32(embeddings, row):
+    """Row ``row`` of a store as float32: the row itself, or a decoded copy of a half row."""
+    if embeddings.dtype == np.uint16:
+        return embeddings[row].view(np.float16).astype(np.float32)
+    return embeddings[row]
+
+
+@overload(as_float32, inline="always")
+def _as_float32_compiled(value):
+    if value == types.uint16:
+        return lambda value: _half_bits_to_float32(value)
+    return lambda value: np.float32(value)
+
+
+@overload(as_stored, inline="always")
+def _as_stored_compiled(value, embeddings):
+    if embeddings.dtype == types.uint16:
+        return lambda value, embeddings: _float32_to_half_bits(np.float32(value))
+    return lambda value, embeddings: np.float32(value)
+
+
+@overload(row_float32)
+def _row_float32_compiled(embeddings, row):
+    if embeddings.dtype == types.uint16:
+
+        def decoded(embeddings, row):
+            values = np.empty(embeddings.shape[1], np.float32)
+            for column in range(values.shape[0]):
+                values[column] = _half_bits_to_float32(embeddings[row, column])
+            return values
+
+        return decoded
+    return lambda embeddings, row: embeddings[row]
+
+
+@intrinsic
+def _half_bits_to_float32(typingctx, bits):
+    """The float32 value of the IEEE half whose bits ``bits`` (uint16) holds (exact)."""
+    signature = types.float32(types.uint16)
+
+    def codegen(context, builder, signature, arguments):
+        return builder.fpext(builder.bitcast(arguments[0], ir.HalfType()), ir.FloatType())
+
+    return signature, codegen
+
+
+@intrinsic
+def _float32_to_half_bits(typingctx, value):
+    """The bits (uint16) of float32 ``value`` rounded to the nearest IEEE half, ties to even."""
+    signature = types.uint16(types.float32)
+
+    def codegen(context, builder, signature, arguments):
+        return builder.bitcast(builder.fptrunc(arguments[0], ir.HalfType()), ir.IntType(16))
 
     return signature, codegen

@@ -31,10 +31,11 @@ def test_a_tiny_run_prints_the_table_and_writes_json(tmp_path):
     assert report["config"]["frames"] == 400 and report["config"]["dim"] == 16
     rows = report["rows"]
     assert [(row["memory"], row["top_k"]) for row in rows[:2]] == [("fifo", None), ("place", 1)]
-    assert len(rows) == 1 + 4 * 5  # FIFO once, the others at top-k 1, 2, 4, 10, 30
+    assert len(rows) == 1 + 5 * 5  # FIFO once, the others at top-k 1, 2, 4, 10, 30
     for row in rows:
+        value_bytes = 2 if row["memory"] == "place-event-fp16" else 4
         assert row["ms_p10"] <= row["ms_median"] <= row["ms_p90"]
-        assert row["frames_scored"] > 0 and row["bytes_per_frame"] >= 16 * 4
+        assert row["frames_scored"] > 0 and row["bytes_per_frame"] >= 16 * value_bytes
     fifo = rows[0]
     assert fifo["frames_scored"] == 400 and fifo["paper_ms_mean"] == 438.46
     place_event_30 = next(r for r in rows if r["memory"] == "place-event" and r["top_k"] == 30)
@@ -42,6 +43,8 @@ def test_a_tiny_run_prints_the_table_and_writes_json(tmp_path):
     assert set(report["targets"]) == {
         "fifo_over_place_event_top30",
         "place_event_write_us_per_frame",
+        "fifo_over_place_event_fp16_top30",
+        "place_event_fp16_write_us_per_frame",
     }
 
 

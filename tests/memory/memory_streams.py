@@ -15,14 +15,31 @@ MEMORIES: dict[str, Callable[..., object]] = {
     "event": EventMemory,
     "place_event": PlaceEventMemory,
     "place_event_centre_only": partial(PlaceEventMemory, center_only=True),
+    "fifo_float16": partial(FIFOMemory, frame_precision="float16"),
+    "place_event_float16": partial(PlaceEventMemory, frame_precision="float16"),
 }
-"""Each factory takes ``(capacity=None, *, dim=None, **hyperparameters)``."""
+"""Each factory takes ``(capacity=None, *, dim=None, **hyperparameters)``; ``*_float16`` keep
+their frames in float16."""
 QUICK_CLUSTERING: dict[str, dict[str, int]] = {
     "event": {"update_freq": 10},
     "place_event": {"update_freq": 10},
     "place_event_centre_only": {"update_freq": 10},
+    "place_event_float16": {"update_freq": 10},
 }
 """Settings that make small tests cluster events (the paper's R = 100 needs long streams)."""
+
+
+def base_name(name: str) -> str:
+    """The memory a ``*_float16`` variant keeps its frames like (its name without the suffix)."""
+    return name.removesuffix("_float16")
+
+
+def as_stored(name: str, embeddings: np.ndarray) -> np.ndarray:
+    """``embeddings`` (float32) as memory ``name`` keeps them: rounded to float16 by the
+    ``*_float16`` memories."""
+    if name.endswith("_float16"):
+        return embeddings.astype(np.float16).astype(np.float32)
+    return embeddings
 
 
 def unit(vectors: np.ndarray) -> np.ndarray:

@@ -1,10 +1,12 @@
-"""Frame storage: chunked growth, the capacity cap, slot reuse."""
+"""Frame storage: chunked growth, the capacity cap, slot reuse, float16 frames."""
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 
 from mrsteve.memory.frames import GROWTH_ROWS, FrameStore, container_nbytes
+from mrsteve.memory.kernels import as_float32, as_stored, row_float32
 
 
 def test_an_unlimited_store_grows_by_fixed_chunks_and_keeps_its_frames():
@@ -37,3 +39,44 @@ def test_a_capped_store_never_allocates_past_its_rows_and_reuses_freed_slots():
 
 def test_container_bytes_depend_on_lengths_only():
     assert container_nbytes([1, 2, 3], {4: 5}) == 3 * 8 + 100
+
+
+@numba.njit
+def _stored_then_read_compiled(values, embeddings):
+    for column in range(values.shape[0]):
+        embeddings[0, column] = as_stored(values[column], embeddings)
+    decoded = row_float32(embeddings, 0)
+    return np.array([as_float32(embeddings[0, c]) for c in range(values.shape[0])]), decoded
+
+
+def test_float16_frames_round_and_decode_like_numpy_in_the_compiled_kernels():
+    # ties (to even: down, then up), subnormal and lost-to-zero halves, signs, the largest half
+    values = np.array(
+        [1 + 2**-11, 1 + 3 * 2**-11, 2**-20, -(2**-25), -0.3, 0.1, 65504.0, -1.0], np.float32
+    )
+    store = FrameStore(values.shape[0], None, "float16")
+    slot = store.add(values, (0.0,) * 5, 0)
+    expected = values.astype(np.float16)
+    np.testing.assert_array_equal(store.embeddings[slot].view(np.float16), expected)
+    np.testing.assert_array_equal(store.vectors(slot), expected.astype(np.float32))
+    embeddings = np.zeros((1, values.shape[0]), np.uint16)
+    elementwise, row = _stored_then_read_compiled(values, embeddings)
+    np.testing.assert_array_equal(embeddings[0], store.embeddings[slot])  # same bits
+    np.testing.assert_array_equal(elementwise, expected.astype(np.float32))
+    np.testing.assert_array_equal(row, expected.astype(np.float32))
+
+
+def test_float16_scores_are_the_float32_scores_of_the_rounded_frames():
+    rng = np.random.default_rng(0)
+    frames = rng.normal(size=(50, 64)).astype(np.float32)
+    frames /= np.linalg.norm(frames, axis=1, keepdims=True)
+    query = frames[0]
+    rows = np.arange(50)[::-1].copy()
+    half, single = FrameStore(64, None, "float16"), FrameStore(64, None)
+    for t, frame in enumerate(frames):
+        half.add(frame, (0.0,) * 5, t)
+        single.add(frame, (0.0,) * 5, t)
+    rounded = frames.astype(np.float16).astype(np.float64)
+    np.testing.assert_allclose(half.scores(query, rows), rounded[rows] @ query, atol=1e-6)
+    np.testing.assert_allclose(single.scores(query, rows), frames[rows] @ query, atol=1e-6)
+    assert np.abs(half.scores(query, rows) - single.scores(query, rows)).max() < 1e-3

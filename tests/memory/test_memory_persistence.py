@@ -106,6 +106,11 @@ def test_truncated_and_corrupted_files_raise(saved, tmp_path):
         (lambda h: h | {"capacity": -5}, "corrupted"),
         (lambda h: h | {"state": h["state"] | {"size": 3}}, "corrupted"),
         (lambda h: h | {"config": h["config"] | {"colour": 1}}, "corrupted"),
+        (lambda h: h | {"config": h["config"] | {"frame_precision": "int8"}}, "frame_precision"),
+        (  # float32 frames in the file, float16 in the header
+            lambda h: h | {"config": h["config"] | {"frame_precision": "float16"}},
+            "holds float32 values, but the memory keeps float16 frames",
+        ),
     ],
 )
 def test_bad_headers_raise(saved, change, message):
@@ -113,6 +118,25 @@ def test_bad_headers_raise(saved, change, message):
     rewrite_header(path, change)
     with pytest.raises(ValueError, match=message):
         load(path)
+
+
+def test_float16_frames_are_saved_as_float16_and_load_exactly(tmp_path):
+    memory = PlaceEventMemory(capacity=100, update_freq=10, frame_precision="float16")
+    embeddings, poses = random_frames(np.random.default_rng(0), 150, 8, spread=5.0)
+    write_all(memory, embeddings, poses)
+    path = tmp_path / "memory.npz"
+    memory.save(path)
+    with np.load(path) as archive:
+        assert archive["frames.embeddings"].dtype == np.float16
+    loaded = load(path)
+    assert loaded.config.frame_precision == "float16" and loaded.stats() == memory.stats()
+    for view, again in zip(memory.clusters(), loaded.clusters(), strict=True):
+        np.testing.assert_array_equal(view.embedding, again.embedding)
+        np.testing.assert_array_equal(view.embedding, embeddings[view.t].astype(np.float16))
+    for query in embeddings[:5]:
+        got, expected = loaded.read(query, 0.2), memory.read(query, 0.2)
+        np.testing.assert_array_equal(got.t, expected.t)
+        np.testing.assert_array_equal(got.score, expected.score)
 
 
 # --- crafted and damaged files (issue 12, defect 6) -------------------------------------------

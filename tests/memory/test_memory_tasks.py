@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from memory_streams import MEMORIES, SceneWorld, stay, trip, write_all
+from memory_streams import MEMORIES, SceneWorld, base_name, stay, trip, write_all
 
 CAPACITY = 2000
 STEPS = 3000
@@ -77,4 +77,4 @@ def test_which_memories_keep_the_goal(task, keepers):
     forgets in (b) and (c) as well)."""
     embeddings, poses, goal, where = task(SceneWorld(seed=7))
     kept = {name for name in MEMORIES if remembers(name, embeddings, poses, goal, where)}
-    assert kept == keepers
+    assert kept == {name for name in MEMORIES if base_name(name) in keepers}  # float16 as float32

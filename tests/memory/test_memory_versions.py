@@ -1,5 +1,5 @@
-"""Files of format versions 1 (slot queues per cluster, centres by cluster id) and 2 (a float32
-copy of the centres) still load, and the loaded memory holds, reads and goes on writing exactly
+"""Files of format versions 1 (slot queues per cluster, centres by cluster id), 2 (a float32
+copy of the centres) and 3 (no frame precision: float32 frames) still load, and the loaded memory holds, reads and goes on writing exactly
 like one built now from the same frames."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ def frames():
     return random_frames(np.random.default_rng(7), 120, 8, spread=2.0)
 
 
-@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize("version", [1, 2, 3])
 @pytest.mark.parametrize(
     ("name", "make"),
     [
@@ -29,7 +29,7 @@ def frames():
     ],
 )
 def test_an_old_file_loads_and_behaves_like_a_fresh_memory(version, name, make, tmp_path):
-    assert FORMAT_VERSION == 3
+    assert FORMAT_VERSION == 4
     loaded = load(DATA / f"version{version}_{name}.mrsteve")
     fresh = make()
     embeddings, poses = frames()
@@ -48,6 +48,6 @@ def test_an_old_file_loads_and_behaves_like_a_fresh_memory(version, name, make, 
             got, expected = loaded.read(query, 0.2, top_k=3), fresh.read(query, 0.2, top_k=3)
             assert sorted(got.t.tolist()) == sorted(expected.t.tolist())
     path = tmp_path / "again.mrsteve"
-    loaded.save(path)  # saved again: version 3, round trip exact
+    loaded.save(path)  # saved again: version 4, round trip exact
     again = load(path)
     assert again.stats() == loaded.stats()
