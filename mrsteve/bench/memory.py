@@ -385,7 +385,8 @@ def _targets(
     fifo = row("fifo", None)
     read_bar = TARGETS["place_event_top30_median_ms"].get(config.frames)
     write_bars = TARGETS["place_event_write_us_per_frame"]
-    for memory, prefix in (("place-event", "place_event"), ("place-event-fp16", "place_event_fp16")):
+    prefixes = {"place-event": "place_event", "place-event-fp16": "place_event_fp16"}
+    for memory, prefix in prefixes.items():
         pem = row(memory, 30)
         if pem is None:
             continue

@@ -17,7 +17,7 @@ Usage::
     found = memory.read(query, 0.2274, near=(x, z))     # frames nearest first
 
 Every memory takes ``frame_precision="float16"`` to keep its frames in half the bytes (reads move
-half as much; scores of unit vectors differ from float32's by about 1e-5).
+half as much; scores of unit vectors differ from float32's by up to about 1e-4).
 """
 
 from mrsteve.memory.base import (

@@ -53,7 +53,8 @@ class MemoryConfig:
 
     frame_precision: str = "float32"
     """How frames' embeddings are kept: ``"float32"``, or ``"float16"`` at half the bytes (a read
-    moves half as much; scores of unit vectors then differ by about 1e-5). Not in the paper."""
+    moves half as much; scores of unit vectors then differ by up to about 1e-4). Not in the
+    paper."""
 
     def __post_init__(self) -> None:
         """Validate; subclasses extend this and call ``super().__post_init__()``."""
