@@ -429,8 +429,9 @@ def _code_error(residual: np.float32, query_error: float, query_norm: float, dim
     """Bound on ``|c . q - (a . b) * s_c * s_q|`` for a unit centre ``c = s_c a + r`` and a query
     ``q = s_q b + e``: ``c . q - s_c s_q (a . b) = s_c (a . e) + r . q``, where
     ``s_c ||a|| = ||c - r|| <= 1 + ||r||``; so at most ``(1 + ||r||) ||e|| + ||r|| ||q||``
-    (a stored centre's norm is within 1e-3 of 1), plus the rounding of the exact scores'
-    float32 sums (``dim * 2**-23 * ||q||``) and of the bounds themselves."""
+    (a stored centre's norm is within 1e-3 of 1, 1.5e-3 in float16: the factor 1.002), plus the
+    rounding of the exact scores' float32 sums (``dim * 2**-23 * ||q||``) and of the bounds
+    themselves."""
     residual64 = np.float64(residual)
     rounding = dim * 2.0**-23 * 1.002 * query_norm + 1e-6
     return (1.002 + residual64) * query_error + residual64 * query_norm + rounding
