@@ -14,14 +14,14 @@ GROWTH_ROWS = 1024
 """Rows added when an unlimited store is full: fixed chunks keep spare memory under 1 % at 100K
 frames. Growth resizes in place (realloc; glibc remaps large blocks instead of copying them), so
 its cost is faulting in the new pages, which the writes would pay anyway."""
-PRECISIONS = ("float32", "float16")
+_STORAGE = {"float32": np.dtype(np.float32), "float16": np.dtype(np.uint16)}
+"""The dtype of the embedding matrix: numba has no float16 arrays, so float16 frames are held as
+their IEEE half bits in uint16 (decoded by :func:`~mrsteve.memory.kernels.as_float32`)."""
+PRECISIONS = tuple(_STORAGE)
 """How a store keeps embeddings. float16 halves the bytes a read moves (the frames of a 100K-frame
 read: 2.6 -> 1.3 MB) and the memory; a stored unit vector's scores then differ from float32's by
 up to about 1e-4 (each value is rounded to 11 significant bits; 6e-5 at most in 20K-frame
 runs)."""
-_STORAGE = {"float32": np.dtype(np.float32), "float16": np.dtype(np.uint16)}
-"""The dtype of the embedding matrix: numba has no float16 arrays, so float16 frames are held as
-their IEEE half bits in uint16 (decoded by :func:`~mrsteve.memory.kernels.as_float32`)."""
 LIST_ENTRY_BYTES = 8
 DICT_ENTRY_BYTES = 100
 
@@ -68,7 +68,7 @@ class FrameStore:
         stored = self.embeddings[rows]
         if self.precision == "float16":
             return stored.view(np.float16).astype(np.float32)
-        return stored.copy()
+        return stored.copy() if stored.base is self.embeddings else stored  # a view, or a copy
 
     def scores(self, query: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """Float32 dot products of the embeddings in ``rows`` with ``query`` (float32): float32
