@@ -48,8 +48,9 @@ class MemoryRead:
     """Dot products the read computed: cluster centres ranked plus frames scored."""
 
     @classmethod
-    def empty(cls) -> MemoryRead:
-        return cls(np.empty(0, np.int64), np.empty((0, 5), np.float32), np.empty(0, np.float32), 0)
+    def empty(cls, frames_scored: int = 0) -> MemoryRead:
+        return cls(np.empty(0, np.int64), np.empty((0, 5), np.float32), np.empty(0, np.float32),
+                   frames_scored)
 
     def __len__(self) -> int:
         return int(self.t.shape[0])

@@ -183,12 +183,18 @@ class ClusterTable:
         self.arena_used = 0
         """Arena entries handed out to blocks (the bump pointer)."""
         self.buckets = SizeBuckets()
+        self.changes = 0
+        """Count of the changes that can make a read find a frame it did not find before, other
+        than writing that frame (:class:`~mrsteve.memory.clustered.MissedRead`): a cluster opened
+        or closed, a centre set, frames moved in (:meth:`extend`) or out (:meth:`take_all`).
+        Appending a new frame and evicting the oldest do not count."""
 
     # --- lifecycle ---
 
     def open(self) -> int:
         """A new empty cluster with a row in the centre matrix; its centre is set by the caller
         with :meth:`set_centre`."""
+        self.changes += 1
         if self.free_ids:
             cluster = self.free_ids.pop()
         else:
@@ -214,6 +220,7 @@ class ClusterTable:
         """Retire an empty cluster: its centre leaves the matrix now (the last row fills the
         hole); its id and slot block will be reused."""
         assert self.head[cluster] == self.tail[cluster], "only empty clusters close"
+        self.changes += 1
         self.head[cluster] = self.tail[cluster] = 0
         row, last = int(self.row[cluster]), self.live_count - 1
         if row != last:
@@ -341,6 +348,7 @@ class ClusterTable:
         count = int(slots.shape[0])
         if count == 0:
             return
+        self.changes += 1
         head, tail = int(self.head[cluster]), int(self.tail[cluster])
         if tail + count > self.block[cluster]:
             self._make_room(cluster, count)
@@ -363,6 +371,7 @@ class ClusterTable:
     def take_all(self, cluster: int) -> np.ndarray:
         """Remove and return every slot of the cluster, oldest first (the cluster stays open)."""
         slots = self.slots(cluster).copy()
+        self.changes += 1
         self.buckets.move(cluster, slots.shape[0], 0)
         self.head[cluster] = self.tail[cluster] = 0
         return slots
@@ -370,6 +379,7 @@ class ClusterTable:
     # --- centres and ranking ---
 
     def set_centre(self, cluster: int, slot: int) -> None:
+        self.changes += 1
         self.centre_slot[cluster] = slot
         row = self.row[cluster]
         self._quantise(row, row + 1)

@@ -111,6 +111,7 @@ def assert_same_read(memory, query, threshold, top_k, read) -> None:
     """``read`` (pruned with pivot groups) is what the read returns without them."""
     saved = clusters.PIVOT_MIN_ROWS
     clusters.PIVOT_MIN_ROWS = 2**62
+    memory._missed = None  # search again, not answer from the read just made (MissedRead)
     try:
         plain = memory.read(query, threshold, top_k=top_k)
     finally:

@@ -170,6 +170,17 @@ def test_save_then_load_then_write_matches_never_saving(name, stream, split, thr
             np.testing.assert_array_equal(got.score, expected.score)
 
 
+def variant(mixin: type, name: str, stream: dict):
+    """Memory ``name`` as :func:`build` makes it, with ``mixin``'s methods in front."""
+    factory = MEMORIES[name]
+    base = factory.func if hasattr(factory, "func") else factory
+    cls = type(mixin.__name__ + base.__name__, (mixin, base), {})
+    return cls(stream["capacity"], **{
+        **getattr(factory, "keywords", {}),
+        **({"update_freq": stream["update_freq"]} if "event" in name else {}),
+    })
+
+
 class Unrouted:
     """Every write takes the looked-up path: the route is never set."""
 
@@ -184,13 +195,7 @@ def test_the_route_changes_nothing_but_speed(name, stream):
     call) leave the memory exactly as the looked-up path does, across clustering, eviction and
     closed clusters whose ids are reused."""
     memory, (embeddings, poses) = build(name, stream)
-    factory = MEMORIES[name]
-    base = factory.func if hasattr(factory, "func") else factory
-    unrouted = type("Unrouted" + base.__name__, (Unrouted, base), {})
-    reference = unrouted(stream["capacity"], **{
-        **getattr(factory, "keywords", {}),
-        **({"update_freq": stream["update_freq"]} if "event" in name else {}),
-    })
+    reference = variant(Unrouted, name, stream)
     write_all(memory, embeddings, poses)
     write_all(reference, embeddings, poses)
     scalars, arrays = memory._state()
@@ -198,3 +203,33 @@ def test_the_route_changes_nothing_but_speed(name, stream):
     assert scalars == expected_scalars and arrays.keys() == expected_arrays.keys()
     for key, array in arrays.items():
         np.testing.assert_array_equal(array, expected_arrays[key], err_msg=key)
+
+
+class Searching:
+    """Every read searches: the last read that found nothing is forgotten first."""
+
+    def read(self, *args, **kwargs):
+        self._missed = None
+        return super().read(*args, **kwargs)
+
+
+@settings(max_examples=60, deadline=None)
+@given(name=names, stream=streams, threshold=st.floats(0.2, 0.99), top_k=st.integers(1, 3),
+       every=st.integers(1, 3), pick=st.integers(0, 159))
+def test_a_read_answered_without_searching_is_what_searching_returns(
+    name, stream, threshold, top_k, every, pick
+):
+    """A read that found nothing is answered again from the frames written since while no
+    cluster opened, closed, changed centre or took in frames (``MissedRead``): across
+    clustering, eviction and centre changes, every read returns what searching returns."""
+    memory, (embeddings, poses) = build(name, stream)
+    reference = variant(Searching, name, stream)
+    query = embeddings[pick % stream["count"]]
+    for t, (embedding, pose) in enumerate(zip(embeddings, poses)):
+        memory.write(embedding, pose, t)
+        reference.write(embedding, pose, t)
+        if t % every == 0:
+            got = memory.read(query, threshold, top_k=top_k, near=(1.0, 1.0))
+            expected = reference.read(query, threshold, top_k=top_k, near=(1.0, 1.0))
+            np.testing.assert_array_equal(got.t, expected.t)
+            np.testing.assert_array_equal(got.score, expected.score)
