@@ -126,6 +126,7 @@ class HeightMap:
         self.penalty = np.zeros(shape, dtype=np.float32)
         """``float32[nx, nz]``: extra cost a planner adds for entering a column (the navigator
         raises it where it got stuck)."""
+        self._levels: np.ndarray | None = None  # walk_levels of ground and leaves, until they change
 
     @classmethod
     def from_blocks(cls, blocks: np.ndarray, content: Content | None = None) -> HeightMap:
@@ -167,7 +168,7 @@ class HeightMap:
             raise ValueError(f"integrate needs the camera of {depth.shape} frames, got "
                              f"{self.camera}")
         ox, oz = self._origin
-        _integrate_frame(
+        changed = _integrate_frame(
             self.ground, self.water, self.leaves, ox, oz, depth, semantic, self._kinds,
             self.camera.rays,
             x, y + EYE_HEIGHT, z, yaw, pitch, self.config.max_range,
@@ -176,6 +177,9 @@ class HeightMap:
             i, k = self.cell(x, z)
             if self.ground[i, k] == UNKNOWN:
                 self.ground[i, k] = round(y)
+                changed = True
+        if changed:
+            self._levels = None
 
     def cover(self, x: float, z: float) -> None:
         """Grow the map so that ``margin`` blocks around ``(x, z)`` lie on it."""
@@ -187,11 +191,17 @@ class HeightMap:
         self.water = np.pad(self.water, pad)
         self.leaves = np.pad(self.leaves, pad)
         self.penalty = np.pad(self.penalty, pad)
+        self._levels = None
         self._origin = (self._origin[0] - pad[0][0], self._origin[1] - pad[1][0])
 
     def levels(self) -> np.ndarray:
-        """``int16[nx, nz]`` walking level of every column (:func:`walk_levels`)."""
-        return walk_levels(self.ground, self.leaves)
+        """``int16[nx, nz]`` walking level of every column (:func:`walk_levels`; read-only,
+        computed again only after :meth:`integrate` or :meth:`cover` changed the map: the
+        navigator plans every few steps, and most steps add nothing new to a map already seen)."""
+        if self._levels is None:
+            self._levels = walk_levels(self.ground, self.leaves)
+            self._levels.flags.writeable = False
+        return self._levels
 
 
 @nb.njit(cache=True)
@@ -200,11 +210,13 @@ def _integrate_frame(ground, water, leaves, ox, oz, depth, semantic, kinds, rays
     """Project every pixel's hit into its block and update that block's column. Neighbouring
     pixels mostly hit the same block; :func:`_record` gives the same map however often a block is
     recorded in a row, so a pixel that repeats the previous pixel's block and kind is skipped
-    (3x faster: the record's data-dependent branches were most of the cost)."""
+    (3x faster: the record's data-dependent branches were most of the cost). Returns whether
+    any column changed."""
     (rx, ry, rz), (ux, uy, uz), (fx, fy, fz) = camera_basis(yaw_deg, pitch_deg)
     nx, nz = ground.shape
     height, width = depth.shape
     last_i = last_j = last_k = last_kind = -1
+    changed = False
     for r in range(height):
         for c in range(width):
             t = depth[r, c]
@@ -227,19 +239,27 @@ def _integrate_frame(ground, water, leaves, ox, oz, depth, semantic, kinds, rays
             last_i, last_j, last_k, last_kind = i, j, k, kind
             if not (0 <= i < nx and 0 <= k < nz and 0 <= j < MAX_HEIGHT):
                 continue
-            _record(ground, water, leaves, i, j, k, kind)
+            changed |= _record(ground, water, leaves, i, j, k, kind)
+    return changed
 
 
 @nb.njit(cache=True)
 def _record(ground, water, leaves, i, j, k, kind):
-    """Record block ``(i, j, k)`` of ``kind`` (see the module docstring)."""
+    """Record block ``(i, j, k)`` of ``kind`` (see the module docstring); returns whether the
+    column's ground or leaves changed (what :func:`walk_levels` reads)."""
     if kind == LEAVES:
-        leaves[i, k] |= np.uint64(1) << np.uint64(j)
-    elif j + 1 > ground[i, k]:
+        bit = np.uint64(1) << np.uint64(j)
+        if leaves[i, k] & bit:
+            return False
+        leaves[i, k] |= bit
+        return True
+    if j + 1 > ground[i, k]:
         ground[i, k] = j + 1
         water[i, k] = kind == WATER
-    elif j + 1 == ground[i, k] and kind == TERRAIN:
+        return True
+    if j + 1 == ground[i, k] and kind == TERRAIN:
         water[i, k] = False
+    return False
 
 
 @nb.njit(cache=True)

@@ -118,6 +118,7 @@ def search(levels, water, penalty, start_i, start_k, goal_x, goal_z, radius, swi
     cost = np.full((nx, nz), np.inf)
     parent = np.full((nx, nz), -1, dtype=np.int64)
     closed = np.zeros((nx, nz), dtype=np.bool_)
+    walled = np.full((nx, nz), -1, dtype=np.int8)  # _near_wall of each column, once computed
     keys = np.empty(8 * n_cells + 1)
     items = np.empty(8 * n_cells + 1, dtype=np.int64)
     cost[start_i, start_k] = 0.0
@@ -156,8 +157,11 @@ def search(levels, water, penalty, start_i, start_k, goal_x, goal_z, radius, swi
                 step *= unknown
             elif here != UNKNOWN and here != BLOCKED and there - here == 1:
                 step += jump
-            if near_wall > 0.0 and _near_wall(levels, water, a, b):
-                step += near_wall
+            if near_wall > 0.0:
+                if walled[a, b] < 0:
+                    walled[a, b] = _near_wall(levels, water, a, b)
+                if walled[a, b]:
+                    step += near_wall
             step += penalty[a, b]
             total = cost[i, k] + step
             if total < cost[a, b]:

@@ -59,16 +59,19 @@ def test_recording_a_block_again_right_after_changes_nothing():
                 once = (np.full((1, 1), ground_before, np.int16), np.full((1, 1), water_before),
                         np.full((1, 1), 0b100, np.uint64))
                 twice = tuple(array.copy() for array in once)
-                _record(*once, 0, 4, 0, kind)
+                before = (once[0].copy(), once[2].copy())
+                changed = _record(*once, 0, 4, 0, kind)
                 _record(*twice, 0, 4, 0, kind)
-                _record(*twice, 0, 4, 0, kind)
+                assert not _record(*twice, 0, 4, 0, kind)  # nothing changed the second time
                 assert all((a == b).all() for a, b in zip(once, twice)), (kind, ground_before)
+                # the flag that keeps the walking levels: ground or leaves changed
+                assert changed == ((once[0] != before[0]).any() or (once[2] != before[1]).any())
     assert IGNORED not in (TERRAIN, WATER, LEAVES)
 
 
 def test_integrating_a_walk_matches_recording_every_pixel():
     """The map built by :meth:`HeightMap.integrate` (which skips repeated blocks) is the map of
-    recording every pixel's block."""
+    recording every pixel's block, and its walking levels those of its ground and leaves."""
     from mrsteve.control.heightmap import _HIT_INSET, MAX_HEIGHT, _record
     from mrsteve.world.camera import EYE_HEIGHT, camera_basis
 
@@ -83,6 +86,8 @@ def test_integrating_a_walk_matches_recording_every_pixel():
         if rng.random() < 0.3:
             continue
         fast.integrate(obs)
+        # the walking levels are kept between integrations that change nothing; never stale
+        np.testing.assert_array_equal(fast.levels(), walk_levels(fast.ground, fast.leaves))
         slow.cover(float(obs["pose"][0]), float(obs["pose"][2]))
         x, y, z, yaw, pitch = (float(v) for v in obs["pose"][:5])
         basis = np.array(camera_basis(yaw, pitch))
