@@ -126,7 +126,7 @@ class HeightMap:
         self.penalty = np.zeros(shape, dtype=np.float32)
         """``float32[nx, nz]``: extra cost a planner adds for entering a column (the navigator
         raises it where it got stuck)."""
-        self._levels: np.ndarray | None = None  # walk_levels of ground and leaves, until they change
+        self._levels: np.ndarray | None = None  # walk_levels(ground, leaves) until they change
 
     @classmethod
     def from_blocks(cls, blocks: np.ndarray, content: Content | None = None) -> HeightMap:
