@@ -150,7 +150,9 @@ class ScriptedRoute:
     def __init__(self, task: MemoryTask, config: RouteConfig | None = None) -> None:
         self.task = task
         self.config = config or RouteConfig()
-        self.navigator = make_navigator("depth", NavigatorConfig())
+        # the navigator stops within the spot's radius, where the route starts watching
+        self.navigator = make_navigator(
+            "depth", NavigatorConfig(success_radius=self.config.spot_radius))
 
     def reset(self, obs: Observation, world: Any, rng: np.random.Generator, camera: Any) -> None:
         cfg = self.config

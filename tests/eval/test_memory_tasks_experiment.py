@@ -126,3 +126,26 @@ def test_experiment_is_registered_with_the_papers_agents():
         MemoryTasksConfig(task="find-lava")
     with pytest.raises(ValueError, match="explore_steps"):
         MemoryTasksConfig(explore_steps=500)
+
+
+def test_the_route_watches_each_stay_from_its_spot_swaying():
+    """At each stay the route stands at its spot (8 blocks from the landmark) and sways the
+    camera 40 degrees either side of the landmark, as its configuration says."""
+    task = replace(memory_task("first-house"), stays=(Stay("house_1", 100), Stay("house_2", 700)),
+                   goal_window=100)
+    route = ScriptedRoute(task)
+    with gym.make("mrsteve/Voxel-v0", world=task.world, obs_size=OBS) as env:
+        obs, info = env.reset(seed=0)
+        route.reset(obs, env.unwrapped.world, np.random.default_rng(0), info["camera"])
+        poses = []
+        for t in range(700):
+            poses.append(obs["pose"].copy())
+            obs, *_ = env.step(route.act(obs, t))
+    poses = np.array(poses)
+    radius, sway = route.config.spot_radius, route.config.sway
+    (_, first_spot, _), (until, spot, _) = route.stays
+    assert np.hypot(*(poses[99, [0, 2]] - first_spot)) <= radius
+    watching = poses[until - route.config.sway_period:until]
+    assert np.all(np.hypot(*(watching[:, [0, 2]] - spot).T) <= radius)
+    yaw = np.degrees(np.unwrap(np.radians(watching[:, 3])))
+    assert np.ptp(yaw) >= 2 * sway - 2 * route.config.max_turn
