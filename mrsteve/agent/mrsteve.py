@@ -11,9 +11,10 @@ Algorithm 2 of the paper (appendix "MrSteve Algorithm") with the modes of the au
 - the memory is read with the task's *explore* prompt when a task starts, every step while
   exploring (so exploration stops as soon as a candidate appears), and after ``L = 600`` steps in
   any other mode (lines 9-13: the agent state is reset and the mode selector runs again);
-- with candidates, the one nearest the agent is the target: NAVIGATE to its position (done within
-  the navigator's 3 blocks), CAM_ADJUST to its stored yaw and pitch (within 5 degrees), then
-  EXECUTE the instruction policy with the task's *execute* prompt;
+- with candidates, the one nearest the agent is the target (for an image goal, by default the
+  best-matching one: :attr:`MrSteveConfig.image_goal_target`): NAVIGATE to its position (done
+  within the navigator's 3 blocks), CAM_ADJUST to its stored yaw and pitch (within 5 degrees),
+  then EXECUTE the instruction policy with the task's *execute* prompt;
 - without candidates, EXPLORE with the hierarchical explorer (pi_H-Nav + pi_L-Nav).
 
 Every part is pluggable (memory, encoder, explorer, navigator, instruction policy), so the paper's
@@ -34,9 +35,13 @@ from mrsteve.control.motion import clamp, wrap_degrees
 from mrsteve.control.navigation import Navigator
 from mrsteve.control.skills import InstructionPolicy
 from mrsteve.memory import Memory
+from mrsteve.naming import check_name
 from mrsteve.perception import Encoder, TaskPrompts
 from mrsteve.spaces import noop_action
 from mrsteve.world.camera import Camera
+
+IMAGE_GOAL_TARGETS = ("best", "nearest")
+"""Which matching frame an image goal targets (:attr:`MrSteveConfig.image_goal_target`)."""
 
 
 class Mode(enum.Enum):
@@ -60,12 +65,19 @@ class MrSteveConfig:
     """CAM_ADJUST is done when yaw and pitch are within this many degrees of the stored ones."""
     camera_speed: float = 15.0
     """Largest camera turn per step in CAM_ADJUST, degrees."""
+    image_goal_target: str = "best"
+    """Which frame matching an image goal (:meth:`MrSteve.set_goal`) is the target: ``best``,
+    the highest-scoring one, or ``nearest``, the one nearest the agent (the release's rule for
+    text tasks, where any cow serves "kill cow"). An image goal names one place, and a look-alike
+    elsewhere (the Memory Tasks' second house) does not serve it; the paper states no rule for
+    image goals."""
 
     def __post_init__(self) -> None:
         if not (isinstance(self.requery_interval, int) and self.requery_interval >= 1):
             raise ValueError(f"requery_interval must be an int >= 1, got {self.requery_interval!r}")
         if self.camera_tolerance <= 0 or self.camera_speed <= 0:
             raise ValueError("camera_tolerance and camera_speed must be positive")
+        check_name(self.image_goal_target, IMAGE_GOAL_TARGETS, "image_goal_target")
 
 
 @dataclass(frozen=True)
@@ -115,6 +127,8 @@ class MrSteve:
         self._goal_name = ""
         """What the query stands for in :class:`Query` records (the explore prompt, or
         ``image goal``)."""
+        self._nearest = True
+        """Whether a read's target is the matching frame nearest the agent (else the best)."""
 
     # -- the Agent interface -----------------------------------------------------------------------
 
@@ -145,6 +159,7 @@ class MrSteve:
         step queries."""
         self.task = task
         self._goal_name = task.explore
+        self._nearest = True
         self._query_vector = self.encoder.encode_text(self.task.explore)
         self._threshold = self.encoder.task_threshold(self.task.explore)
         # task-conditioned exploration reads the place prompt; other explorers ignore it
@@ -156,7 +171,8 @@ class MrSteve:
     def set_goal(self, embedding: np.ndarray, threshold: float, t: int) -> None:
         """An image goal (paper Section 4.3, Memory Tasks): ``embedding``, the encoder's embedding
         of a 16-frame clip, is the memory query instead of a text prompt, with ``threshold`` (the
-        encoder's calibrated ``image_goal``). The agent recalls the nearest matching frame and
+        encoder's calibrated ``image_goal``). The agent recalls the best-matching frame (the
+        nearest matching one if :attr:`MrSteveConfig.image_goal_target` says ``nearest``) and
         navigates there, exploring while memory has none; once there it stands still (there is
         nothing to execute: the goal is the place)."""
         query = np.asarray(embedding, dtype=np.float32).reshape(-1)
@@ -168,6 +184,7 @@ class MrSteve:
             raise ValueError("an image goal embedding must not be all zeros")
         self.task = None
         self._goal_name = "image goal"
+        self._nearest = self.config.image_goal_target == "nearest"
         self._query_vector = query / norm
         self._threshold = float(threshold)
         self.explorer.set_task(self._query_vector, self._threshold)
@@ -234,14 +251,15 @@ class MrSteve:
 
     def _select_mode(self, pose: np.ndarray, t: int) -> None:
         """The mode selector (Algorithm 2, lines 15-25): read the memory with the explore prompt;
-        with candidates, target the one nearest the agent; else explore. Each selection restarts
-        the one timer of the selected mode (Algorithm 2 keeps one per selection: NAVIGATE, then
-        CAM_ADJUST and EXECUTE toward the same target, share it); the same target found again
-        while navigating keeps the navigation going."""
+        with candidates, target the one nearest the agent (an image goal's best match, unless
+        configured otherwise); else explore. Each selection restarts the one timer of the
+        selected mode (Algorithm 2 keeps one per selection: NAVIGATE, then CAM_ADJUST and EXECUTE
+        toward the same target, share it); the same target found again while navigating keeps
+        the navigation going."""
         rel = self.relative(pose)
-        found = self.memory.read(
-            self._query_vector, self._threshold, top_k=self.config.top_k, near=(rel[0], rel[2])
-        )
+        near = (rel[0], rel[2]) if self._nearest else None
+        found = self.memory.read(self._query_vector, self._threshold, top_k=self.config.top_k,
+                                 near=near)
         if len(found):
             target = tuple(float(v) for v in self.absolute(found.pose[0]))
             self.last_query = Query(

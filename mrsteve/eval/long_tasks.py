@@ -13,7 +13,9 @@ from dataclasses import asdict, dataclass
 import gymnasium as gym
 
 import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
+from mrsteve.agent.config import AgentConfig
 from mrsteve.agent.factory import AGENTS, agent_config, make_agent
+from mrsteve.agent.mrsteve import IMAGE_GOAL_TARGETS, MrSteveConfig
 from mrsteve.eval.experiment import Experiment, config_from_options
 from mrsteve.eval.results import format_metric, format_table
 from mrsteve.eval.sweep import EpisodeSpec, Group, Record
@@ -55,10 +57,15 @@ class LongTaskConfig:
     encoder: str = "semantic"
     """The agent's encoder: semantic (the renderer's semantic frame) or pixels (the learned
     encoder over RGB frames)."""
+    image_goal_target: str = "best"
+    """Long-Navigation: which frame matching the image goal the agent targets: best (the
+    highest-scoring) or nearest (nearest the agent, the release's rule for text tasks; the paper
+    states none)."""
 
     def __post_init__(self) -> None:
         choose(self.agent, list(AGENTS), "agent")
         check_name(self.encoder, ENCODERS, "encoder")
+        check_name(self.image_goal_target, IMAGE_GOAL_TARGETS, "image_goal_target")
         if min(self.steps, self.capacity, self.task_limit) < 1 or self.rss_every < 0:
             raise ValueError(f"steps, capacity and task_limit must be >= 1 and rss_every >= 0, "
                              f"got {self}")
@@ -69,10 +76,15 @@ class LongTaskConfig:
     def agents(self) -> list[str]:
         return choose(self.agent, list(AGENTS), "agent")
 
+    def agent_tree(self, agent: str, world: str) -> AgentConfig:
+        """The configuration tree of ``agent`` on ``world``."""
+        return agent_config(agent, patch_size=exploration_patch_size(world),
+                            capacity=self.capacity, encoder=self.encoder,
+                            config=MrSteveConfig(image_goal_target=self.image_goal_target))
+
 
 def _agent(name: str, world: str, config: LongTaskConfig):
-    return make_agent(name, patch_size=exploration_patch_size(world), capacity=config.capacity,
-                      encoder=config.encoder)
+    return make_agent(name, config=config.agent_tree(name, world))
 
 
 def long_instruction_episode(spec: EpisodeSpec) -> Record:
@@ -115,9 +127,7 @@ class LongTaskExperiment(Experiment):
         return [
             Group(self.name, name, name,
                   {"task": {**options, "world": self.world},
-                   "agent": asdict(agent_config(name, patch_size=exploration_patch_size(self.world),
-                                                capacity=config.capacity,
-                                                encoder=config.encoder))}, options)
+                   "agent": asdict(config.agent_tree(name, self.world))}, options)
             for name in config.agents
         ]
 
@@ -172,7 +182,8 @@ class LongNavigation(LongTaskExperiment):
     one after another until --steps. Metric: goals reached (within --radius blocks)."""
 
     name = "long-navigation"
-    options = ("agent", "steps", "capacity", "task_limit", "radius", "rss_every", "encoder")
+    options = ("agent", "steps", "capacity", "task_limit", "radius", "rss_every", "encoder",
+               "image_goal_target")
     episode = staticmethod(long_navigation_episode)
     world, metric, paper = ln.WORLD, "goals_reached", PAPER_GOALS_REACHED
 

@@ -22,6 +22,11 @@ steps (as long as the exploration phase). An agent walks to a frame that matches
 may have been seen from anywhere the goal was in view: from the spawn 12.5 blocks out of the first
 house (outside a 12-block circle around the house), or from the far side of the pond (outside one
 around where the goal was seen). Either circle alone scored such returns as failures.
+
+The agent targets the frame that matches the image goal best (``image_goal_target = "best"``):
+the goal names one place, and the second house's frames match the first house's clip nearly as
+well (``nearest``, the release's rule for text tasks, sends the agent to whichever house is
+nearer; README, "Memory Tasks").
 """
 
 from __future__ import annotations
@@ -35,7 +40,9 @@ import gymnasium as gym
 import numpy as np
 
 import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
+from mrsteve.agent.config import AgentConfig
 from mrsteve.agent.factory import agent_config, build_agent, make_navigator
+from mrsteve.agent.mrsteve import IMAGE_GOAL_TARGETS, MrSteveConfig
 from mrsteve.control.motion import heading_to, wrap_degrees
 from mrsteve.control.navigation import NavigatorConfig
 from mrsteve.env.voxel_env import DEFAULT_OBS_SIZE
@@ -93,11 +100,15 @@ class MemoryTasksConfig:
     encoder: str = "semantic"
     """The agent's encoder: semantic (the renderer's semantic frame) or pixels (the learned
     encoder over RGB frames)."""
+    image_goal_target: str = "best"
+    """Which frame matching the image goal the agent targets: best (the highest-scoring) or
+    nearest (nearest the agent, the release's rule for text tasks; the paper states none)."""
 
     def __post_init__(self) -> None:
         choose(self.task, list(MEMORY_TASKS), "task")
         choose(self.agent, list(AGENTS), "agent")
         check_name(self.encoder, ENCODERS, "encoder")
+        check_name(self.image_goal_target, IMAGE_GOAL_TARGETS, "image_goal_target")
         if self.capacity < 1 or self.task_steps < 1 or self.trajectory_every < 1:
             raise ValueError(f"capacity, task_steps and trajectory_every must be >= 1, got "
                              f"{self.capacity}, {self.task_steps}, {self.trajectory_every}")
@@ -115,6 +126,12 @@ class MemoryTasksConfig:
     @property
     def agents(self) -> list[str]:
         return choose(self.agent, list(AGENTS), "agent")
+
+    def agent_tree(self, agent: str, task: MemoryTask) -> AgentConfig:
+        """The configuration tree of ``agent`` on ``task``'s world."""
+        return agent_config(agent, patch_size=exploration_patch_size(task.world),
+                            capacity=self.capacity, encoder=self.encoder,
+                            config=MrSteveConfig(image_goal_target=self.image_goal_target))
 
 
 @dataclass(frozen=True)
@@ -232,12 +249,11 @@ def memory_tasks_run(task: MemoryTask, agent: str, seed: int, config: MemoryTask
     """One episode of ``task`` for the agent called ``agent``
     (:class:`~mrsteve.tasks.memory_tasks.MemoryTaskEpisode`)."""
     env = gym.make("mrsteve/Voxel-v0", **world_of(task), obs_size=tuple(config.obs_size))
-    tree = agent_config(agent, patch_size=exploration_patch_size(task.world),
-                        capacity=config.capacity, encoder=config.encoder)
     try:
-        return run_memory_task(env, build_agent(tree), task, ScriptedRoute(task),
-                               make_encoder(config.encoder), seed=seed, explore_steps=config.explore_steps,
-                               task_steps=config.task_steps, radius=config.radius)
+        return run_memory_task(env, build_agent(config.agent_tree(agent, task)), task,
+                               ScriptedRoute(task), make_encoder(config.encoder), seed=seed,
+                               explore_steps=config.explore_steps, task_steps=config.task_steps,
+                               radius=config.radius)
     finally:
         env.close()
 
@@ -271,7 +287,8 @@ class MemoryTasks(Experiment):
 
     name = "memory-tasks"
     config_type = MemoryTasksConfig
-    options = ("task", "agent", "capacity", "task_steps", "radius", "encoder")
+    options = ("task", "agent", "capacity", "task_steps", "radius", "encoder",
+               "image_goal_target")
     default_episodes = 20
     episode = staticmethod(memory_tasks_episode)
 
@@ -282,12 +299,11 @@ class MemoryTasks(Experiment):
             for agent in config.agents:
                 one = replace(config, task=name, agent=agent)
                 options = {k: v for k, v in asdict(one).items() if k not in ("task", "agent")}
-                tree = agent_config(agent, patch_size=exploration_patch_size(task.world),
-                                    capacity=config.capacity, encoder=config.encoder)
                 groups.append(Group(
                     f"memory-tasks/{name}", agent, f"{name}.{agent}",
                     {"task": asdict(one), "memory_task": asdict(task),
-                     "route": asdict(RouteConfig()), "agent": asdict(tree)}, options))
+                     "route": asdict(RouteConfig()),
+                     "agent": asdict(config.agent_tree(agent, task))}, options))
         return groups
 
     def metrics(self, config: MemoryTasksConfig) -> tuple[str, ...]:

@@ -12,6 +12,7 @@ from test_mode_selector import (
 )
 
 from mrsteve.agent.baselines import Steve1
+from mrsteve.agent.factory import make_memory
 from mrsteve.agent.mrsteve import Mode, MrSteve, MrSteveConfig
 from mrsteve.perception import SemanticEncoder
 from mrsteve.world.camera import Camera
@@ -82,3 +83,35 @@ def test_steve1_cannot_recall_an_image_goal_and_explores():
     steve1.set_goal(np.ones(4), 0.8, 1)
     assert steve1.act(observation(), 1) == {"forward": 1}
     assert wanderer.acted == 1 and wanderer.reset_with is not None and policy.prompts == []
+
+
+@pytest.mark.parametrize("kind", ["place_event", "place", "event", "fifo"])
+@pytest.mark.parametrize(("rule", "expected_x"), [("best", 30.0), ("nearest", 2.0)])
+def test_an_image_goal_targets_its_best_match_unless_told_nearest(kind, rule, expected_x):
+    """The goal names one place: by default the agent goes to the frame that matches it best (30
+    blocks away), not to a look-alike 2 blocks away that also clears the threshold; ``nearest``
+    is the release's rule for text tasks."""
+    encoder = SemanticEncoder()
+    agent = MrSteve(make_memory(kind, encoder), encoder, RecordingExplorer(),
+                    ScriptedNavigator(), RecordingPolicy(), MrSteveConfig(image_goal_target=rule))
+    agent.reset(observation(), np.random.default_rng(0), Camera(40, 64))
+    seen = encoder.observe(observation())  # what the agent writes while it stands at START
+    encoder.reset()
+    rng = np.random.default_rng(1)
+    goal, other = (v - (v @ seen) * seen for v in rng.normal(size=(2, encoder.dim)))
+    goal /= np.linalg.norm(goal)
+    other -= (other @ goal) * goal
+    other /= np.linalg.norm(other)
+    look_alike = 0.85 * goal + np.sqrt(1 - 0.85**2) * other  # scores 0.85 against the goal
+    for t in range(20):
+        agent.memory.write(goal.astype(np.float32), np.array([30.0, 0, 0, 0, 0]), 2 * t)
+        agent.memory.write(look_alike.astype(np.float32), np.array([2.0, 0, 0, 0, 0]), 2 * t + 1)
+    agent.set_goal(goal, 0.8, 40)
+    agent.act(observation(), 40)
+    assert agent.mode is Mode.NAVIGATE
+    assert agent.target[0] - START[0] == pytest.approx(expected_x)
+
+
+def test_an_unknown_image_goal_rule_is_refused_naming_the_accepted_ones():
+    with pytest.raises(ValueError, match="best.*nearest"):
+        MrSteveConfig(image_goal_target="farthest")
