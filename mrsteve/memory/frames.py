@@ -4,6 +4,7 @@ free list and are reused first. Clusters refer to slots as int32 (up to 2**31 fr
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sized
 
 import numpy as np
@@ -77,6 +78,15 @@ class FrameStore:
         if self.precision == "float16":
             return score_rows(self.embeddings, rows, query)
         return (self.embeddings[: self.used] @ query)[rows]
+
+    def peak_score(self, query: np.ndarray) -> float:
+        """The largest dot product of ``query`` with any row handed out so far: at least the
+        best score of the frames held (rows freed since count too); ``-inf`` before any."""
+        if self.used == 0:
+            return -math.inf
+        if self.precision == "float16":
+            return float(score_rows(self.embeddings, np.arange(self.used), query).max())
+        return float((self.embeddings[: self.used] @ query).max())
 
     def _encoded(self, embeddings: np.ndarray) -> np.ndarray:
         """Embeddings (float) as the matrix stores them: float32, or float16 bits from the

@@ -7,6 +7,7 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from memory_streams import MEMORIES, as_stored, base_name, random_frames, write_all
@@ -213,18 +214,22 @@ class Searching:
         return super().read(*args, **kwargs)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(name=names, stream=streams, threshold=st.floats(0.2, 0.99), top_k=st.integers(1, 3),
-       every=st.integers(1, 3), pick=st.integers(0, 159))
+       every=st.integers(1, 3), pick=st.integers(0, 159), foreign=st.booleans())
 def test_a_read_answered_without_searching_is_what_searching_returns(
-    name, stream, threshold, top_k, every, pick
+    name, stream, threshold, top_k, every, pick, foreign
 ):
     """A read that found nothing is answered again from the frames written since while no
-    cluster opened, closed, changed centre or took in frames (``MissedRead``): across
-    clustering, eviction and centre changes, every read returns what searching returns."""
+    cluster opened, closed, changed centre or took in frames, or while no frame held scores
+    near the threshold (``MissedRead``): across clustering, eviction and centre changes, every
+    read returns what searching returns. The query is one of the frames or another vector."""
     memory, (embeddings, poses) = build(name, stream)
     reference = variant(Searching, name, stream)
     query = embeddings[pick % stream["count"]]
+    if foreign:
+        query = np.random.default_rng(pick).normal(size=query.shape).astype(np.float32)
+        query /= np.linalg.norm(query)
     for t, (embedding, pose) in enumerate(zip(embeddings, poses)):
         memory.write(embedding, pose, t)
         reference.write(embedding, pose, t)
@@ -233,3 +238,23 @@ def test_a_read_answered_without_searching_is_what_searching_returns(
             expected = reference.read(query, threshold, top_k=top_k, near=(1.0, 1.0))
             np.testing.assert_array_equal(got.t, expected.t)
             np.testing.assert_array_equal(got.score, expected.score)
+
+
+@pytest.mark.parametrize("name", list(MEMORIES))
+def test_reads_that_nothing_held_can_match_score_only_the_new_frame(name):
+    """Reading every step for something no frame matches (MrSteve exploring): after the first
+    read's search, each read scores only the frame written since, but for one scan of every
+    frame at the first cluster change, although eviction keeps changing the clusters."""
+    memory = MEMORIES[name](40, **({"update_freq": 5} if "event" in name else {}))
+    embeddings, poses = random_frames(np.random.default_rng(7), 200, DIM, spread=10.0)
+    query = np.random.default_rng(8).normal(size=DIM).astype(np.float32)
+    query /= np.linalg.norm(query)
+    threshold = float((embeddings @ query).max()) + 0.01
+    scored = []
+    for t, (embedding, pose) in enumerate(zip(embeddings, poses)):
+        memory.write(embedding, pose, t)
+        found = memory.read(query, threshold)
+        assert len(found) == 0
+        scored.append(found.frames_scored)
+    later = scored[1:]
+    assert later.count(1) >= len(later) - 1 and max(later) <= memory._frames.used
