@@ -17,12 +17,11 @@ from typing import Any
 
 from mrsteve.agent.config import AgentConfig
 from mrsteve.agent.factory import agent_config
-from mrsteve.eval.experiment import Experiment, Summaries
+from mrsteve.eval.experiment import Experiment, Summaries, agent_on_world
 from mrsteve.eval.results import format_metric, format_table
 from mrsteve.eval.sequential import sequential_run
 from mrsteve.eval.sweep import EpisodeSpec, Group, Record
 from mrsteve.naming import check_name
-from mrsteve.tasks.catalog import exploration_patch_size
 from mrsteve.tasks.sequential import SequentialTask, find_tasks, task_by_key
 
 VARIED = {"top-k": (1, 2, 4, 10, 30), "cell-size": (1, 2, 4, 6, 12)}
@@ -91,8 +90,7 @@ class AblationConfig:
 def ablation_tree(task: SequentialTask, agent: str, vary: str, value: float,
                   capacity: int | None = None, encoder: str = "semantic") -> AgentConfig:
     """The configuration tree of ``agent`` on ``task`` with ``vary`` set to ``value``."""
-    tree = agent_config(agent, patch_size=exploration_patch_size(task.world), capacity=capacity,
-                        encoder=encoder)
+    tree = agent_on_world(agent, task.world, capacity=capacity, encoder=encoder)
     if vary == "top-k":
         return replace(tree, mode_selector=replace(tree.mode_selector, top_k=int(value)))
     if tree.memory is None:

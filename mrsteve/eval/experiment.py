@@ -21,10 +21,25 @@ from functools import cache
 from pathlib import Path
 from typing import Any, ClassVar
 
+from mrsteve.agent.config import AgentConfig
+from mrsteve.agent.factory import agent_config
+from mrsteve.agent.mrsteve import MrSteveConfig
 from mrsteve.eval.sweep import EpisodeFn, Group, Record, SweepOptions, run_sweep
+from mrsteve.tasks.catalog import exploration_patch_size
 
 Summaries = dict[tuple[str, str], dict[str, dict[str, float]]]
 """Metric summaries of a sweep by ``(task, agent)``."""
+
+
+def agent_on_world(name: str, world: str, *, capacity: int | None = None,
+                   encoder: str = "semantic", image_goal_target: str = "best") -> AgentConfig:
+    """The configuration tree of the agent called ``name`` for a task on ``world``: the
+    exploration goal patch for the world's size (a task-level setting, as in the paper:
+    :func:`~mrsteve.tasks.catalog.exploration_patch_size`), its memory ``capacity``, its
+    ``encoder`` and which frame an image goal targets."""
+    return agent_config(name, patch_size=exploration_patch_size(world), capacity=capacity,
+                        encoder=encoder,
+                        config=MrSteveConfig(image_goal_target=image_goal_target))
 
 
 @cache

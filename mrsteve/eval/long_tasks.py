@@ -14,16 +14,15 @@ import gymnasium as gym
 
 import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
 from mrsteve.agent.config import AgentConfig
-from mrsteve.agent.factory import AGENTS, agent_config, make_agent
-from mrsteve.agent.mrsteve import IMAGE_GOAL_TARGETS, MrSteveConfig
-from mrsteve.eval.experiment import Experiment, config_from_options
+from mrsteve.agent.factory import AGENTS, make_agent
+from mrsteve.agent.mrsteve import IMAGE_GOAL_TARGETS
+from mrsteve.eval.experiment import Experiment, agent_on_world, config_from_options
 from mrsteve.eval.results import format_metric, format_table
 from mrsteve.eval.sweep import EpisodeSpec, Group, Record
 from mrsteve.naming import check_name, choose
 from mrsteve.perception import ENCODERS, make_encoder
 from mrsteve.tasks import long_instruction as li
 from mrsteve.tasks import long_navigation as ln
-from mrsteve.tasks.catalog import exploration_patch_size
 
 DEFAULT_AGENTS = "mrsteve,pm,em,fm,steve1"
 
@@ -78,9 +77,8 @@ class LongTaskConfig:
 
     def agent_tree(self, agent: str, world: str) -> AgentConfig:
         """The configuration tree of ``agent`` on ``world``."""
-        return agent_config(agent, patch_size=exploration_patch_size(world),
-                            capacity=self.capacity, encoder=self.encoder,
-                            config=MrSteveConfig(image_goal_target=self.image_goal_target))
+        return agent_on_world(agent, world, capacity=self.capacity, encoder=self.encoder,
+                              image_goal_target=self.image_goal_target)
 
 
 def _agent(name: str, world: str, config: LongTaskConfig):

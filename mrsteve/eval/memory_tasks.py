@@ -41,18 +41,17 @@ import numpy as np
 
 import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
 from mrsteve.agent.config import AgentConfig
-from mrsteve.agent.factory import agent_config, build_agent, make_navigator
-from mrsteve.agent.mrsteve import IMAGE_GOAL_TARGETS, MrSteveConfig
+from mrsteve.agent.factory import build_agent, make_navigator
+from mrsteve.agent.mrsteve import IMAGE_GOAL_TARGETS
 from mrsteve.control.motion import heading_to, wrap_degrees
 from mrsteve.control.navigation import NavigatorConfig
 from mrsteve.env.voxel_env import DEFAULT_OBS_SIZE
-from mrsteve.eval.experiment import Experiment, Summaries, config_from_options
+from mrsteve.eval.experiment import Experiment, Summaries, agent_on_world, config_from_options
 from mrsteve.eval.results import format_metric, format_table
 from mrsteve.eval.sweep import EpisodeSpec, Group, Record
 from mrsteve.naming import check_name, choose
 from mrsteve.perception import ENCODERS, make_encoder
 from mrsteve.spaces import Action, Observation
-from mrsteve.tasks.catalog import exploration_patch_size
 from mrsteve.tasks.memory_tasks import (
     MEMORY_TASKS,
     METRICS,
@@ -129,9 +128,8 @@ class MemoryTasksConfig:
 
     def agent_tree(self, agent: str, task: MemoryTask) -> AgentConfig:
         """The configuration tree of ``agent`` on ``task``'s world."""
-        return agent_config(agent, patch_size=exploration_patch_size(task.world),
-                            capacity=self.capacity, encoder=self.encoder,
-                            config=MrSteveConfig(image_goal_target=self.image_goal_target))
+        return agent_on_world(agent, task.world, capacity=self.capacity, encoder=self.encoder,
+                              image_goal_target=self.image_goal_target)
 
 
 @dataclass(frozen=True)

@@ -24,14 +24,13 @@ import gymnasium as gym
 
 import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
 from mrsteve.agent.config import AgentConfig
-from mrsteve.agent.factory import AGENTS, agent_config, build_agent
+from mrsteve.agent.factory import AGENTS, build_agent
 from mrsteve.agent.mrsteve import Mode
-from mrsteve.eval.experiment import Experiment, Summaries
+from mrsteve.eval.experiment import Experiment, Summaries, agent_on_world
 from mrsteve.eval.results import format_metric, format_table, mean_stderr
 from mrsteve.eval.sweep import EpisodeSpec, Group, Record
 from mrsteve.naming import check_name, choose
 from mrsteve.perception import ENCODERS
-from mrsteve.tasks.catalog import exploration_patch_size
 from mrsteve.tasks.episode import EpisodeCallback, run_tasks
 from mrsteve.tasks.sequential import (
     SequentialTask,
@@ -155,8 +154,7 @@ class SequentialConfig:
 def agent_tree(task: SequentialTask, agent: str, capacity: int | None,
                encoder: str = "semantic") -> dict[str, Any]:
     """The configuration tree of ``agent`` on ``task``'s world (saved in the summary)."""
-    return asdict(agent_config(agent, patch_size=exploration_patch_size(task.world),
-                               capacity=capacity, encoder=encoder))
+    return asdict(agent_on_world(agent, task.world, capacity=capacity, encoder=encoder))
 
 
 def sequential_run(task: SequentialTask, agent: str | AgentConfig, seed: int, *,
@@ -166,8 +164,8 @@ def sequential_run(task: SequentialTask, agent: str | AgentConfig, seed: int, *,
     """One episode of ``task`` for the agent called ``agent`` (or the agent a configuration tree
     describes): its record of metrics, with the Explore-mode steps of each sub-task."""
     env = gym.make("mrsteve/Voxel-v0", **env_kwargs(task, obs_size))
-    config = agent if isinstance(agent, AgentConfig) else agent_config(
-        agent, patch_size=exploration_patch_size(task.world), capacity=capacity, encoder=encoder)
+    config = agent if isinstance(agent, AgentConfig) else agent_on_world(
+        agent, task.world, capacity=capacity, encoder=encoder)
     modes = ModeSteps()
     try:
         result = run_tasks(env, build_agent(config), task.items, seed=seed,

@@ -25,14 +25,13 @@ import gymnasium as gym
 import numpy as np
 
 import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
-from mrsteve.agent.factory import AGENTS, agent_config, build_agent
-from mrsteve.eval.experiment import Experiment, Summaries
+from mrsteve.agent.factory import AGENTS, build_agent
+from mrsteve.eval.experiment import Experiment, Summaries, agent_on_world
 from mrsteve.eval.results import format_metric, format_table
 from mrsteve.eval.sequential import ModeSteps, agent_tree, sequential_run
 from mrsteve.eval.sweep import EpisodeSpec, Group, Record
 from mrsteve.naming import check_name, choose
 from mrsteve.perception import ENCODERS
-from mrsteve.tasks.catalog import exploration_patch_size
 from mrsteve.tasks.episode import run_tasks
 from mrsteve.tasks.sequential import NOOP_STEPS, task_by_key
 
@@ -143,8 +142,7 @@ def find_cow_run(agent: str, seed: int, steps: int, every: int,
     """One find-cow episode: the agent told to obtain beef on Map 2 for ``steps`` steps."""
     env = gym.make("mrsteve/Voxel-v0", world=FIND_COW_WORLD, noop_steps=NOOP_STEPS)
     trace = PastureTrace()
-    config = agent_config(agent, patch_size=exploration_patch_size(FIND_COW_WORLD),
-                          encoder=encoder)
+    config = agent_on_world(agent, FIND_COW_WORLD, encoder=encoder)
     try:
         result = run_tasks(env, build_agent(config), (FIND_COW_ITEM,), seed=seed, max_steps=steps,
                            callbacks=[trace])
@@ -191,9 +189,7 @@ class TcExploration(Experiment):
         for name in config.tasks:
             for agent in config.agents:
                 if name == FIND_COW:
-                    tree = asdict(agent_config(agent,
-                                               patch_size=exploration_patch_size(FIND_COW_WORLD),
-                                               encoder=config.encoder))
+                    tree = asdict(agent_on_world(agent, FIND_COW_WORLD, encoder=config.encoder))
                     task = {"name": FIND_COW, "world": FIND_COW_WORLD, "item": FIND_COW_ITEM,
                             "steps": config.steps, "every": config.every,
                             "pasture_mobs": list(PASTURE_MOBS)}

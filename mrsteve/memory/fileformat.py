@@ -8,12 +8,12 @@ version this code reads.
 
 Versions: 4 adds ``frame_precision`` to every memory's config, with ``frames.embeddings`` in
 that dtype (float32, or float16); 3 stores each cluster's slots as a block of one arena and the
-open clusters in the order of the read's centre rows (``clusters.arena``, ``clusters.live``); 2 also stored the
-centres' embeddings (a copy of the centre frames', ignored on load); 1 stored a slot queue per
-cluster and centres by cluster id. Versions 1 to 3 still load (1 and 2 converted on load; all
-three kept float32 frames). This module
-knows nothing of the memory classes, so the memories (which save) and
-:mod:`mrsteve.memory.persistence` (which loads) both import it without importing each other.
+open clusters in the order of the read's centre rows (``clusters.arena``, ``clusters.live``); 2
+also stored the centres' embeddings (a copy of the centre frames', ignored on load); 1 stored a
+slot queue per cluster and centres by cluster id. Versions 1 to 3 still load (1 and 2 converted
+on load; all three kept float32 frames). This module knows nothing of the memory classes, so the
+memories (which save) and :mod:`mrsteve.memory.persistence` (which loads) both import it without
+importing each other.
 """
 
 from __future__ import annotations

@@ -84,9 +84,7 @@ class FrameStore:
         best score of the frames held (rows freed since count too); ``-inf`` before any."""
         if self.used == 0:
             return -math.inf
-        if self.precision == "float16":
-            return float(score_rows(self.embeddings, np.arange(self.used), query).max())
-        return float((self.embeddings[: self.used] @ query).max())
+        return float(self.scores(query, np.arange(self.used)).max())
 
     def _encoded(self, embeddings: np.ndarray) -> np.ndarray:
         """Embeddings (float) as the matrix stores them: float32, or float16 bits from the
