@@ -18,6 +18,10 @@ def encoder(
     epochs: Annotated[int, typer.Option(min=1, help="Passes over the clips.")] = 12,
     seed: Annotated[int, typer.Option(min=0, help="Seed of the clips, batches and "
                                                   "initial weights.")] = 0,
+    explored: Annotated[float, typer.Option(min=0.0, max=1.0, help="Share of the clips seen "
+                                            "by MrSteve's explorer walking the worlds.")] = 0.3,
+    pairwise: Annotated[float, typer.Option(min=0.0, help="Weight of the pairwise sigmoid loss "
+                                            "(SigLIP's) beside InfoNCE.")] = 1.0,
     threads: Annotated[int, typer.Option(min=1, help="torch CPU threads.")] = 2,
     progress: Annotated[bool, typer.Option("--progress/--no-progress",
                                            help="Show a progress bar.")] = True,
@@ -32,7 +36,8 @@ def encoder(
     if out.exists() and not out.is_dir():
         raise fail(f"--out {out} exists and is not a folder")
     try:
-        config = TrainingConfig(clips=clips, epochs=epochs, seed=seed, threads=threads)
+        config = TrainingConfig(clips=clips, epochs=epochs, seed=seed, threads=threads,
+                                explored=explored, pairwise=pairwise)
         result = train_encoder(out, config, progress=progress,
                                say=lambda line: typer.echo(line, err=True))
     except (ImportError, ValueError) as error:

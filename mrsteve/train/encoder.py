@@ -11,7 +11,12 @@ contrastive loss on clips and their captions.
   neither true nor false ("ambiguous") are left out of the loss for that clip.
 * Loss: multi-positive InfoNCE in both directions over a batch of clips and the lexicon's prompts:
   a clip's probability mass on its true prompts, and a prompt's mass on the clips it is true of,
-  with ambiguous pairs masked out; a learned temperature, as CLIP's.
+  with ambiguous pairs masked out; a learned temperature, as CLIP's. Plus, weighted by
+  ``TrainingConfig.pairwise``, SigLIP's pairwise sigmoid loss (Zhai et al., 2023): each known
+  (clip, prompt) pair on its own side of one learned boundary. InfoNCE only ranks, and a false
+  clip far below a true one costs it nothing whatever its score; the agent compares scores with
+  one threshold per prompt over thousands of frames, so the absolute score of the false ones is
+  what sends it to the wrong place.
 * Each step averages a random subset of each clip's frames (the last one always among them); the
   image tower's mean pooling makes that an unbiased estimate of the full clip's pooled feature, at a
   fraction of the cost. Validation embeds whole clips.
@@ -79,9 +84,11 @@ class TrainingConfig:
     facing_wall: float = 0.15
     """Share of clips facing the wall ring (:class:`~mrsteve.calibration.clips.ClipConfig`): an
     exploring agent sees the walls often, the other poses seldom."""
-    explored: float = 0.0
+    explored: float = 0.3
     """Share of clips from the view of an exploring agent (:class:`~mrsteve.calibration.clips.
     ClipConfig`): the slopes, hollows and walls it walks past up close."""
+    pairwise: float = 1.0
+    """Weight of the pairwise sigmoid loss (:func:`pairwise_sigmoid_loss`) added to InfoNCE."""
     channels: tuple[int, ...] = (16, 32, 64)
     strides: tuple[int, ...] = (2, 2, 2)
     frame_dim: int = 256
@@ -94,6 +101,8 @@ class TrainingConfig:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
         if not 0 < self.learning_rate < 1:
             raise ValueError(f"learning_rate must be in (0, 1), got {self.learning_rate}")
+        if not 0 <= self.pairwise:
+            raise ValueError(f"pairwise is a loss weight (>= 0), got {self.pairwise}")
 
     def data_key(self) -> str:
         """Hash of what decides the rendered clips (a run folder's cache is reused on a match)."""
@@ -206,14 +215,21 @@ def build_model(architecture: PixelArchitecture):
             self.image = ImageTower()
             self.text = TextTower()
             self.logit_scale = nn.Parameter(torch.tensor(math.log(10.0)))
+            # the pairwise loss's scale and boundary (SigLIP: cosine 1 -> logit 0 at the start)
+            self.pair_scale = nn.Parameter(torch.tensor(math.log(10.0)))
+            self.pair_bias = nn.Parameter(torch.tensor(-10.0))
 
     return DualEncoder()
 
 
+LOSS_PARAMETERS = ("logit_scale", "pair_scale", "pair_bias")
+"""Parameters of the losses only (temperatures and the pairwise boundary): not exported."""
+
+
 def export_weights(model, architecture: PixelArchitecture, info: dict) -> PixelWeights:
-    """The numpy weights of a trained model (everything but the temperature)."""
+    """The numpy weights of a trained model (everything but the losses' parameters)."""
     parameters = {name: value.detach().cpu().numpy().astype(np.float32)
-                  for name, value in model.state_dict().items() if name != "logit_scale"}
+                  for name, value in model.state_dict().items() if name not in LOSS_PARAMETERS}
     return PixelWeights(architecture, parameters, info)
 
 
@@ -235,6 +251,19 @@ def multi_positive_loss(logits, labels):
                 - torch.logsumexp(scores.masked_fill(~positives, -torch.inf), dim=1)).mean()
 
     return (one_way(masked, positive) + one_way(masked.T, positive.T)) / 2
+
+
+def pairwise_sigmoid_loss(logits, labels):
+    """SigLIP's loss over the known pairs: ``logits [clips, texts]`` (scale x cosine + bias),
+    ``labels`` 1 / 0 / -1 (ambiguous pairs are left out); the mean binary cross-entropy of each
+    pair being true."""
+    import torch
+
+    known = labels >= 0
+    if not known.any():
+        return logits.new_zeros(())
+    return torch.nn.functional.binary_cross_entropy_with_logits(
+        logits[known], (labels[known] == 1).to(logits.dtype))
 
 
 def mean_average_precision(clip_embeddings: np.ndarray, text_embeddings: np.ndarray,
@@ -336,9 +365,8 @@ def _train(out: Path, config: TrainingConfig, lexicon: Lexicon, progress: bool,
             rgb = torch.from_numpy(train.rgb[batch[:, None], frames])
             captions = [v[rng.integers(len(v))] for v in variants]
             words, offsets = _word_batch(captions, word_index)
-            logits = model.logit_scale.exp().clamp(max=100) * (
-                model.image(rgb) @ model.text(words, offsets).T)
-            loss = multi_positive_loss(logits, torch.from_numpy(train.labels[batch]))
+            loss = _loss(model, config, model.image(rgb) @ model.text(words, offsets).T,
+                         torch.from_numpy(train.labels[batch]))
             optimiser.zero_grad()
             loss.backward()
             optimiser.step()
@@ -346,7 +374,7 @@ def _train(out: Path, config: TrainingConfig, lexicon: Lexicon, progress: bool,
             losses.append(float(loss.detach()))
             bar.set_postfix(loss=f"{np.mean(losses[-20:]):.3f}")
         row = {"epoch": epoch + 1, "train_loss": float(np.mean(losses)),
-               **_validate(model, val, lexicon, word_index),
+               **_validate(model, config, val, lexicon, word_index),
                "seconds": time.perf_counter() - started}
         history.append(row)
         say(f"epoch {row['epoch']}: train loss {row['train_loss']:.3f}, validation loss "
@@ -381,7 +409,18 @@ def _word_batch(captions: list[str], word_index: dict[str, int]):
             torch.tensor(offsets, dtype=torch.long))
 
 
-def _validate(model, val: ClipSet, lexicon: Lexicon, word_index: dict[str, int]) -> dict:
+def _loss(model, config: TrainingConfig, cosines, labels):
+    """The training loss of ``cosines [clips, texts]``: InfoNCE, plus the pairwise sigmoid loss
+    weighted by ``config.pairwise``."""
+    loss = multi_positive_loss(model.logit_scale.exp().clamp(max=100) * cosines, labels)
+    if config.pairwise:
+        loss = loss + config.pairwise * pairwise_sigmoid_loss(
+            model.pair_scale.exp().clamp(max=100) * cosines + model.pair_bias, labels)
+    return loss
+
+
+def _validate(model, config: TrainingConfig, val: ClipSet, lexicon: Lexicon,
+              word_index: dict[str, int]) -> dict:
     """Validation loss and mAP on whole clips (the lexicon's own prompt texts)."""
     import torch
 
@@ -390,8 +429,7 @@ def _validate(model, val: ClipSet, lexicon: Lexicon, word_index: dict[str, int])
         clips = torch.cat([model.image(torch.from_numpy(val.rgb[i:i + 64]))
                            for i in range(0, len(val.rgb), 64)])
         texts = model.text(*_word_batch(list(lexicon.texts), word_index))
-        logits = model.logit_scale.exp().clamp(max=100) * (clips @ texts.T)
-        loss = float(multi_positive_loss(logits, torch.from_numpy(val.labels)))
+        loss = float(_loss(model, config, clips @ texts.T, torch.from_numpy(val.labels)))
     score, _ = mean_average_precision(clips.numpy(), texts.numpy(), val.labels)
     return {"val_loss": loss, "val_map": score}
 
@@ -409,7 +447,7 @@ def plot_curve(history: list[dict], path: Path) -> None:
     figure, (left, right) = plt.subplots(1, 2, figsize=(9, 3.5))
     left.plot(epochs, [row["train_loss"] for row in history], label="train")
     left.plot(epochs, [row["val_loss"] for row in history], label="validation")
-    left.set(xlabel="epoch", ylabel="multi-positive InfoNCE", title="loss")
+    left.set(xlabel="epoch", ylabel="InfoNCE (+ pairwise sigmoid)", title="loss")
     left.legend()
     right.plot(epochs, [row["val_map"] for row in history], color="C2")
     right.set(xlabel="epoch", ylabel="mAP over the lexicon", title="validation mAP", ylim=(0, 1))
@@ -429,6 +467,7 @@ __all__ = [
     "export_weights",
     "mean_average_precision",
     "multi_positive_loss",
+    "pairwise_sigmoid_loss",
     "train_encoder",
     "vocabulary",
 ]

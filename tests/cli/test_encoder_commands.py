@@ -54,3 +54,23 @@ def test_eval_names_the_known_encoders(tmp_path):
     result = run("eval", "aba-sparse", "--encoder", "rgb", "--out", str(tmp_path / "run"))
     assert result.exit_code != 0 and "unknown encoder 'rgb'" in result.output
     assert not (tmp_path / "run").exists()
+
+
+def test_train_encoder_defaults_are_the_recipe_of_the_shipped_weights():
+    """`mrsteve train encoder` with no options trains the shipped weights: its defaults are
+    TrainingConfig's, which the shipped weights record."""
+    import dataclasses
+    import inspect
+    import json
+
+    from mrsteve.cli.train import encoder
+    from mrsteve.perception.pixels import load_shipped_weights
+    from mrsteve.train.encoder import TrainingConfig
+
+    defaults = TrainingConfig()
+    options = {name: parameter.default
+               for name, parameter in inspect.signature(encoder).parameters.items()
+               if name in {f.name for f in dataclasses.fields(TrainingConfig)}}
+    assert options and options == {name: getattr(defaults, name) for name in options}
+    recorded = load_shipped_weights().info["training"]
+    assert recorded == json.loads(json.dumps(dataclasses.asdict(defaults)))

@@ -3,6 +3,8 @@ matching torch."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -16,10 +18,12 @@ from mrsteve.perception.pixels import (
     placeholder_thresholds,
 )
 from mrsteve.train.encoder import (
+    LOSS_PARAMETERS,
     TrainingConfig,
     build_model,
     caption_variants,
     multi_positive_loss,
+    pairwise_sigmoid_loss,
     train_encoder,
 )
 
@@ -30,7 +34,7 @@ TINY = TrainingConfig(clips=48, validation_clips=24, epochs=3, batch=16, frames_
 def torch_model(weights):
     model = build_model(weights.architecture)
     state = {name: torch.from_numpy(value) for name, value in weights.parameters.items()}
-    model.load_state_dict({**state, "logit_scale": torch.tensor(0.0)})
+    model.load_state_dict({**state, **{name: torch.tensor(0.0) for name in LOSS_PARAMETERS}})
     return model.eval()
 
 
@@ -65,6 +69,21 @@ def test_ambiguous_pairs_do_not_count_in_the_loss():
     assert multi_positive_loss(worse, labels) > multi_positive_loss(logits, labels)
 
 
+def test_the_pairwise_loss_prices_each_false_pair_by_its_own_score():
+    """InfoNCE only ranks: a false pair well below its clip's true pair costs it next to
+    nothing, however high its own score. The pairwise loss charges it for crossing the boundary
+    (logit 0), and leaves ambiguous pairs free."""
+    labels = torch.tensor([[1, 0, -1]], dtype=torch.int8)
+    low = torch.tensor([[30.0, -5.0, 0.0]])
+    high = torch.tensor([[30.0, 5.0, 0.0]])  # the false pair crosses the boundary
+    assert multi_positive_loss(high, labels) < 1e-6
+    assert pairwise_sigmoid_loss(high, labels) > 100 * pairwise_sigmoid_loss(low, labels)
+    free = low.clone()
+    free[0, 2] = 50.0
+    assert torch.isclose(pairwise_sigmoid_loss(free, labels), pairwise_sigmoid_loss(low, labels))
+    assert pairwise_sigmoid_loss(low, torch.full((1, 3), -1, dtype=torch.int8)) == 0
+
+
 def test_every_true_prompt_is_a_positive():
     """Multi-positive: mass on any true prompt is as good as on another."""
     labels = torch.tensor([[1, 1, 0]], dtype=torch.int8)
@@ -84,9 +103,11 @@ def test_average_precision_counts_ties_against():
     assert average_precision(np.array([0.5]), np.array([0.5])) == 0.5
 
 
-def test_a_tiny_run_lowers_the_loss_resumes_and_gives_loadable_weights(tmp_path):
+@pytest.mark.parametrize("pairwise", [0.0, 1.0])
+def test_a_tiny_run_lowers_the_loss_resumes_and_gives_loadable_weights(tmp_path, pairwise):
     threads, deterministic = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
-    result = train_encoder(tmp_path / "run", TINY, progress=False, say=lambda line: None)
+    config = dataclasses.replace(TINY, pairwise=pairwise)
+    result = train_encoder(tmp_path / "run", config, progress=False, say=lambda line: None)
     # torch's process-wide settings are the caller's again
     assert (torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()) == (
         threads, deterministic)
@@ -99,7 +120,7 @@ def test_a_tiny_run_lowers_the_loss_resumes_and_gives_loadable_weights(tmp_path)
     embedding = PixelEncoder(loaded, placeholder_thresholds()).encode_text("near cow")
     assert embedding.shape == (loaded.architecture.dim,)
     said = []
-    again = train_encoder(tmp_path / "run", TINY, progress=False, say=said.append)
+    again = train_encoder(tmp_path / "run", config, progress=False, say=said.append)
     assert any("resuming after epoch 3" in line for line in said)
     assert again.weights.sha256 == result.weights.sha256
 
