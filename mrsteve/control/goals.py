@@ -17,10 +17,13 @@ prefer those near Place Event Memory events that match a place prompt ("near pas
 Patches are anchored so that the start is the centre of a patch and tile the visitation map
 (128 x 128 blocks around the start, as in the release, growing as the agent goes): the selectors
 know nothing of the map, not its size nor its walls. A goal the navigator finds it cannot reach
-(a wall or a cliff in the way, as far as it has seen) is given up at once (:meth:`give_up`) and its
-patch not chosen again; one never reached is given up after ``goal_timeout`` steps. Positions are
-in the agent's frame (:class:`mrsteve.spaces.AgentFrame`); event poses from the agent's memory,
-relative to the exact start, are shifted to it.
+(a wall or a cliff in the way, as far as it has seen) is given up at once (:meth:`give_up`); one
+never reached is given up after ``goal_timeout`` steps. A given-up patch is not chosen again for
+``retry_after`` steps: what the navigator judged from one place (a ridge it cannot see over, with
+a pass it has not found) may be reachable from another, and a patch given up for good would leave
+a whole side of a map unexplored. Positions are in the agent's frame
+(:class:`mrsteve.spaces.AgentFrame`); event poses from the agent's memory, relative to the exact
+start, are shifted to it.
 
 Direction selection (appendix "Exploration Experiments Details"). Plan4MC's high level is an LSTM
 trained with PPO that reads the agent's past ``(x, y)`` positions and picks the next of four
@@ -58,12 +61,16 @@ class ExplorationConfig:
     reach_distance: float = 3.0
     """A goal within this many blocks (on the ground plane) is reached."""
     goal_timeout: int = 2000
-    """Steps after which an unreached goal is abandoned (and its patch not chosen again)."""
+    """Steps after which an unreached goal is abandoned."""
+    retry_after: int = 2000
+    """Steps an abandoned or given-up patch is not chosen again (as long as a goal may take)."""
 
     def __post_init__(self) -> None:
-        if not self.patch_size > 0 or not self.reach_distance >= 0 or self.goal_timeout < 1:
-            raise ValueError(f"patch_size must be > 0, reach_distance >= 0 and goal_timeout >= 1, "
-                             f"got {self.patch_size}, {self.reach_distance}, {self.goal_timeout}")
+        if (not self.patch_size > 0 or not self.reach_distance >= 0 or self.goal_timeout < 1
+                or self.retry_after < 1):
+            raise ValueError(f"patch_size must be > 0, reach_distance >= 0, goal_timeout >= 1 "
+                             f"and retry_after >= 1, got {self.patch_size}, "
+                             f"{self.reach_distance}, {self.goal_timeout}, {self.retry_after}")
 
 
 @dataclass(frozen=True)
@@ -197,7 +204,7 @@ class CountBasedGoalSelector:
     no painted cell, else of the least-painted patch (nearest among equals); remaining ties are
     broken with the generator given to :meth:`reset`. :meth:`propose` keeps a goal until it is
     reached, times out or is given up; a patch whose goal timed out or was given up is not chosen
-    again.
+    again for ``retry_after`` steps.
     """
 
     def __init__(
@@ -225,7 +232,8 @@ class CountBasedGoalSelector:
         self._goal = None
         self._goal_patch: tuple[int, int] | None = None
         self._goal_since = 0
-        self._abandoned: set[tuple[int, int]] = set()
+        self._abandoned: dict[tuple[int, int], int] = {}
+        """Patches given up, with the step they were given up at."""
 
     def observe(self, pose: Sequence[float]) -> None:
         self.visitation.paint(float(pose[0]), float(pose[2]), float(pose[3]))
@@ -260,16 +268,18 @@ class CountBasedGoalSelector:
             if math.hypot(self._goal[0] - x, self._goal[1] - z) <= self.config.reach_distance:
                 self._goal = None
             elif t - self._goal_since >= self.config.goal_timeout:
-                self._abandoned.add(self._goal_patch)
-                self._goal = None
+                self.give_up(t)
         if self._goal is None:
+            retry = self.config.retry_after
+            self._abandoned = {p: since for p, since in self._abandoned.items()
+                               if t - since < retry}
             self._goal = self.select(x, z)
             self._goal_since = t
         return self._goal
 
     def give_up(self, t: int) -> None:
         if self._goal is not None:
-            self._abandoned.add(self._goal_patch)
+            self._abandoned[self._goal_patch] = t
             self._goal = None
 
     def _prefer(self, stats: PatchStats, candidates: np.ndarray) -> np.ndarray:

@@ -44,12 +44,12 @@ def pose(x: float, z: float, yaw: float = 0.0) -> tuple[float, ...]:
 
 SELECTORS = [
     pytest.param(
-        lambda visitation=POINT: CountBasedGoalSelector(visitation=visitation),
+        lambda visitation=POINT, config=None: CountBasedGoalSelector(config, visitation),
         id="count-based",
     ),
     pytest.param(
-        lambda visitation=POINT: TaskConditionedGoalSelector(
-            FakeEvents([[1.0, 0.0]], [[20.0, 64.0, 20.0, 0.0, 0.0]]), visitation=visitation),
+        lambda visitation=POINT, config=None: TaskConditionedGoalSelector(
+            FakeEvents([[1.0, 0.0]], [[20.0, 64.0, 20.0, 0.0, 0.0]]), config, visitation),
         id="task-conditioned-without-task",
     ),
 ]
@@ -173,7 +173,7 @@ def test_a_goal_is_kept_until_reached_within_3_blocks(make):
     assert selector.propose(at, 12) == new
 
 
-def test_a_goal_is_abandoned_after_2000_steps_and_not_chosen_again(make):
+def test_a_goal_is_abandoned_after_2000_steps_and_retried_2000_steps_later(make):
     selector = make(np.random.default_rng(0))
     start = (0.0, 64.0, 0.0, 0.0, 0.0)
 
@@ -187,16 +187,38 @@ def test_a_goal_is_abandoned_after_2000_steps_and_not_chosen_again(make):
     assert selector.propose(start, 100 + 1999) == goal
     other = selector.propose(start, 100 + 2000)
     assert other != goal
-    assert selector.propose(start, 100 + 4000) != goal
+    selector.give_up(100 + 2001)
+    assert selector.propose(start, 100 + 2002) not in (goal, other)
+    # the abandoned patch is a candidate again retry_after steps after it was abandoned
+    selector.give_up(100 + 3999)
+    assert selector.propose(start, 100 + 3999) != goal
+    selector.give_up(100 + 4000)
+    assert selector.propose(start, 100 + 4000) == goal
     selector.reset(start, np.random.default_rng(0))  # a new episode forgets the abandoned patch
     assert selector.goal is None
     paint()
     assert selector.propose(start, 0) == goal
 
 
+def test_a_patch_given_up_from_one_place_is_retried_from_another(make):
+    """A navigator's verdict (a ridge it cannot see over) holds where it was made: the patch is
+    not proposed again for ``retry_after`` steps, then it is, from wherever the agent stands."""
+    selector = make(np.random.default_rng(0), config=ExplorationConfig(retry_after=50))
+    start = pose(0.0, 0.0)
+    selector.observe(start)
+    goal = selector.propose(start, 0)
+    selector.give_up(0)
+    for t in range(1, 50):
+        assert selector.propose(start, t) != goal
+        selector.give_up(t)
+    assert selector.propose(start, 50) == goal  # the nearest again; the others wait on
+
+
 def test_bad_arguments_raise():
     with pytest.raises(ValueError, match="patch_size"):
         ExplorationConfig(patch_size=0.0)
+    with pytest.raises(ValueError, match="retry_after >= 1"):
+        ExplorationConfig(retry_after=0)
 
 
 def task_world():
