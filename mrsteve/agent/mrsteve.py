@@ -15,7 +15,11 @@ Algorithm 2 of the paper (appendix "MrSteve Algorithm") with the modes of the au
   best-matching one: :attr:`MrSteveConfig.image_goal_target`): NAVIGATE to its position (done
   within the navigator's 3 blocks), CAM_ADJUST to its stored yaw and pitch (within 5 degrees),
   then EXECUTE the instruction policy with the task's *execute* prompt;
-- without candidates, EXPLORE with the hierarchical explorer (pi_H-Nav + pi_L-Nav).
+- without candidates, EXPLORE with the hierarchical explorer (pi_H-Nav + pi_L-Nav);
+- optionally (:attr:`MrSteveConfig.searched_radius`, off by default: beyond the paper and the
+  release), a target reached and executed at for L steps without the task ending is *searched*:
+  the frames seen around it are no longer candidates for this task, so the re-read finds a new
+  target instead of the same wrong one.
 
 Every part is pluggable (memory, encoder, explorer, navigator, instruction policy), so the paper's
 variants MrSteve-FM / -EM / -PM, Center Embed and PMC-MrSteve-FM are this class with other parts
@@ -34,7 +38,7 @@ from mrsteve.control.explorers import Explorer
 from mrsteve.control.motion import clamp, wrap_degrees
 from mrsteve.control.navigation import Navigator
 from mrsteve.control.skills import InstructionPolicy
-from mrsteve.memory import Memory
+from mrsteve.memory import Memory, MemoryRead
 from mrsteve.naming import check_name
 from mrsteve.perception import Encoder, TaskPrompts
 from mrsteve.spaces import noop_action
@@ -71,10 +75,22 @@ class MrSteveConfig:
     text tasks, where any cow serves "kill cow"). An image goal names one place, and a look-alike
     elsewhere (the Memory Tasks' second house) does not serve it; the paper states no rule for
     image goals."""
+    searched_radius: float = 0.0
+    """Blocks around a searched target within which the frames are no longer candidates for the
+    rest of the task; 0 turns it off (the release's rule). A target is *searched* when the agent
+    reached it and ran the Execute mode there for the L steps of :attr:`requery_interval`
+    without the task ending. The paper re-reads after L steps because "the Mode Selector
+    retrieves a wrong experience frame" and "changing the navigation target can be helpful"
+    (appendix "MrSteve Algorithm"), but the nearest match is then the same wrong frame, or one
+    the agent saw again while it searched there. Beyond the paper and the release."""
 
     def __post_init__(self) -> None:
         if not (isinstance(self.requery_interval, int) and self.requery_interval >= 1):
             raise ValueError(f"requery_interval must be an int >= 1, got {self.requery_interval!r}")
+        radius = self.searched_radius
+        if isinstance(radius, bool) or not isinstance(radius, (int, float)) or not radius >= 0:
+            raise ValueError(f"searched_radius must be a number of blocks >= 0 (0: off), "
+                             f"got {self.searched_radius!r}")
         if self.camera_tolerance <= 0 or self.camera_speed <= 0:
             raise ValueError("camera_tolerance and camera_speed must be positive")
         check_name(self.image_goal_target, IMAGE_GOAL_TARGETS, "image_goal_target")
@@ -129,6 +145,9 @@ class MrSteve:
         ``image goal``)."""
         self._nearest = True
         """Whether a read's target is the matching frame nearest the agent (else the best)."""
+        self._searched = np.empty((0, 2))
+        """The task's searched targets (:attr:`MrSteveConfig.searched_radius`): memory ``x, z``,
+        one row each."""
 
     # -- the Agent interface -----------------------------------------------------------------------
 
@@ -150,8 +169,7 @@ class MrSteve:
         self.policy.reset(rng, camera)
         self.task = None
         self._query_vector = None
-        self._enter(None)
-        self.target = None
+        self._new_query()
         self.last_query = None
 
     def set_task(self, task: TaskPrompts, t: int) -> None:
@@ -165,8 +183,7 @@ class MrSteve:
         # task-conditioned exploration reads the place prompt; other explorers ignore it
         self.explorer.set_task(self.encoder.encode_text(self.task.place),
                                self.encoder.task_threshold(self.task.place))
-        self._enter(None)
-        self.target = None
+        self._new_query()
 
     def set_goal(self, embedding: np.ndarray, threshold: float, t: int) -> None:
         """An image goal (paper Section 4.3, Memory Tasks): ``embedding``, the encoder's embedding
@@ -188,8 +205,7 @@ class MrSteve:
         self._query_vector = query / norm
         self._threshold = float(threshold)
         self.explorer.set_task(self._query_vector, self._threshold)
-        self._enter(None)
-        self.target = None
+        self._new_query()
 
     def observe(self, obs: Observation, t: int) -> None:
         """Step ``t`` seen without acting (Algorithm 2, line 8): its clip embedding is written to
@@ -208,9 +224,10 @@ class MrSteve:
             return self.explorer.act(obs)
         pose = np.asarray(obs["pose"], dtype=np.float64)
 
-        if self.mode is None or self.mode is Mode.EXPLORE or (
-            self._mode_steps >= self.config.requery_interval
-        ):
+        timed_out = self._mode_steps >= self.config.requery_interval
+        if self.mode is None or self.mode is Mode.EXPLORE or timed_out:
+            if timed_out and self.mode in (Mode.CAM_ADJUST, Mode.EXECUTE):
+                self._searched_target()
             self._select_mode(pose, t)
         self._mode_steps += 1
 
@@ -249,6 +266,32 @@ class MrSteve:
         self.mode = mode
         self._mode_steps = 0
 
+    def _new_query(self) -> None:
+        """A new task or goal: no mode, no target, nothing searched yet; the next step reads."""
+        self._enter(None)
+        self.target = None
+        self._searched = np.empty((0, 2))
+
+    def _searched_target(self) -> None:
+        """The target was reached and executed at for L steps without the task ending: remember
+        it as searched (when :attr:`MrSteveConfig.searched_radius` is on)."""
+        if self.config.searched_radius > 0:
+            rel = self.relative(np.asarray(self.target, dtype=np.float64))
+            self._searched = np.vstack([self._searched, (rel[0], rel[2])])
+
+    def _unsearched(self, found: MemoryRead) -> MemoryRead:
+        """``found`` without the frames seen within :attr:`MrSteveConfig.searched_radius` of a
+        searched target."""
+        if not (len(found) and len(self._searched)):
+            return found
+        offset = found.pose[:, None, [0, 2]] - self._searched[None, :, :]
+        searched = (np.einsum("fsk,fsk->fs", offset, offset)
+                    <= self.config.searched_radius ** 2).any(axis=1)
+        if not searched.any():
+            return found
+        keep = ~searched
+        return MemoryRead(found.t[keep], found.pose[keep], found.score[keep], found.frames_scored)
+
     def _select_mode(self, pose: np.ndarray, t: int) -> None:
         """The mode selector (Algorithm 2, lines 15-25): read the memory with the explore prompt;
         with candidates, target the one nearest the agent (an image goal's best match, unless
@@ -258,8 +301,8 @@ class MrSteve:
         the navigation going."""
         rel = self.relative(pose)
         near = (rel[0], rel[2]) if self._nearest else None
-        found = self.memory.read(self._query_vector, self._threshold, top_k=self.config.top_k,
-                                 near=near)
+        found = self._unsearched(self.memory.read(self._query_vector, self._threshold,
+                                                  top_k=self.config.top_k, near=near))
         if len(found):
             target = tuple(float(v) for v in self.absolute(found.pose[0]))
             self.last_query = Query(

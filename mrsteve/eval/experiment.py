@@ -32,14 +32,16 @@ Summaries = dict[tuple[str, str], dict[str, dict[str, float]]]
 
 
 def agent_on_world(name: str, world: str, *, capacity: int | None = None,
-                   encoder: str = "semantic", image_goal_target: str = "best") -> AgentConfig:
+                   encoder: str = "semantic", image_goal_target: str = "best",
+                   searched_radius: float = 0.0) -> AgentConfig:
     """The configuration tree of the agent called ``name`` for a task on ``world``: the
     exploration goal patch for the world's size (a task-level setting, as in the paper:
     :func:`~mrsteve.tasks.catalog.exploration_patch_size`), its memory ``capacity``, its
-    ``encoder`` and which frame an image goal targets."""
+    ``encoder``, which frame an image goal targets and the mode selector's searched radius."""
     return agent_config(name, patch_size=exploration_patch_size(world), capacity=capacity,
                         encoder=encoder,
-                        config=MrSteveConfig(image_goal_target=image_goal_target))
+                        config=MrSteveConfig(image_goal_target=image_goal_target,
+                                             searched_radius=searched_radius))
 
 
 @cache

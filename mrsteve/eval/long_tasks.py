@@ -15,7 +15,7 @@ import gymnasium as gym
 import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
 from mrsteve.agent.config import AgentConfig
 from mrsteve.agent.factory import AGENTS, make_agent
-from mrsteve.agent.mrsteve import IMAGE_GOAL_TARGETS
+from mrsteve.agent.mrsteve import IMAGE_GOAL_TARGETS, MrSteveConfig
 from mrsteve.eval.experiment import Experiment, agent_on_world, config_from_options
 from mrsteve.eval.results import format_metric, format_table
 from mrsteve.eval.sweep import EpisodeSpec, Group, Record
@@ -60,11 +60,16 @@ class LongTaskConfig:
     """Long-Navigation: which frame matching the image goal the agent targets: best (the
     highest-scoring) or nearest (nearest the agent, the release's rule for text tasks; the paper
     states none)."""
+    searched_radius: float = 0.0
+    """Blocks around a target the agent reached and executed at for L steps without success
+    within which the mode selector skips remembered frames for the rest of the task (0: off, the
+    release's rule; beyond the paper)."""
 
     def __post_init__(self) -> None:
         choose(self.agent, list(AGENTS), "agent")
         check_name(self.encoder, ENCODERS, "encoder")
         check_name(self.image_goal_target, IMAGE_GOAL_TARGETS, "image_goal_target")
+        MrSteveConfig(searched_radius=self.searched_radius)
         if min(self.steps, self.capacity, self.task_limit) < 1 or self.rss_every < 0:
             raise ValueError(f"steps, capacity and task_limit must be >= 1 and rss_every >= 0, "
                              f"got {self}")
@@ -78,7 +83,8 @@ class LongTaskConfig:
     def agent_tree(self, agent: str, world: str) -> AgentConfig:
         """The configuration tree of ``agent`` on ``world``."""
         return agent_on_world(agent, world, capacity=self.capacity, encoder=self.encoder,
-                              image_goal_target=self.image_goal_target)
+                              image_goal_target=self.image_goal_target,
+                              searched_radius=self.searched_radius)
 
 
 def _agent(name: str, world: str, config: LongTaskConfig):
@@ -168,7 +174,8 @@ class LongInstruction(LongTaskExperiment):
     changes on success or after --task-limit steps. Metric: tasks solved in --steps steps."""
 
     name = "long-instruction"
-    options = ("agent", "steps", "capacity", "task_limit", "rss_every", "encoder")
+    options = ("agent", "steps", "capacity", "task_limit", "rss_every", "encoder",
+               "searched_radius")
     episode = staticmethod(long_instruction_episode)
     world, metric, paper = li.WORLD, "tasks_solved", PAPER_TASKS_SOLVED
 
@@ -181,7 +188,7 @@ class LongNavigation(LongTaskExperiment):
 
     name = "long-navigation"
     options = ("agent", "steps", "capacity", "task_limit", "radius", "rss_every", "encoder",
-               "image_goal_target")
+               "image_goal_target", "searched_radius")
     episode = staticmethod(long_navigation_episode)
     world, metric, paper = ln.WORLD, "goals_reached", PAPER_GOALS_REACHED
 

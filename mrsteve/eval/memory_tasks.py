@@ -42,7 +42,7 @@ import numpy as np
 import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
 from mrsteve.agent.config import AgentConfig
 from mrsteve.agent.factory import build_agent, make_navigator
-from mrsteve.agent.mrsteve import IMAGE_GOAL_TARGETS
+from mrsteve.agent.mrsteve import IMAGE_GOAL_TARGETS, MrSteveConfig
 from mrsteve.control.motion import heading_to, wrap_degrees
 from mrsteve.control.navigation import NavigatorConfig
 from mrsteve.env.voxel_env import DEFAULT_OBS_SIZE
@@ -102,12 +102,17 @@ class MemoryTasksConfig:
     image_goal_target: str = "best"
     """Which frame matching the image goal the agent targets: best (the highest-scoring) or
     nearest (nearest the agent, the release's rule for text tasks; the paper states none)."""
+    searched_radius: float = 0.0
+    """Blocks around a target the agent reached and executed at for L steps without success
+    within which the mode selector skips remembered frames for the rest of the task (0: off, the
+    release's rule; beyond the paper)."""
 
     def __post_init__(self) -> None:
         choose(self.task, list(MEMORY_TASKS), "task")
         choose(self.agent, list(AGENTS), "agent")
         check_name(self.encoder, ENCODERS, "encoder")
         check_name(self.image_goal_target, IMAGE_GOAL_TARGETS, "image_goal_target")
+        MrSteveConfig(searched_radius=self.searched_radius)
         if self.capacity < 1 or self.task_steps < 1 or self.trajectory_every < 1:
             raise ValueError(f"capacity, task_steps and trajectory_every must be >= 1, got "
                              f"{self.capacity}, {self.task_steps}, {self.trajectory_every}")
@@ -129,7 +134,8 @@ class MemoryTasksConfig:
     def agent_tree(self, agent: str, task: MemoryTask) -> AgentConfig:
         """The configuration tree of ``agent`` on ``task``'s world."""
         return agent_on_world(agent, task.world, capacity=self.capacity, encoder=self.encoder,
-                              image_goal_target=self.image_goal_target)
+                              image_goal_target=self.image_goal_target,
+                              searched_radius=self.searched_radius)
 
 
 @dataclass(frozen=True)
@@ -286,7 +292,7 @@ class MemoryTasks(Experiment):
     name = "memory-tasks"
     config_type = MemoryTasksConfig
     options = ("task", "agent", "capacity", "task_steps", "radius", "encoder",
-               "image_goal_target")
+               "image_goal_target", "searched_radius")
     default_episodes = 20
     episode = staticmethod(memory_tasks_episode)
 

@@ -25,7 +25,7 @@ import gymnasium as gym
 import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
 from mrsteve.agent.config import AgentConfig
 from mrsteve.agent.factory import AGENTS, build_agent
-from mrsteve.agent.mrsteve import Mode
+from mrsteve.agent.mrsteve import Mode, MrSteveConfig
 from mrsteve.eval.experiment import Experiment, Summaries, agent_on_world
 from mrsteve.eval.results import format_metric, format_table, mean_stderr
 from mrsteve.eval.sweep import EpisodeSpec, Group, Record
@@ -131,11 +131,16 @@ class SequentialConfig:
     encoder: str = "semantic"
     """The agent's encoder: semantic (the renderer's semantic frame) or pixels (the learned
     encoder over RGB frames)."""
+    searched_radius: float = 0.0
+    """Blocks around a target the agent reached and executed at for L steps without success
+    within which the mode selector skips remembered frames for the rest of the task (0: off, the
+    release's rule; beyond the paper)."""
 
     def __post_init__(self) -> None:
         choose(self.agent, list(AGENTS), "agent")
         parse_capacities(self.capacity)
         check_name(self.encoder, ENCODERS, "encoder")
+        MrSteveConfig(searched_radius=self.searched_radius)
 
     @property
     def agents(self) -> list[str]:
@@ -152,20 +157,22 @@ class SequentialConfig:
 
 
 def agent_tree(task: SequentialTask, agent: str, capacity: int | None,
-               encoder: str = "semantic") -> dict[str, Any]:
+               encoder: str = "semantic", searched_radius: float = 0.0) -> dict[str, Any]:
     """The configuration tree of ``agent`` on ``task``'s world (saved in the summary)."""
-    return asdict(agent_on_world(agent, task.world, capacity=capacity, encoder=encoder))
+    return asdict(agent_on_world(agent, task.world, capacity=capacity, encoder=encoder,
+                                 searched_radius=searched_radius))
 
 
 def sequential_run(task: SequentialTask, agent: str | AgentConfig, seed: int, *,
                    capacity: int | None = None,
                    obs_size: tuple[int, int] | None = None,
-                   encoder: str = "semantic") -> dict[str, Any]:
+                   encoder: str = "semantic",
+                   searched_radius: float = 0.0) -> dict[str, Any]:
     """One episode of ``task`` for the agent called ``agent`` (or the agent a configuration tree
     describes): its record of metrics, with the Explore-mode steps of each sub-task."""
     env = gym.make("mrsteve/Voxel-v0", **env_kwargs(task, obs_size))
     config = agent if isinstance(agent, AgentConfig) else agent_on_world(
-        agent, task.world, capacity=capacity, encoder=encoder)
+        agent, task.world, capacity=capacity, encoder=encoder, searched_radius=searched_radius)
     modes = ModeSteps()
     try:
         result = run_tasks(env, build_agent(config), task.items, seed=seed,
@@ -184,7 +191,8 @@ def sequential_episode(spec: EpisodeSpec) -> Record:
     return sequential_run(task_by_key(spec.task), agent_of(spec.agent), spec.seed,
                           capacity=options.get("capacity"),
                           obs_size=None if obs_size is None else tuple(obs_size),
-                          encoder=options.get("encoder", "semantic"))
+                          encoder=options.get("encoder", "semantic"),
+                          searched_radius=options.get("searched_radius", 0.0))
 
 
 class SequentialExperiment(Experiment):
@@ -192,7 +200,7 @@ class SequentialExperiment(Experiment):
 
     suite: ClassVar[str]
     config_type = SequentialConfig
-    options = ("task", "agent", "capacity", "encoder")
+    options = ("task", "agent", "capacity", "encoder", "searched_radius")
     default_episodes = 10
     episode = staticmethod(sequential_episode)
 
@@ -218,10 +226,11 @@ class SequentialExperiment(Experiment):
                 groups.append(Group(
                     task.key, cell, f"{task.name}.{cell.replace('@', '.c')}",
                     {"task": asdict(task),
-                     "agent": agent_tree(task, name, capacity, config.encoder),
+                     "agent": agent_tree(task, name, capacity, config.encoder,
+                                         config.searched_radius),
                      "obs_size": config.obs_size},
                     {"capacity": capacity, "obs_size": config.obs_size,
-                     "encoder": config.encoder},
+                     "encoder": config.encoder, "searched_radius": config.searched_radius},
                 ))  # fmt: skip
         return groups
 

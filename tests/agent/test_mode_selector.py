@@ -4,7 +4,8 @@ The parts around the agent are fakes whose behaviour the test controls: a memory
 candidate only when told to, a navigator that "arrives" when told to, and recording explorer and
 instruction policy. What is asserted is what the paper states: memory empty -> EXPLORE; a
 candidate appears -> NAVIGATE -> CAM_ADJUST -> EXECUTE; after L steps in a mode the memory is read
-again; every step is written to memory whatever the mode.
+again; every step is written to memory whatever the mode. With ``searched_radius`` on, a target
+the agent reached and executed at for L steps is not picked again for the same task.
 """
 
 import numpy as np
@@ -20,19 +21,23 @@ START = np.array([10.0, 16.0, 20.0, 0.0, 0.0])
 
 
 class ScriptedMemory(FIFOMemory):
-    """A real FIFO memory whose reads return ``self.candidate`` (a relative pose) when set."""
+    """A real FIFO memory whose reads return ``self.candidate`` (a relative pose, seen at step 3)
+    when set, or ``self.candidates`` (``(t, pose)`` pairs, in result order)."""
 
     def __init__(self):
         super().__init__()
         self.candidate = None
+        self.candidates = []
         self.reads = []
 
     def read(self, query, threshold, **kwargs):
         self.reads.append(kwargs.get("near"))
-        if self.candidate is None:
+        frames = [(3, self.candidate)] if self.candidate is not None else self.candidates
+        if not frames:
             return MemoryRead.empty()
-        pose = np.asarray([self.candidate], dtype=np.float32)
-        return MemoryRead(np.array([3]), pose, np.array([0.9], np.float32), 1)
+        t = np.array([t for t, _ in frames], dtype=np.int64)
+        pose = np.asarray([pose for _, pose in frames], dtype=np.float32)
+        return MemoryRead(t, pose, np.full(len(frames), 0.9, np.float32), len(frames))
 
 
 class RecordingExplorer:
@@ -209,3 +214,79 @@ def test_a_new_task_resets_the_mode_and_queries_with_its_explore_prompt(agent):
 def test_config_rejects_a_bad_interval():
     with pytest.raises(ValueError, match="requery_interval"):
         MrSteveConfig(requery_interval=0)
+
+
+# -- searched targets (MrSteveConfig.searched_radius) ---------------------------------------------
+
+WRONG = [2.0, 0.0, 0.0, 0.0, 0.0]
+"""A matching frame nearest the agent, where the task cannot be done (a false match)."""
+RIGHT = [20.0, 0.0, 0.0, 0.0, 0.0]
+"""A matching frame farther away."""
+
+
+def searching_agent(radius):
+    agent = MrSteve(ScriptedMemory(), SemanticEncoder(), RecordingExplorer(), ScriptedNavigator(),
+                    RecordingPolicy(), MrSteveConfig(searched_radius=radius))
+    agent.reset(observation(), np.random.default_rng(0), Camera(40, 64))
+    agent.set_task(task_prompts("log"), 0)
+    agent.memory.candidates = [(3, WRONG), (4, [4.0, 0.0, 1.0, 0.0, 0.0]), (5, RIGHT)]
+    agent.navigator.arrived = True  # every target is reached at once
+    return agent
+
+
+def run_steps(agent, start, stop):
+    for t in range(start, stop):
+        agent.act(observation(), t)
+
+
+def target(agent):
+    return agent.relative(np.asarray(agent.target))[[0, 2]].tolist()
+
+
+@pytest.mark.parametrize("radius", [0.0, 6.0])
+def test_after_L_steps_executing_at_a_wrong_target_the_next_read_skips_it_when_on(radius):
+    """Off (the release's rule), the nearest match is picked again after L steps; on, the frames
+    seen within the radius of the searched target are skipped and the next match is the target."""
+    agent = searching_agent(radius)
+    run_steps(agent, 0, 601)
+    assert agent.mode is Mode.EXECUTE
+    assert target(agent) == ([2.0, 0.0] if radius == 0 else [20.0, 0.0])
+
+
+def test_a_target_not_reached_in_L_steps_is_not_searched():
+    agent = searching_agent(6.0)
+    agent.navigator.arrived = False
+    run_steps(agent, 0, 601)
+    assert agent.mode is Mode.NAVIGATE and target(agent) == [2.0, 0.0]
+
+
+def test_frames_seen_at_a_searched_place_after_the_search_are_skipped_too():
+    """Walking on from a wrong place, the agent sees the same false match again; a later frame
+    there must not send it back."""
+    agent = searching_agent(6.0)
+    run_steps(agent, 0, 600)  # WRONG reached at once, executed at for L steps
+    agent.navigator.arrived = False  # the next target is not reached before the next re-read
+    run_steps(agent, 600, 601)
+    assert agent.mode is Mode.NAVIGATE and target(agent) == [20.0, 0.0]
+    agent.memory.candidates = [(3, WRONG), (700, [3.0, 0.0, 0.0, 0.0, 0.0]), (5, RIGHT)]
+    run_steps(agent, 601, 1201)
+    assert len(agent.memory.reads) == 3, "re-read after L steps of navigating"
+    assert agent.mode is Mode.NAVIGATE and target(agent) == [20.0, 0.0]
+
+
+def test_with_every_match_searched_the_agent_explores_and_a_new_task_forgets_them():
+    agent = searching_agent(6.0)
+    agent.memory.candidates = [(3, WRONG)]
+    run_steps(agent, 0, 601)
+    assert agent.mode is Mode.EXPLORE
+    run_steps(agent, 601, 650)
+    assert agent.mode is Mode.EXPLORE, "the read still skips it while exploring"
+    agent.set_task(task_prompts("log"), 650)
+    agent.act(observation(), 650)
+    assert agent.mode is Mode.EXECUTE and target(agent) == [2.0, 0.0]
+
+
+@pytest.mark.parametrize("radius", [-1.0, True, "6", float("nan")])
+def test_config_rejects_a_bad_searched_radius(radius):
+    with pytest.raises(ValueError, match="searched_radius"):
+        MrSteveConfig(searched_radius=radius)
