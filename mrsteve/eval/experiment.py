@@ -17,6 +17,7 @@ import inspect
 import textwrap
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any, ClassVar
@@ -25,6 +26,8 @@ from mrsteve.agent.config import AgentConfig
 from mrsteve.agent.factory import agent_config
 from mrsteve.agent.mrsteve import MrSteveConfig
 from mrsteve.eval.sweep import EpisodeFn, Group, Record, SweepOptions, run_sweep
+from mrsteve.naming import check_name
+from mrsteve.perception import ENCODERS
 from mrsteve.tasks.catalog import exploration_patch_size
 
 Summaries = dict[tuple[str, str], dict[str, dict[str, float]]]
@@ -42,6 +45,24 @@ def agent_on_world(name: str, world: str, *, capacity: int | None = None,
                         encoder=encoder,
                         config=MrSteveConfig(image_goal_target=image_goal_target,
                                              searched_radius=searched_radius))
+
+
+@dataclass(frozen=True)
+class AgentOptions:
+    """The agent's settings shared by the experiments that run MrSteve and its variants (their
+    configs derive from it; each field is a command-line option)."""
+
+    encoder: str = "semantic"
+    """The agent's encoder: semantic (the renderer's semantic frame) or pixels (the learned
+    encoder over RGB frames)."""
+    searched_radius: float = 0.0
+    """Blocks around a target the agent reached and executed at for L steps without success
+    within which the mode selector skips remembered frames for the rest of the task (0: off, the
+    release's rule; beyond the paper)."""
+
+    def __post_init__(self) -> None:
+        check_name(self.encoder, ENCODERS, "encoder")
+        MrSteveConfig(searched_radius=self.searched_radius)  # its check, its message
 
 
 @cache

@@ -15,12 +15,12 @@ import gymnasium as gym
 import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
 from mrsteve.agent.config import AgentConfig
 from mrsteve.agent.factory import AGENTS, make_agent
-from mrsteve.agent.mrsteve import IMAGE_GOAL_TARGETS, MrSteveConfig
-from mrsteve.eval.experiment import Experiment, agent_on_world, config_from_options
+from mrsteve.agent.mrsteve import IMAGE_GOAL_TARGETS
+from mrsteve.eval.experiment import AgentOptions, Experiment, agent_on_world, config_from_options
 from mrsteve.eval.results import format_metric, format_table
 from mrsteve.eval.sweep import EpisodeSpec, Group, Record
 from mrsteve.naming import check_name, choose
-from mrsteve.perception import ENCODERS, make_encoder
+from mrsteve.perception import make_encoder
 from mrsteve.tasks import long_instruction as li
 from mrsteve.tasks import long_navigation as ln
 
@@ -38,7 +38,7 @@ rest under 10)."""
 
 
 @dataclass(frozen=True)
-class LongTaskConfig:
+class LongTaskConfig(AgentOptions):
     """A long-horizon sweep (the paper's settings)."""
 
     agent: str = DEFAULT_AGENTS
@@ -53,23 +53,15 @@ class LongTaskConfig:
     """Long-Navigation: a goal is reached within this many blocks of where its frame was seen."""
     rss_every: int = 0
     """Sample the resident memory every this many steps into each record (0: never)."""
-    encoder: str = "semantic"
-    """The agent's encoder: semantic (the renderer's semantic frame) or pixels (the learned
-    encoder over RGB frames)."""
     image_goal_target: str = "best"
     """Long-Navigation: which frame matching the image goal the agent targets: best (the
     highest-scoring) or nearest (nearest the agent, the release's rule for text tasks; the paper
     states none)."""
-    searched_radius: float = 0.0
-    """Blocks around a target the agent reached and executed at for L steps without success
-    within which the mode selector skips remembered frames for the rest of the task (0: off, the
-    release's rule; beyond the paper)."""
 
     def __post_init__(self) -> None:
         choose(self.agent, list(AGENTS), "agent")
-        check_name(self.encoder, ENCODERS, "encoder")
+        super().__post_init__()
         check_name(self.image_goal_target, IMAGE_GOAL_TARGETS, "image_goal_target")
-        MrSteveConfig(searched_radius=self.searched_radius)
         if min(self.steps, self.capacity, self.task_limit) < 1 or self.rss_every < 0:
             raise ValueError(f"steps, capacity and task_limit must be >= 1 and rss_every >= 0, "
                              f"got {self}")

@@ -42,15 +42,21 @@ import numpy as np
 import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
 from mrsteve.agent.config import AgentConfig
 from mrsteve.agent.factory import build_agent, make_navigator
-from mrsteve.agent.mrsteve import IMAGE_GOAL_TARGETS, MrSteveConfig
+from mrsteve.agent.mrsteve import IMAGE_GOAL_TARGETS
 from mrsteve.control.motion import heading_to, wrap_degrees
 from mrsteve.control.navigation import NavigatorConfig
 from mrsteve.env.voxel_env import DEFAULT_OBS_SIZE
-from mrsteve.eval.experiment import Experiment, Summaries, agent_on_world, config_from_options
+from mrsteve.eval.experiment import (
+    AgentOptions,
+    Experiment,
+    Summaries,
+    agent_on_world,
+    config_from_options,
+)
 from mrsteve.eval.results import format_metric, format_table
 from mrsteve.eval.sweep import EpisodeSpec, Group, Record
 from mrsteve.naming import check_name, choose
-from mrsteve.perception import ENCODERS, make_encoder
+from mrsteve.perception import make_encoder
 from mrsteve.spaces import Action, Observation
 from mrsteve.tasks.memory_tasks import (
     MEMORY_TASKS,
@@ -77,7 +83,7 @@ states)."""
 
 
 @dataclass(frozen=True)
-class MemoryTasksConfig:
+class MemoryTasksConfig(AgentOptions):
     """The Memory Tasks' set-up (the paper's values where it gives them)."""
 
     task: str = "all"
@@ -96,23 +102,15 @@ class MemoryTasksConfig:
     """The record keeps every this-many-th position of the trajectory (for plots)."""
     obs_size: tuple[int, int] = DEFAULT_OBS_SIZE
     """``(height, width)`` of the observations."""
-    encoder: str = "semantic"
-    """The agent's encoder: semantic (the renderer's semantic frame) or pixels (the learned
-    encoder over RGB frames)."""
     image_goal_target: str = "best"
     """Which frame matching the image goal the agent targets: best (the highest-scoring) or
     nearest (nearest the agent, the release's rule for text tasks; the paper states none)."""
-    searched_radius: float = 0.0
-    """Blocks around a target the agent reached and executed at for L steps without success
-    within which the mode selector skips remembered frames for the rest of the task (0: off, the
-    release's rule; beyond the paper)."""
 
     def __post_init__(self) -> None:
         choose(self.task, list(MEMORY_TASKS), "task")
         choose(self.agent, list(AGENTS), "agent")
-        check_name(self.encoder, ENCODERS, "encoder")
+        super().__post_init__()
         check_name(self.image_goal_target, IMAGE_GOAL_TARGETS, "image_goal_target")
-        MrSteveConfig(searched_radius=self.searched_radius)
         if self.capacity < 1 or self.task_steps < 1 or self.trajectory_every < 1:
             raise ValueError(f"capacity, task_steps and trajectory_every must be >= 1, got "
                              f"{self.capacity}, {self.task_steps}, {self.trajectory_every}")

@@ -25,12 +25,11 @@ import gymnasium as gym
 import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
 from mrsteve.agent.config import AgentConfig
 from mrsteve.agent.factory import AGENTS, build_agent
-from mrsteve.agent.mrsteve import Mode, MrSteveConfig
-from mrsteve.eval.experiment import Experiment, Summaries, agent_on_world
+from mrsteve.agent.mrsteve import Mode
+from mrsteve.eval.experiment import AgentOptions, Experiment, Summaries, agent_on_world
 from mrsteve.eval.results import format_metric, format_table, mean_stderr
 from mrsteve.eval.sweep import EpisodeSpec, Group, Record
-from mrsteve.naming import check_name, choose
-from mrsteve.perception import ENCODERS
+from mrsteve.naming import choose
 from mrsteve.tasks.episode import EpisodeCallback, run_tasks
 from mrsteve.tasks.sequential import (
     SequentialTask,
@@ -116,7 +115,7 @@ class ModeSteps(EpisodeCallback):
 
 
 @dataclass(frozen=True)
-class SequentialConfig:
+class SequentialConfig(AgentOptions):
     """A sweep of sequential item tasks (the paper's settings)."""
 
     task: str = "all"
@@ -128,19 +127,11 @@ class SequentialConfig:
     of them, 'unlimited' allowed (the appendix's: 100,500,1000,2000,12000)."""
     obs_size: tuple[int, int] | None = None
     """``(height, width)`` of the observations (default: the environment's)."""
-    encoder: str = "semantic"
-    """The agent's encoder: semantic (the renderer's semantic frame) or pixels (the learned
-    encoder over RGB frames)."""
-    searched_radius: float = 0.0
-    """Blocks around a target the agent reached and executed at for L steps without success
-    within which the mode selector skips remembered frames for the rest of the task (0: off, the
-    release's rule; beyond the paper)."""
 
     def __post_init__(self) -> None:
         choose(self.agent, list(AGENTS), "agent")
         parse_capacities(self.capacity)
-        check_name(self.encoder, ENCODERS, "encoder")
-        MrSteveConfig(searched_radius=self.searched_radius)
+        super().__post_init__()
 
     @property
     def agents(self) -> list[str]:
