@@ -74,3 +74,21 @@ def configure_numba_cache(source_dirs: Iterable[str] | None = None) -> str | Non
         if config is not None:
             config.CACHE_DIR = fallback
     return fallback
+
+
+def kernels_cached(source_dirs: Iterable[str] | None = None) -> bool:
+    """Whether numba has compiled kernels of the package cached (an index file, ``*.nbi``, in a
+    ``__pycache__`` of the package, in ``NUMBA_CACHE_DIR`` or in the user-wide cache): if not, the
+    first episode compiles them, which takes a minute or two (the commands say so)."""
+    root = os.path.dirname(os.path.abspath(__file__))
+    if source_dirs is None:
+        source_dirs = [root, *(entry.path for entry in os.scandir(root)
+                               if os.path.isfile(os.path.join(entry.path, "__init__.py")))]
+    beside = [os.path.join(d, "__pycache__") for d in source_dirs]
+    elsewhere = [d for d in (os.environ.get("NUMBA_CACHE_DIR"), user_cache_dir()) if d]
+    for folder in beside + elsewhere:
+        for path, _, names in os.walk(folder):
+            ours = folder in beside or "mrsteve" in path  # a shared cache mirrors source paths
+            if ours and any(name.endswith(".nbi") for name in names):
+                return True
+    return False

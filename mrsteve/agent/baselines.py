@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from mrsteve.agent.protocols import Action, Observation
 from mrsteve.control.skills import InstructionPolicy
 from mrsteve.perception import TaskPrompts
+from mrsteve.protocols import Action, Decision, Observation
 from mrsteve.world.camera import Camera
 
 
@@ -49,7 +49,14 @@ class Steve1:
     def observe(self, obs: Observation, t: int) -> None:
         """A step watched without acting: STEVE-1 keeps nothing of it (it has no memory)."""
 
-    def act(self, obs: Observation, t: int) -> Action:
+    def recall(self, embedding: np.ndarray, threshold: float) -> np.ndarray:
+        """Nothing: STEVE-1 has no memory."""
+        return np.empty((0, 2))
+
+    def act(self, obs: Observation, t: int) -> Decision:
+        return Decision(self._action(obs))
+
+    def _action(self, obs: Observation) -> Action:
         if self._wandering:
             if self._wander_start is not None:
                 rng, camera = self._wander_start

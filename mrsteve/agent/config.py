@@ -1,9 +1,16 @@
 """The configuration tree of an agent: a frozen dataclass per part, the paper's values as defaults.
 
-:func:`~mrsteve.agent.factory.make_agent` builds an :class:`AgentConfig` for a named agent and a
-world, then the agent from it; every run saves ``dataclasses.asdict`` of the tree beside its
-results, so a summary says exactly which memory, explorer, navigator, skills and mode selector
-produced it.
+:func:`~mrsteve.agent.factory.agent_config` builds the tree of a named agent,
+:func:`~mrsteve.agent.factory.build_agent` builds the agent from a tree, and nothing else does
+either: an experiment's run spec holds the tree (:mod:`mrsteve.eval.spec`), its digest keys the
+episode's record, its summary saves it, and the worker builds exactly that tree. Each part holds
+its own whole configuration (the memory its every hyperparameter, the event thresholds read from
+the encoder's calibration included), and :attr:`AgentConfig.data` the digests of the data files
+and weights the parts load, so a recalibration or a retrain is a different tree.
+
+Three kinds of tree (:data:`AgentTree`): :class:`AgentConfig` (MrSteve and its variants, and
+STEVE-1 alone), :class:`ExplorerAgentConfig` (an explorer run alone: the Exploration experiment)
+and :class:`NavigatorAgentConfig` (a navigator alone: the Navigation experiment).
 """
 
 from __future__ import annotations
@@ -15,42 +22,43 @@ from mrsteve.control.goals import DirectionConfig, ExplorationConfig
 from mrsteve.control.navigation import NavigatorConfig
 from mrsteve.control.skills import SkillConfig
 from mrsteve.control.visitation import VisitationConfig
+from mrsteve.control.wander import WanderConfig
+from mrsteve.memory import MEMORY_VARIANTS, MemoryConfig, PlaceEventConfig, memory_variant
 from mrsteve.naming import check_name
 from mrsteve.perception.registry import ENCODERS
 
-MEMORY_KINDS = ("place_event", "center_embed", "place", "event", "fifo")
-"""Place Event Memory, its centre-only variant, Place, Event and FIFO Memory."""
-PLACE_MEMORY_KINDS = ("place_event", "center_embed", "place")
-"""The memories that cluster frames by place (a place cell side C)."""
-EXPLORER_KINDS = ("count-based", "task-conditioned", "plan4mc")
-"""Count-based goals (MrSteve), task-conditioned goals (appendix), Plan4MC's direction picking."""
+EXPLORER_KINDS = ("count-based", "task-conditioned", "plan4mc", "go-explore")
+"""Count-based goals (MrSteve), task-conditioned goals (appendix), Plan4MC's direction picking,
+and STEVE-1 told to "go explore" (a wanderer)."""
 NAVIGATOR_KINDS = ("depth", "straight")
 """The VPT-Nav stand-in (depth-aware, terrain skills) and the paper's straight-line heuristic."""
 
+DataDigests = tuple[tuple[str, str], ...]
+"""``((path below mrsteve/, sha256), ...)`` of the data files a tree's parts load."""
+
 
 @dataclass(frozen=True)
-class MemoryConfig:
-    """Which episodic memory the agent writes to and reads from."""
+class MemoryPart:
+    """The episodic memory the agent writes to and reads from."""
 
-    kind: str = "place_event"
-    """One of :data:`MEMORY_KINDS` (the paper's MrSteve: ``place_event``)."""
+    kind: str = "place-event"
+    """A variant of :data:`mrsteve.memory.MEMORY_VARIANTS` (the paper's MrSteve:
+    ``place-event``)."""
     capacity: int | None = None
     """Frames held at most; ``None``: unlimited (the paper's ABA-Sparse)."""
-    cell_size: float | None = None
-    """Side C of a place cell in blocks, for the memories with places (``place_event``,
-    ``center_embed``, ``place``); ``None``: the memory's own (the paper: 6; its ablation varies
-    it, appendix "Ablation Studies on Place Event Memory")."""
+    config: MemoryConfig = field(default_factory=PlaceEventConfig)
+    """The variant's whole configuration (:meth:`mrsteve.memory.MemoryVariant.config`)."""
 
     def __post_init__(self) -> None:
-        check_name(self.kind, MEMORY_KINDS, "memory")
-        if self.capacity is not None and self.capacity < 1:
-            raise ValueError(f"capacity must be >= 1 or None, got {self.capacity}")
-        if self.cell_size is not None:
-            if self.kind not in PLACE_MEMORY_KINDS:
-                raise ValueError(f"cell_size is a setting of the memories with places "
-                                 f"({', '.join(PLACE_MEMORY_KINDS)}), not of {self.kind!r}")
-            if isinstance(self.cell_size, bool) or not self.cell_size > 0:
-                raise ValueError(f"cell_size must be > 0 blocks or None, got {self.cell_size!r}")
+        check_name(self.kind, MEMORY_VARIANTS, "memory")
+        if self.capacity is not None and (isinstance(self.capacity, bool)
+                                          or not isinstance(self.capacity, int)
+                                          or self.capacity < 1):
+            raise ValueError(f"capacity must be an int >= 1 or None, got {self.capacity!r}")
+        variant = memory_variant(self.kind)
+        if type(self.config) is not variant.config_type:
+            raise ValueError(f"the {self.kind} memory's config is a "
+                             f"{variant.config_type.__name__}, got a {type(self.config).__name__}")
 
 
 @dataclass(frozen=True)
@@ -69,7 +77,7 @@ class EncoderConfig:
 
 @dataclass(frozen=True)
 class ExplorerConfig:
-    """The explorer of the Explore mode: a goal selector over a navigator."""
+    """The explorer of the Explore mode: a goal selector over a navigator (or a wanderer)."""
 
     kind: str = "count-based"
     """One of :data:`EXPLORER_KINDS`."""
@@ -82,6 +90,8 @@ class ExplorerConfig:
     """The visitation map of count-based and task-conditioned goals."""
     direction: DirectionConfig = field(default_factory=DirectionConfig)
     """Plan4MC-style direction picking (``plan4mc`` only)."""
+    wander: WanderConfig = field(default_factory=WanderConfig)
+    """STEVE-1's "go explore" (``go-explore`` only)."""
 
     def __post_init__(self) -> None:
         check_name(self.kind, EXPLORER_KINDS, "explorer")
@@ -90,13 +100,14 @@ class ExplorerConfig:
 
 @dataclass(frozen=True)
 class AgentConfig:
-    """Everything that makes one agent: the tree saved in every run's summary."""
+    """Everything that makes one agent (MrSteve, its variants, STEVE-1): the tree saved in every
+    run's summary."""
 
     name: str
     """The agent's name (a key of :data:`mrsteve.agent.factory.AGENTS`)."""
     description: str = ""
     """What the agent is, in the paper's words."""
-    memory: MemoryConfig | None = field(default_factory=MemoryConfig)
+    memory: MemoryPart | None = field(default_factory=MemoryPart)
     """``None``: no memory (STEVE-1 alone: only the instruction policy)."""
     encoder: EncoderConfig = field(default_factory=EncoderConfig)
     """The encoder of the memory's frames and the mode selector's prompts (unused by STEVE-1)."""
@@ -108,3 +119,35 @@ class AgentConfig:
     """The scripted instruction policy (STEVE-1 stand-in)."""
     mode_selector: MrSteveConfig = field(default_factory=MrSteveConfig)
     """MrSteve's mode selector (Algorithm 2)."""
+    data: DataDigests = ()
+    """Digests of the data files the parts load (thresholds, lexicon, skills, weights)."""
+
+
+@dataclass(frozen=True)
+class ExplorerAgentConfig:
+    """An explorer run alone (the Exploration experiment's agents, Table 1)."""
+
+    name: str
+    description: str = ""
+    explorer: ExplorerConfig = field(default_factory=ExplorerConfig)
+    navigator: NavigatorConfig = field(default_factory=NavigatorConfig)
+    """The settings of the explorer's navigator."""
+    data: DataDigests = ()
+
+
+@dataclass(frozen=True)
+class NavigatorAgentConfig:
+    """A navigator run alone (the Navigation experiment: goals 10-20 blocks away)."""
+
+    name: str
+    """One of :data:`NAVIGATOR_KINDS`."""
+    description: str = ""
+    navigator: NavigatorConfig = field(default_factory=NavigatorConfig)
+    data: DataDigests = ()
+
+    def __post_init__(self) -> None:
+        check_name(self.name, NAVIGATOR_KINDS, "navigator")
+
+
+AgentTree = AgentConfig | ExplorerAgentConfig | NavigatorAgentConfig
+"""Any agent's configuration tree."""

@@ -28,12 +28,10 @@ variants MrSteve-FM / -EM / -PM, Center Embed and PMC-MrSteve-FM are this class 
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass
 
 import numpy as np
 
-from mrsteve.agent.protocols import Action, Observation
 from mrsteve.control.explorers import Explorer
 from mrsteve.control.motion import clamp, wrap_degrees
 from mrsteve.control.navigation import Navigator
@@ -41,20 +39,12 @@ from mrsteve.control.skills import InstructionPolicy
 from mrsteve.memory import Memory, MemoryRead
 from mrsteve.naming import check_name
 from mrsteve.perception import Encoder, TaskPrompts
+from mrsteve.protocols import Action, Decision, Mode, Observation, Query
 from mrsteve.spaces import noop_action
 from mrsteve.world.camera import Camera
 
 IMAGE_GOAL_TARGETS = ("best", "nearest")
 """Which matching frame an image goal targets (:attr:`MrSteveConfig.image_goal_target`)."""
-
-
-class Mode(enum.Enum):
-    """What the agent is doing (the release's modes)."""
-
-    EXPLORE = "explore"
-    NAVIGATE = "navigate"
-    CAM_ADJUST = "cam_adjust"
-    EXECUTE = "execute"
 
 
 @dataclass(frozen=True)
@@ -94,19 +84,6 @@ class MrSteveConfig:
         if self.camera_tolerance <= 0 or self.camera_speed <= 0:
             raise ValueError("camera_tolerance and camera_speed must be positive")
         check_name(self.image_goal_target, IMAGE_GOAL_TARGETS, "image_goal_target")
-
-
-@dataclass(frozen=True)
-class Query:
-    """One read of the memory by the mode selector."""
-
-    t: int
-    prompt: str
-    candidates: int
-    best_score: float | None
-    target: tuple[float, ...] | None
-    """Chosen frame's pose ``(x, y, z, yaw, pitch)`` in world coordinates, or ``None``."""
-    target_t: int | None
 
 
 class MrSteve:
@@ -213,24 +190,42 @@ class MrSteve:
         does this first, so a watched step and an acted one are remembered alike."""
         pose = np.asarray(obs["pose"], dtype=np.float64)
         self._t_last = t + self._t_offset
-        self.memory.write(self.encoder.observe(obs), self.relative(pose), self._t_last)
+        self.memory.write(self.encoder.observe(obs), self.memory_pose(pose), self._t_last)
         self.explorer.observe(obs)
 
-    def act(self, obs: Observation, t: int) -> Action:
+    def act(self, obs: Observation, t: int) -> Decision:
         """Write the step to memory (:meth:`observe`), run the mode selector, and act in the
-        selected mode."""
+        selected mode; the decision says the mode, the target and the read made, if any."""
         self.observe(obs, t)
         if self._query_vector is None:
-            return self.explorer.act(obs)
+            return Decision(self.explorer.act(obs), goal=self.explorer.goal)
         pose = np.asarray(obs["pose"], dtype=np.float64)
 
+        query = None
         timed_out = self._mode_steps >= self.config.requery_interval
         if self.mode is None or self.mode is Mode.EXPLORE or timed_out:
             if timed_out and self.mode in (Mode.CAM_ADJUST, Mode.EXECUTE):
                 self._searched_target()
-            self._select_mode(pose, t)
+            query = self._select_mode(pose, t)
         self._mode_steps += 1
+        action = self._act_in_mode(obs, pose)
+        goal = self.explorer.goal if self.mode is Mode.EXPLORE else None
+        return Decision(action, mode=self.mode, target=self.target, goal=goal, query=query)
 
+    def recall(self, embedding: np.ndarray, threshold: float) -> np.ndarray:
+        """``float[n, 2]``: the episode-frame ``(x, z)`` of every remembered frame whose
+        similarity to ``embedding`` is at least ``threshold`` (what-where: an evaluator's
+        question whether a goal is still in memory)."""
+        if len(self.memory) == 0:
+            return np.empty((0, 2))
+        found = self.memory.read(np.asarray(embedding, dtype=np.float32), threshold)
+        return found.pose[:, [0, 2]] + self._start[[0, 2]]
+
+    # -- helpers -----------------------------------------------------------------------------------
+
+    def _act_in_mode(self, obs: Observation, pose: np.ndarray) -> Action:
+        """The action of the selected mode; NAVIGATE hands over to CAM_ADJUST once there, and
+        CAM_ADJUST to EXECUTE once facing the target's view."""
         if self.mode is Mode.NAVIGATE:
             goal = (self.target[0], self.target[2])
             if not self.navigator.reached(obs, goal):
@@ -247,17 +242,17 @@ class MrSteve:
             return self.policy.act(obs, self.task.execute)
         return self.explorer.act(obs)
 
-    # -- helpers -----------------------------------------------------------------------------------
-
-    def relative(self, pose: np.ndarray) -> np.ndarray:
-        """A world pose relative to the episode start: position minus the start position; yaw and
-        pitch stay absolute (the paper's start heading is 0 on every map)."""
-        rel = pose.copy()
+    def memory_pose(self, pose: np.ndarray) -> np.ndarray:
+        """An episode-frame pose as the memory keeps it: the position relative to the start pose
+        itself (the paper's convention; the episode frame is relative to the start's block, so
+        the two differ by the start's fraction of a block); yaw and pitch unchanged (the paper's
+        start heading is 0 on every map)."""
+        rel = np.asarray(pose, dtype=np.float64).copy()
         rel[:3] -= self._start[:3]
         return rel
 
-    def absolute(self, pose: np.ndarray) -> np.ndarray:
-        """Inverse of :meth:`relative`."""
+    def episode_pose(self, pose: np.ndarray) -> np.ndarray:
+        """Inverse of :meth:`memory_pose`: a remembered pose in the episode frame."""
         out = np.asarray(pose, dtype=np.float64).copy()
         out[:3] += self._start[:3]
         return out
@@ -276,7 +271,7 @@ class MrSteve:
         """The target was reached and executed at for L steps without the task ending: remember
         it as searched (when :attr:`MrSteveConfig.searched_radius` is on)."""
         if self.config.searched_radius > 0:
-            rel = self.relative(np.asarray(self.target, dtype=np.float64))
+            rel = self.memory_pose(np.asarray(self.target, dtype=np.float64))
             self._searched = np.vstack([self._searched, (rel[0], rel[2])])
 
     def _unsearched(self, found: MemoryRead) -> MemoryRead:
@@ -292,19 +287,19 @@ class MrSteve:
         keep = ~searched
         return MemoryRead(found.t[keep], found.pose[keep], found.score[keep], found.frames_scored)
 
-    def _select_mode(self, pose: np.ndarray, t: int) -> None:
+    def _select_mode(self, pose: np.ndarray, t: int) -> Query:
         """The mode selector (Algorithm 2, lines 15-25): read the memory with the explore prompt;
         with candidates, target the one nearest the agent (an image goal's best match, unless
         configured otherwise); else explore. Each selection restarts the one timer of the
         selected mode (Algorithm 2 keeps one per selection: NAVIGATE, then CAM_ADJUST and EXECUTE
         toward the same target, share it); the same target found again while navigating keeps
-        the navigation going."""
-        rel = self.relative(pose)
+        the navigation going. Returns the read (:attr:`last_query`)."""
+        rel = self.memory_pose(pose)
         near = (rel[0], rel[2]) if self._nearest else None
         found = self._unsearched(self.memory.read(self._query_vector, self._threshold,
                                                   top_k=self.config.top_k, near=near))
         if len(found):
-            target = tuple(float(v) for v in self.absolute(found.pose[0]))
+            target = tuple(float(v) for v in self.episode_pose(found.pose[0]))
             self.last_query = Query(
                 t, self._goal_name, len(found), float(found.score.max()), target, int(found.t[0])
             )
@@ -316,6 +311,7 @@ class MrSteve:
             self.mode = Mode.EXPLORE
             self.target = None
         self._mode_steps = 0
+        return self.last_query
 
     def _turn_to_target(self, pose: np.ndarray) -> Action | None:
         """CAM_ADJUST: a camera action toward the target's stored yaw and pitch, or ``None`` once

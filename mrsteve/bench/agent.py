@@ -115,7 +115,7 @@ def bench_agent(
     env.close()
     breakdown = {label: 1e6 * total / result.steps for label, total in sorted(totals.items())}
     breakdown["agent loop (rest)"] = 1e6 * elapsed / result.steps - sum(breakdown.values())
-    stats = agent.memory.stats() if hasattr(agent, "memory") else None
+    stats = agent.memory.stats() if agent.config_tree.memory is not None else None
     return {
         "agent": agent_name,
         "encoder": encoder,

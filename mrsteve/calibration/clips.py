@@ -40,13 +40,11 @@ import gymnasium
 import numpy as np
 
 import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
-from mrsteve.agent.config import ExplorerConfig
-from mrsteve.agent.factory import build_explorer
-from mrsteve.control.navigation import NavigatorConfig
+from mrsteve.agent.factory import build_agent, explorer_agent_config
 from mrsteve.naming import check_name
 from mrsteve.perception.encoder import Observation
 from mrsteve.perception.lexicon import Lexicon, load_lexicon
-from mrsteve.spaces import AgentFrame
+from mrsteve.tasks.driver import Driver, EpisodeCallback, Step
 from mrsteve.world.content import load_content
 from mrsteve.world.layout import ScheduledEvent
 from mrsteve.world.recipes import WORLD_RECIPES
@@ -278,6 +276,20 @@ def heading(from_x: float, from_z: float, to_x: float, to_z: float) -> float:
     return math.degrees(math.atan2(-(to_x - from_x), to_z - from_z))
 
 
+class RecentFrames(EpisodeCallback):
+    """The last ``window`` observations' ``keys`` (a clip of what the player just saw)."""
+
+    def __init__(self, window: int, keys: tuple[str, ...]) -> None:
+        self.keys = keys
+        self.recent: deque[dict[str, np.ndarray]] = deque(maxlen=window)
+
+    def on_step(self, step: Step) -> None:
+        self.recent.append({key: step.obs[key].copy() for key in self.keys})
+
+    def stacked(self) -> dict[str, np.ndarray]:
+        return {key: np.stack([seen[key] for seen in self.recent]) for key in self.keys}
+
+
 class WorldSession:
     """One built world to take clips in: exposed blocks and mobs to face, poses, short walks."""
 
@@ -393,21 +405,16 @@ class WorldSession:
         """``count`` clips from the view of MrSteve's count-based explorer walking from where the
         player stands: the last ``window`` frames after every ``explore_gap`` steps (uniform)."""
         keys = ("semantic", "depth") + (("rgb",) if "rgb" in self.config.frame_keys else ())
-        obs, *_ = self.env.step({})
-        frame = AgentFrame.of(obs)
-        explorer = build_explorer(ExplorerConfig("count-based", "depth"),
-                                  navigator=NavigatorConfig())
-        explorer.reset(frame.view(obs), np.random.default_rng(rng.integers(2**63)), self._camera)
-        recent: deque[dict[str, np.ndarray]] = deque(maxlen=self.config.window)
+        recent = RecentFrames(self.config.window, keys)
+        driver = Driver(self.env, [recent])
+        driver.attach(self.env.step({})[0])
+        explorer = build_agent(explorer_agent_config("count-based"))
+        explorer.reset(driver.view, np.random.default_rng(rng.integers(2**63)), self._camera)
         clips = []
         low, high = self.config.explore_gap
         for _ in range(count):
-            for _ in range(int(rng.integers(low, high + 1))):
-                view = frame.view(obs)
-                explorer.observe(view)
-                obs, *_ = self.env.step(explorer.act(view))
-                recent.append({key: obs[key].copy() for key in keys})
-            stacked = {key: np.stack([seen[key] for seen in recent]) for key in keys}
+            driver.run(explorer.act, steps=int(rng.integers(low, high + 1)))
+            stacked = recent.stacked()
             clips.append(Frames(stacked["semantic"], stacked["depth"], stacked.get("rgb")))
         return clips
 

@@ -15,7 +15,16 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import typer
 
-from mrsteve.cli import bench_agent, bench_memory, bench_world, calibrate, demo, train, worlds
+from mrsteve.cli import (
+    bench_agent,
+    bench_memory,
+    bench_world,
+    calibrate,
+    demo,
+    train,
+    worlds,
+)
+from mrsteve.cli.bench_sweep import sweep_app
 from mrsteve.cli.eval import eval_app
 
 app = typer.Typer(
@@ -25,7 +34,8 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-bench_app = typer.Typer(help="Measure speed: memory reads and writes, world steps.", no_args_is_help=True)
+bench_app = typer.Typer(help="Measure speed: memory reads and writes, world steps, the whole "
+                        "agent, sweeps over workers.", no_args_is_help=True)
 app.add_typer(bench_app, name="bench")
 app.add_typer(eval_app, name="eval")
 train_app = typer.Typer(help="Train the learned parts (pip install 'mrsteve\\[train]').",
@@ -35,7 +45,8 @@ app.add_typer(train_app, name="train")
 bench_app.command("memory")(bench_memory.command)
 bench_app.command("world")(bench_world.command)
 bench_app.command("agent")(bench_agent.command)
-app.command("demo")(demo.command)
+bench_app.add_typer(sweep_app, name="sweep")
+app.command("demo", epilog=demo.EXAMPLES)(demo.command)
 app.command("calibrate")(calibrate.command)
 app.command("worlds")(worlds.command)
 train_app.command("encoder")(train.encoder)

@@ -7,7 +7,15 @@ from typing import Annotated
 
 import typer
 
-from mrsteve.cli.output import fail
+from mrsteve.cli.output import fail, fail_on_os_error
+
+EXAMPLES = """Examples:
+
+  mrsteve demo
+
+  mrsteve demo --task beef-log-beef --agent fm --seed 3 --out runs/fm-beef
+
+  mrsteve demo --encoder pixels --no-video"""
 
 
 def command(
@@ -24,9 +32,12 @@ def command(
     from mrsteve.eval.results import format_table
 
     try:
-        demo = run_demo(f"aba-sparse/{task}", agent, seed, out, video, encoder=encoder)
+        demo = run_demo(f"aba-sparse/{task}", agent, seed, out, video, encoder=encoder,
+                        say=lambda line: typer.echo(line, err=True))
     except ValueError as error:
         raise fail(str(error)) from None
+    except OSError as error:
+        raise fail_on_os_error(error) from None
     labels = ("A", "B", "A'")
     rows = [
         [f"{labels[i] if i < 3 else i}: {t.item}", "yes" if t.success else "no", t.duration]

@@ -8,8 +8,8 @@ processes or as Ray tasks (``--backend ray [--address A]``); ``--out DIR`` write
 (summaries, records, plots, ``manifest.json``), by default ``runs/eval-<name>-<time>``; ``--json
 PATH`` writes the summary ``{"task", "agent", "episodes", "config", "metrics"}`` there instead
 (one file per group when there are several) with the per-episode records as JSON lines and the
-manifest beside it; an interrupted sweep resumes from its records. ``--plots DIR`` saves the
-experiment's plots.
+manifest beside it; an interrupted sweep resumes from its records, and an interrupt says how.
+``--plots DIR`` saves the experiment's plots.
 """
 
 from __future__ import annotations
@@ -24,9 +24,10 @@ from typing import Annotated, Any
 
 import typer
 
-from mrsteve.cli.output import fail
+from mrsteve.cli.output import fail, fail_on_os_error, resume_hint
 from mrsteve.eval.experiment import Experiment, field_docs
 from mrsteve.eval.experiments import EXPERIMENTS
+from mrsteve.eval.spec import MAX_EPISODES
 from mrsteve.eval.sweep import SweepOptions
 
 eval_app = typer.Typer(help="Run the paper's experiments and write results.", no_args_is_help=True)
@@ -40,7 +41,8 @@ def options_of(config_type: type, names: Sequence[str], defaults: dict[str, Any]
                flags: dict[str, str] | None = None) -> list[inspect.Parameter]:
     """One keyword parameter per named field of a config dataclass: its type, its default (or the
     one in ``defaults``) and its docstring as help; counts (``int``) are at least 1, seeds and
-    counts whose default 0 means "off" (``--rss-every``) at least 0."""
+    counts whose default 0 means "off" (``--rss-every``) at least 0, and ``--episodes`` at most
+    :data:`~mrsteve.eval.spec.MAX_EPISODES`."""
     fields = {field.name: field for field in dataclasses.fields(config_type)}
     hints = typing.get_type_hints(config_type)
     docs = field_docs(config_type)
@@ -49,8 +51,9 @@ def options_of(config_type: type, names: Sequence[str], defaults: dict[str, Any]
         default = defaults.get(name, fields[name].default)
         least = (0 if name == "seed" or default == 0 else 1) if hints[name] in (
             int, int | None) else None
+        most = MAX_EPISODES if name == "episodes" else None
         option = typer.Option(*(flags or {}).get(name, "").split() or (),
-                              min=least, help=literal_help(docs.get(name, "")))
+                              min=least, max=most, help=literal_help(docs.get(name, "")))
         parameters.append(inspect.Parameter(
             name, inspect.Parameter.KEYWORD_ONLY, default=default,
             annotation=Annotated[hints[name], option],
@@ -84,6 +87,10 @@ def make_command(experiment: Experiment):
             experiment.run(config, sweep, echo=typer.echo)
         except ValueError as error:  # an unknown name or a task that cannot be set up
             raise fail(str(error)) from None
+        except KeyboardInterrupt:
+            raise resume_hint(sweep.out, sweep.json_path) from None
+        except OSError as error:  # a full disk: the records written so far are intact
+            raise fail_on_os_error(error, resume=(sweep.out, sweep.json_path)) from None
 
     parameters = [
         *options_of(experiment.config_type, experiment.options, {}),
@@ -96,5 +103,14 @@ def make_command(experiment: Experiment):
     return command
 
 
+def examples_epilog(prefix: str, examples: Sequence[str]) -> str | None:
+    """The help's closing lines: one example command line per example."""
+    if not examples:
+        return None
+    return "Examples:\n\n" + "\n\n".join(f"  {prefix} {example}" for example in examples)
+
+
 for _experiment in EXPERIMENTS.values():
-    eval_app.command(_experiment.name)(make_command(_experiment))
+    eval_app.command(_experiment.name,
+                     epilog=examples_epilog(f"mrsteve eval {_experiment.name}",
+                                            _experiment.examples))(make_command(_experiment))

@@ -2,27 +2,27 @@
 MrSteve on Wool-Log-Wool with the mode selector's top-k in {1, 2, 4, 10, 30}, or the place cell
 size C in {1, 2, 4, 6, 12} blocks.
 
-The varied value goes into the agent's configuration tree (``mode_selector.top_k`` or
-``memory.cell_size``), from which the episode builds the agent, so every summary says which value
-produced it. The appendix gives no memory capacity for the ablation: its Wool-Log-Wool is the
+The varied value goes into the agent's configuration tree in the run spec
+(``mode_selector.top_k`` or ``memory.config.cell_size``), from which the episode builds the agent,
+so every summary says which value produced it. The appendix gives no memory capacity for the ablation: its Wool-Log-Wool is the
 ABA-Sparse task, run with unlimited memory (Section 4.2), which is the default here; ``--capacity``
 constrains it.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from mrsteve.agent.config import AgentConfig
-from mrsteve.agent.factory import agent_config
-from mrsteve.eval.experiment import Experiment, Summaries, agent_on_world
+from mrsteve.agent.factory import AGENTS, with_memory
+from mrsteve.eval.experiment import AgentOptions, Experiment, Summaries
 from mrsteve.eval.results import format_metric, format_table
-from mrsteve.eval.sequential import sequential_run
-from mrsteve.eval.sweep import EpisodeSpec, Group, Record
+from mrsteve.eval.sequential import SequentialRun, sequential_episode
+from mrsteve.eval.spec import Group, RunSpec
 from mrsteve.naming import check_name
-from mrsteve.tasks.sequential import SequentialTask, find_tasks, task_by_key
+from mrsteve.tasks.sequential import find_tasks
 
 VARIED = {"top-k": (1, 2, 4, 10, 30), "cell-size": (1, 2, 4, 6, 12)}
 """What the ablation varies, with the paper's values."""
@@ -39,7 +39,7 @@ PAPER_FINDING = {
 
 
 @dataclass(frozen=True)
-class AblationConfig:
+class AblationConfig(AgentOptions):
     """An ablation sweep (the paper's settings)."""
 
     vary: str = "top-k"
@@ -51,19 +51,17 @@ class AblationConfig:
     """The ABA-Sparse task (the paper: wool-log-wool; comma-separated for several)."""
     agent: str = "mrsteve"
     """The agent (the paper: mrsteve, Place Event Memory)."""
-    capacity: int | None = None
-    """Memory capacity in frames (default: unlimited, as the ABA-Sparse task)."""
-    encoder: str = "semantic"
-    """The agent's encoder: semantic (the renderer's semantic frame) or pixels (the learned
-    encoder over RGB frames)."""
 
     def __post_init__(self) -> None:
         check_name(self.vary, VARIED, "ablation (--vary)")
+        check_name(self.agent, AGENTS, "agent")
         self.points  # noqa: B018 (checks the values)
         find_tasks("aba-sparse", self.task)
-        agent_config(self.agent, encoder=self.encoder)
-        if self.capacity is not None and (isinstance(self.capacity, bool) or self.capacity < 1):
-            raise ValueError(f"capacity must be >= 1 frames or None, got {self.capacity!r}")
+        super().__post_init__()
+        if len(self.capacities) > 1:
+            raise ValueError("the ablation takes one --capacity (a grid is aba-sparse's)")
+        if self.vary == "cell-size" and AGENTS[self.agent].memory in (None, "fifo", "event"):
+            raise ValueError(f"agent {self.agent!r} has no place cells to vary")
 
     @property
     def points(self) -> tuple[float, ...]:
@@ -86,25 +84,20 @@ class AblationConfig:
             points.append(int(value) if kind is int or float(value).is_integer() else value)
         return tuple(points)
 
-
-def ablation_tree(task: SequentialTask, agent: str, vary: str, value: float,
-                  capacity: int | None = None, encoder: str = "semantic") -> AgentConfig:
-    """The configuration tree of ``agent`` on ``task`` with ``vary`` set to ``value``."""
-    tree = agent_on_world(agent, task.world, capacity=capacity, encoder=encoder)
-    if vary == "top-k":
-        return replace(tree, mode_selector=replace(tree.mode_selector, top_k=int(value)))
-    if tree.memory is None:
-        raise ValueError(f"agent {agent!r} has no memory: no place cells to vary")
-    return replace(tree, memory=replace(tree.memory, cell_size=float(value)))
+    def ablated_tree(self, world: str, value: float) -> AgentConfig:
+        """The agent's configuration tree on ``world`` with :attr:`vary` set to ``value``."""
+        tree = self.agent_tree(self.agent, world, self.capacities[0])
+        if self.vary == "top-k":
+            return replace(tree, mode_selector=replace(tree.mode_selector, top_k=int(value)))
+        return with_memory(tree, cell_size=float(value))
 
 
-def ablation_episode(spec: EpisodeSpec) -> Record:
-    """The episode function: one ABA-Sparse episode of the agent built from the ablated tree."""
-    options = dict(spec.options)
-    task = task_by_key(spec.task)
-    tree = ablation_tree(task, options["agent"], options["vary"], options["value"],
-                         options.get("capacity"), options.get("encoder", "semantic"))
-    return sequential_run(task, tree, spec.seed)
+@dataclass(frozen=True)
+class AblationRun(SequentialRun):
+    """The task part of an ablation episode: the ABA-Sparse task and the varied value."""
+
+    vary: str = "top-k"
+    value: float = 0
 
 
 class Ablation(Experiment):
@@ -120,23 +113,18 @@ class Ablation(Experiment):
     config_type = AblationConfig
     options = ("vary", "values", "task", "agent", "capacity", "encoder")
     default_episodes = 20
-    episode = staticmethod(ablation_episode)
+    episode = staticmethod(sequential_episode)
 
     def groups(self, config: AblationConfig) -> list[Group]:
         short = {"top-k": "k", "cell-size": "c"}[config.vary]
         groups = []
         for task in find_tasks("aba-sparse", config.task):
             for value in config.points:
-                tree = ablation_tree(task, config.agent, config.vary, value, config.capacity,
-                                     config.encoder)
-                cell = f"{config.agent}@{short}{value}"
-                groups.append(Group(
-                    task.key, cell, f"{task.name}.{config.agent}.{short}{value}",
-                    {"task": asdict(task), "agent": asdict(tree), "vary": config.vary,
-                     "value": value},
-                    {"agent": config.agent, "vary": config.vary, "value": value,
-                     "capacity": config.capacity, "encoder": config.encoder},
-                ))  # fmt: skip
+                label = f"{task.name}.{config.agent}.{short}{value}"
+                spec = RunSpec(self.name, label, task.key,
+                               AblationRun.of(task, vary=config.vary, value=value),
+                               config.ablated_tree(task.world, value))
+                groups.append(Group(spec, cost=task.max_steps))
         return groups
 
     def metrics(self, config: AblationConfig) -> tuple[str, ...]:
@@ -146,31 +134,32 @@ class Ablation(Experiment):
     def table(self, config, groups, summaries) -> str:
         rows = []
         for group in groups:
-            task = task_by_key(group.task)
-            summary = summaries[(group.task, group.agent)]
-            value = group.config["value"]
-            rows.append([task.name, f"{value}{' (default)' if value == DEFAULTS[config.vary] else ''}",
+            run = group.spec.task
+            summary = summaries[group.label]
+            default = " (default)" if run.value == DEFAULTS[config.vary] else ""
+            rows.append([run.name, f"{run.value}{default}",
                          format_metric(summary["success_rate"], 1),
-                         format_metric(summary[f"duration_{task.labels[-1]}"], 0),
-                         format_metric(summary[f"explore_{task.labels[0]}"], 0)])
-        labels = task_by_key(groups[0].task).labels
+                         format_metric(summary[f"duration_{run.labels[-1]}"], 0),
+                         format_metric(summary[f"explore_{run.labels[0]}"], 0)])
+        labels = groups[0].spec.task.labels
         first, last = labels[0], labels[-1]
-        capacity = config.capacity or "unlimited"
+        capacity = config.capacities[0] or "unlimited"
         return (format_table(["task", config.vary, "success %", f"steps {last}",
                               f"explore steps {first}"], rows)
                 + f"\n{config.agent}, memory capacity {capacity}; {PAPER_FINDING[config.vary]}")
 
-    def plot_summary(self, config: AblationConfig, summaries: Summaries, plots: Path) -> Path:
+    def plot_summary(self, config: AblationConfig, groups, summaries: Summaries,
+                     plots: Path) -> Path:
         from mrsteve.eval.curves import save_curves
 
-        groups = self.groups(config)
         panels: dict[str, Any] = {}
         for metric, label in (("success_rate", "success %"), (None, "steps A'")):
             for group in groups:
-                task = task_by_key(group.task)
-                name = metric or f"duration_{task.labels[-1]}"
-                point = (float(group.config["value"]), summaries[(group.task, group.agent)][name])
-                panels.setdefault(f"{task.name}: {label}", {}).setdefault(config.agent, []).append(point)
+                run = group.spec.task
+                name = metric or f"duration_{run.labels[-1]}"
+                point = (float(run.value), summaries[group.label][name])
+                panels.setdefault(f"{run.name}: {label}", {}).setdefault(
+                    config.agent, []).append(point)
         return save_curves(plots / f"ablation-{config.vary}.png", panels,
                            xlabel=f"{config.vary}", logx=config.vary == "top-k",
                            title=f"Place Event Memory ablation: {config.vary}", columns=2)

@@ -31,17 +31,27 @@ MAX_RETRIES = 3
 Job = Callable[[Any], dict]
 
 
+def check_backend(backend: str, *, available: bool = False) -> str:
+    """``backend`` if it is one of :data:`BACKENDS` (and, with ``available``, usable here: Ray
+    installed); else a ``ValueError`` saying what is accepted or how to install it."""
+    from mrsteve.naming import check_name
+
+    check_name(backend, BACKENDS, "backend")
+    if available and backend == "ray":
+        import_ray()
+    return backend
+
+
 def run_jobs(job: Job, specs: Iterable[Any], *, workers: int = 1, backend: str = "local",
-             address: str | None = None, max_retries: int = MAX_RETRIES) -> Iterator[dict]:
-    """Records of ``job(spec)`` for every spec, as they finish, on ``backend``."""
+             address: str | None = None, max_retries: int = MAX_RETRIES,
+             isolated: bool = False) -> Iterator[dict]:
+    """Records of ``job(spec)`` for every spec, as they finish, on ``backend`` (specs are handed
+    out in the order given; ``isolated``: in worker processes even with one worker)."""
     specs = list(specs)
-    if backend == "local":
-        return run_local(job, specs, workers=workers, max_retries=max_retries)
+    check_backend(backend)
     if backend == "ray":
         return run_ray(job, specs, workers=workers, address=address, max_retries=max_retries)
-    from mrsteve.naming import unknown_name
-
-    raise unknown_name("backend", backend, BACKENDS)
+    return run_local(job, specs, workers=workers, max_retries=max_retries, isolated=isolated)
 
 
 # -- local: worker processes ------------------------------------------------------------------
@@ -104,14 +114,22 @@ class _Worker:
         self.conn.close()
 
 
-def run_local(job: Job, specs: list, *, workers: int = 1,
-              max_retries: int = MAX_RETRIES) -> Iterator[dict]:
-    """Run ``specs`` in this process (``workers == 1``) or in ``workers`` spawned processes."""
-    if workers == 1 or len(specs) <= 1:
+def start_method() -> str:
+    """How local workers start: forked on Linux (they begin with the driver's imported modules
+    and compiled kernels instead of importing them again, which costs a short episode's time),
+    spawned elsewhere (fork is unsafe on macOS)."""
+    return "fork" if sys.platform.startswith("linux") else "spawn"
+
+
+def run_local(job: Job, specs: list, *, workers: int = 1, max_retries: int = MAX_RETRIES,
+              isolated: bool = False) -> Iterator[dict]:
+    """Run ``specs`` in this process (one worker, unless ``isolated``) or in ``workers`` worker
+    processes that each take the next spec as they free up."""
+    if not isolated and (workers == 1 or len(specs) <= 1):
         for spec in specs:
             yield job(spec)
         return
-    context = get_context("spawn")
+    context = get_context(start_method())
     queue = deque(specs)
     deaths: dict[int, int] = {}
     pool = [_Worker(context, job) for _ in range(min(workers, len(specs)))]
@@ -175,14 +193,21 @@ def import_ray():
 
 
 def _run_job(job: Job, spec: Any) -> dict:
-    return job(spec)
+    """A Ray task: ``job(spec)``, with the id of the node that ran it under ``node``."""
+    import ray
+
+    record = job(spec)
+    record["node"] = ray.get_runtime_context().get_node_id()
+    return record
 
 
 def run_ray(job: Job, specs: list, *, workers: int = 1, address: str | None = None,
-            max_retries: int = MAX_RETRIES) -> Iterator[dict]:
-    """One Ray task per episode on the cluster at ``address`` (or a Ray already initialised in
-    this process, or else a local one with ``workers`` CPUs started for the run); records come
-    back as tasks finish (``ray.wait``). A task whose worker dies is retried by Ray."""
+            max_retries: int = MAX_RETRIES, window: int | None = None) -> Iterator[dict]:
+    """Ray tasks for ``specs`` on the cluster at ``address`` (or a Ray already initialised in
+    this process, or else a local one with ``workers`` CPUs started for the run), records back as
+    tasks finish (``ray.wait``), each saying which node ran it. At most ``window`` tasks are in
+    flight (default: twice the cluster's CPUs), the next submitted as one finishes, so the
+    cluster stays full without flooding it. A task whose worker dies is retried by Ray."""
     ray = import_ray()
     started = not ray.is_initialized()
     if started:
@@ -191,11 +216,17 @@ def run_ray(job: Job, specs: list, *, workers: int = 1, address: str | None = No
         else:
             ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
     try:
+        if window is None:
+            window = 2 * max(1, int(ray.cluster_resources().get("CPU", workers)))
         remote = ray.remote(num_cpus=1, max_retries=max_retries)(_run_job)
         job_ref = ray.put(job)
-        pending = {remote.remote(job_ref, spec): spec for spec in specs}
+        queue = deque(specs)
+        pending: dict[Any, Any] = {}
         try:
-            while pending:
+            while queue or pending:
+                while queue and len(pending) < window:
+                    spec = queue.popleft()
+                    pending[remote.remote(job_ref, spec)] = spec
                 ready, _ = ray.wait(list(pending), num_returns=1)
                 for ref in ready:
                     spec = pending.pop(ref)

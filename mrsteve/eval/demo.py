@@ -17,12 +17,16 @@ from tqdm import tqdm
 
 import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
 from mrsteve.agent.factory import make_agent
+from mrsteve.digests import plain
 from mrsteve.eval.plots import save_figure
-from mrsteve.eval.sweep import check_seed
+from mrsteve.eval.spec import check_seed
+from mrsteve.eval.sweep import check_outputs
 from mrsteve.fileio import atomic_path, write_json
+from mrsteve.jitcache import kernels_cached
 from mrsteve.spaces import AgentFrame
 from mrsteve.tasks.catalog import exploration_patch_size
-from mrsteve.tasks.episode import EpisodeCallback, EpisodeResult, TaskOutcome, run_tasks
+from mrsteve.tasks.driver import EpisodeCallback, Step
+from mrsteve.tasks.episode import EpisodeResult, TaskOutcome, run_tasks
 from mrsteve.tasks.sequential import env_kwargs, task_by_key
 from mrsteve.world.render import Renderer
 from mrsteve.world.topdown import top_down_image
@@ -38,7 +42,8 @@ MODE_COLORS = {
 
 
 class ProgressBar(EpisodeCallback):
-    """A live progress bar: step, current task, mode and tasks done."""
+    """A live progress bar: step, current task, mode and tasks done; when the episode ends early
+    (its last task done), the bar ends at the steps it took."""
 
     def __init__(self, total: int, every: int = 20):
         self.bar = tqdm(total=total, unit="step", dynamic_ncols=True, mininterval=0.5)
@@ -52,20 +57,25 @@ class ProgressBar(EpisodeCallback):
     def on_task_end(self, task: TaskOutcome) -> None:
         self.done += task.success
 
-    def on_step(self, t, obs, action, agent) -> None:
-        if t % self.every == 0:
-            mode = getattr(agent, "mode", None)
+    def on_step(self, step: Step) -> None:
+        if step.t % self.every == 0:
+            mode = step.decision.mode
             self.bar.set_postfix(task=self.task, mode=mode.value if mode else "-", done=self.done)
-            self.bar.update(self.every)
+            self.bar.update(step.t - self.bar.n)
 
-    def close(self) -> None:
+    def close(self, steps: int | None = None) -> None:
+        """End the bar at ``steps`` (the episode's length), full."""
+        if steps is not None:
+            self.bar.total = max(steps, 1)
+            self.bar.update(steps - self.bar.n)
         self.bar.close()
 
 
 @dataclass
 class EpisodeRecording(EpisodeCallback):
-    """Trajectory, mode and target of every step, and every ``frame_every``-th view rendered at
-    ``frame_size`` (a second camera on the same world, so the agent's own frames stay small)."""
+    """Trajectory, mode and target of every step (from the agent's decisions), and every
+    ``frame_every``-th view rendered at ``frame_size`` (a second camera on the same world, so the
+    agent's own frames stay small)."""
 
     frame_size: tuple[int, int] = (120, 192)
     frame_every: int = 4
@@ -76,30 +86,30 @@ class EpisodeRecording(EpisodeCallback):
     frames: list[np.ndarray] = field(default_factory=list)
     captions: list[str] = field(default_factory=list)
 
-    def on_reset(self, env, agent, obs) -> None:
+    def on_reset(self, env, obs, frame: AgentFrame) -> None:
         self.world = env.unwrapped.world
-        self.frame = AgentFrame.of(obs)  # the agent's targets are in its own frame
+        self.frame = frame  # the agent's targets are in its episode frame
         self.renderer = Renderer(*self.frame_size)
         self.task = "-"
 
     def on_task_start(self, task: TaskOutcome) -> None:
         self.task = task.item
 
-    def on_step(self, t, obs, action, agent) -> None:
-        mode = getattr(agent, "mode", None)
-        self.xz.append((float(obs["pose"][0]), float(obs["pose"][2])))
+    def on_step(self, step: Step) -> None:
+        mode = step.decision.mode
+        self.xz.append((float(step.obs["pose"][0]), float(step.obs["pose"][2])))
         self.modes.append(mode.value if mode else None)
-        target = getattr(agent, "target", None)
+        target = step.decision.target
         if target is not None:
             target = self.frame.to_world(target[0], target[2])
             if not self.targets or self.targets[-1] != target:
                 self.targets.append(target)
-        if t % self.frame_every == 0 and len(self.frames) < self.max_frames:
+        if step.t % self.frame_every == 0 and len(self.frames) < self.max_frames:
             world = self.world
             frame = self.renderer.render(world.blocks, world.eye, world.yaw, world.pitch,
                                          world.mob_boxes(), time=world.t, heights=world.heights)
             self.frames.append(frame.rgb.copy())
-            self.captions.append(f"t={t}  task: {self.task}  mode: {self.modes[-1] or '-'}")
+            self.captions.append(f"t={step.t}  task: {self.task}  mode: {self.modes[-1] or '-'}")
 
 
 def save_mode_plot(path: Path, blocks: np.ndarray, recording: EpisodeRecording, title: str) -> Path:
@@ -206,6 +216,24 @@ class DemoResult:
     """What the demo could not write, and why."""
 
 
+DEMO_FILES = {"plot": "trajectory.png", "video": "agent_view.gif", "mp4": "agent_view.mp4",
+              "results": "results.json"}
+"""What the demo writes into its folder."""
+
+
+def demo_folder(task_key: str, agent_name: str, seed: int) -> Path:
+    """The demo's default output folder: ``runs/demo-<task>-<agent>-seed<seed>``."""
+    return Path("runs") / f"demo-{task_key.rpartition('/')[2]}-{agent_name}-seed{seed}"
+
+
+def check_demo_outputs(out: Path) -> None:
+    """Raise ``ValueError`` naming the problem, before the episode, if the demo cannot write its
+    files into ``out`` (a file, a read-only folder, one of its files a folder)."""
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"cannot write the demo into {out}: it is a file, not a folder")
+    check_outputs([out / name for name in DEMO_FILES.values()], None)
+
+
 def run_demo(
     task_key: str = "aba-sparse/water-log-water",
     agent_name: str = "mrsteve",
@@ -214,44 +242,52 @@ def run_demo(
     video: bool = True,
     progress: bool = True,
     encoder: str = "semantic",
+    say: Any = None,
 ) -> DemoResult:
     """Run one episode of ``task_key`` and write the plot, the video (GIF, and MP4 when
-    ``imageio-ffmpeg`` is installed) and the results to ``out``."""
+    ``imageio-ffmpeg`` is installed) and the results to ``out``; every output is checked before
+    the episode starts. ``say`` gets status lines (the first run's compiling notice)."""
     check_seed(seed)
     task = task_by_key(task_key)
-    out = Path(out) if out is not None else Path("runs") / f"demo-{task.name}-{agent_name}-seed{seed}"
+    out = Path(out) if out is not None else demo_folder(task_key, agent_name, seed)
+    agent = make_agent(agent_name, patch_size=exploration_patch_size(task.world), encoder=encoder)
+    check_demo_outputs(out)
+    if say is not None and not kernels_cached():
+        say("first run: compiling the world's and the memory's kernels (once, 1-2 minutes)...")
     out.mkdir(parents=True, exist_ok=True)
     env = gym.make("mrsteve/Voxel-v0", **env_kwargs(task))
-    agent = make_agent(agent_name, patch_size=exploration_patch_size(task.world), encoder=encoder)
     recording = EpisodeRecording(frame_every=4 if video else 10**9)
     callbacks: list[Any] = [recording]
     bar = ProgressBar(task.max_steps) if progress else None
     if bar is not None:
         callbacks.append(bar)
+    result = None
     try:
         result = run_tasks(env, agent, task.items, seed=seed, max_steps=task.max_steps,
                            callbacks=callbacks)
     finally:
         if bar is not None:
-            bar.close()
+            bar.close(None if result is None else result.steps)
     blocks = env.unwrapped.world.blocks
     files = {
-        "plot": save_mode_plot(out / "trajectory.png", blocks, recording,
+        "plot": save_mode_plot(out / DEMO_FILES["plot"], blocks, recording,
                                f"{agent_name} on {task.name} ({task.world}, seed {seed})"),
     }
     notes = []
     if video and recording.frames:
-        files["video"] = save_video(out / "agent_view.gif", recording.frames, recording.captions)
+        files["video"] = save_video(out / DEMO_FILES["video"], recording.frames,
+                                    recording.captions)
         if mp4_available():
-            files["mp4"] = save_mp4(out / "agent_view.mp4", recording.frames, recording.captions)
+            files["mp4"] = save_mp4(out / DEMO_FILES["mp4"], recording.frames, recording.captions)
         else:
             notes.append(MP4_MISSING)
-    files["results"] = out / "results.json"
+    files["results"] = out / DEMO_FILES["results"]
+    tree = agent.config_tree
     write_json(files["results"], {
         "task": task_key, "agent": agent_name, "seed": seed, "world": task.world,
         "steps": result.steps, "tasks": [asdict(t) | {"duration": t.duration} for t in result.tasks],
-        "memory": asdict(agent.memory.stats()) if hasattr(agent, "memory") else None,
-        "config": asdict(agent.config_tree),
+        "memory": asdict(agent.memory.stats()) if tree.memory is not None else None,
+        "config": plain(tree),
     })  # fmt: skip
     env.close()
     return DemoResult(out, result, files, notes)

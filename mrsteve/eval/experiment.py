@@ -1,18 +1,19 @@
-"""What an experiment of the paper is: a config dataclass, its groups of episodes, an episode
+"""What an experiment of the paper is: a config dataclass, its groups of run specs, an episode
 function, metrics, a table beside the paper's numbers, and plots.
 
 Each experiment (:mod:`mrsteve.eval.exploration`, :mod:`~mrsteve.eval.navigation`,
-:mod:`~mrsteve.eval.sequential`) is one :class:`Experiment` object. :meth:`Experiment.run` sweeps
-it (:func:`mrsteve.eval.sweep.run_sweep`); the command line (``mrsteve eval <name>``) is generated
-from it: one option per name in :attr:`Experiment.options`, with the config field's default and
-its docstring as help, plus the options every experiment shares
+:mod:`~mrsteve.eval.sequential`, ...) is one :class:`Experiment` object. :meth:`Experiment.groups`
+builds every group's :class:`~mrsteve.eval.spec.RunSpec` once, agent tree included;
+:meth:`Experiment.run` sweeps them (:func:`mrsteve.eval.sweep.run_sweep`) and the worker runs
+:attr:`Experiment.episode` on each episode's spec. The command line (``mrsteve eval <name>``) is
+generated from the experiment: one option per name in :attr:`Experiment.options`, with the config
+field's default and its docstring as help, plus the options every experiment shares
 (:class:`~mrsteve.eval.sweep.SweepOptions`).
 """
 
 from __future__ import annotations
 
 import ast
-import dataclasses
 import inspect
 import textwrap
 import time
@@ -23,46 +24,114 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from mrsteve.agent.config import AgentConfig
-from mrsteve.agent.factory import agent_config
-from mrsteve.agent.mrsteve import MrSteveConfig
-from mrsteve.eval.sweep import EpisodeFn, Group, Record, SweepOptions, run_sweep
+from mrsteve.agent.factory import AGENTS, agent_config
+from mrsteve.agent.mrsteve import IMAGE_GOAL_TARGETS, MrSteveConfig
+from mrsteve.eval.spec import Group
+from mrsteve.eval.sweep import Record, SweepOptions, run_sweep
 from mrsteve.naming import check_name
 from mrsteve.perception import ENCODERS
 from mrsteve.tasks.catalog import exploration_patch_size
 
-Summaries = dict[tuple[str, str], dict[str, dict[str, float]]]
-"""Metric summaries of a sweep by ``(task, agent)``."""
+Summaries = dict[str, dict[str, dict[str, float]]]
+"""Metric summaries of a sweep by group label."""
+
+UNLIMITED = "unlimited"
+"""The word for no capacity in a ``--capacity`` list."""
+
+PAPER_CAPACITIES = (100, 500, 1000, 2000, 12000)
+"""The capacities of the paper's memory-constraint figure (0.1K to 12K, the episode length)."""
 
 
-def agent_on_world(name: str, world: str, *, capacity: int | None = None,
-                   encoder: str = "semantic", image_goal_target: str = "best",
-                   searched_radius: float = 0.0) -> AgentConfig:
-    """The configuration tree of the agent called ``name`` for a task on ``world``: the
-    exploration goal patch for the world's size (a task-level setting, as in the paper:
-    :func:`~mrsteve.tasks.catalog.exploration_patch_size`), its memory ``capacity``, its
-    ``encoder``, which frame an image goal targets and the mode selector's searched radius."""
-    return agent_config(name, patch_size=exploration_patch_size(world), capacity=capacity,
-                        encoder=encoder,
-                        config=MrSteveConfig(image_goal_target=image_goal_target,
-                                             searched_radius=searched_radius))
+def parse_capacities(value: str | int | None) -> tuple[int | None, ...]:
+    """The memory capacities of ``--capacity``: one number of frames, ``unlimited`` (or
+    ``None``), or a comma-separated list of them (e.g. ``100,500,1000,2000,12000``); anything
+    else is a ``ValueError`` naming the bad entry and what is accepted."""
+    if value is None:
+        return (None,)
+    accepted = (f"a number of frames >= 1, {UNLIMITED!r}, or a comma-separated list of them "
+                f"(e.g. {','.join(map(str, PAPER_CAPACITIES))})")
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise ValueError(f"capacity must be {accepted}, got {value!r}")
+    parts = [value] if isinstance(value, int) else [p.strip() for p in value.split(",")]
+    capacities: list[int | None] = []
+    for part in parts:
+        if isinstance(part, str) and part.lower() in (UNLIMITED, "none"):
+            capacity = None
+        else:
+            try:
+                capacity = int(part)
+            except ValueError:
+                capacity = 0
+            if capacity < 1:
+                where = "" if len(parts) == 1 else f" in {value!r}"
+                raise ValueError(f"capacity must be {accepted}, got {part!r}{where}")
+        if capacity in capacities:
+            raise ValueError(f"capacity {part!r} is given twice in {value!r}")
+        capacities.append(capacity)
+    return tuple(capacities)
 
 
 @dataclass(frozen=True)
 class AgentOptions:
     """The agent's settings shared by the experiments that run MrSteve and its variants (their
-    configs derive from it; each field is a command-line option)."""
+    configs derive from it; each field an experiment lists in :attr:`Experiment.options` is a
+    command-line option)."""
 
     encoder: str = "semantic"
     """The agent's encoder: semantic (the renderer's semantic frame) or pixels (the learned
     encoder over RGB frames)."""
+    capacity: str | None = None
+    """Memory capacity in frames (default: unlimited), or a comma-separated grid of them,
+    'unlimited' allowed (the appendix's: 100,500,1000,2000,12000)."""
     searched_radius: float = 0.0
     """Blocks around a target the agent reached and executed at for L steps without success
     within which the mode selector skips remembered frames for the rest of the task (0: off, the
     release's rule; beyond the paper)."""
+    image_goal_target: str = "best"
+    """Which frame matching an image goal the agent targets: best (the highest-scoring) or
+    nearest (nearest the agent, the release's rule for text tasks; the paper states none)."""
 
     def __post_init__(self) -> None:
         check_name(self.encoder, ENCODERS, "encoder")
-        MrSteveConfig(searched_radius=self.searched_radius)  # its check, its message
+        parse_capacities(self.capacity)
+        check_name(self.image_goal_target, IMAGE_GOAL_TARGETS, "image_goal_target")
+        self.mode_selector  # noqa: B018 (its checks, its messages)
+
+    @property
+    def capacities(self) -> tuple[int | None, ...]:
+        """The capacities of :attr:`capacity` (one, or a grid)."""
+        return parse_capacities(self.capacity)
+
+    @property
+    def mode_selector(self) -> MrSteveConfig:
+        return MrSteveConfig(image_goal_target=self.image_goal_target,
+                             searched_radius=self.searched_radius)
+
+    def agent_tree(self, name: str, world: str, capacity: int | None) -> AgentConfig:
+        """The configuration tree of the agent called ``name`` for a task on ``world``: the
+        exploration goal patch for the world's size (a task-level setting, as in the paper:
+        :func:`~mrsteve.tasks.catalog.exploration_patch_size`), its memory ``capacity`` and these
+        options."""
+        return agent_config(name, patch_size=exploration_patch_size(world), capacity=capacity,
+                            encoder=self.encoder, mode_selector=self.mode_selector)
+
+    def cells(self, agents: Sequence[str]) -> list[tuple[str, int | None]]:
+        """The (agent, capacity) pairs of a sweep: every capacity for the agents with a memory,
+        one cell for those without (a capacity means nothing to them)."""
+        cells: list[tuple[str, int | None]] = []
+        for capacity in self.capacities:
+            for name in agents:
+                cell = (name, capacity if AGENTS[name].memory is not None else None)
+                if cell not in cells:
+                    cells.append(cell)
+        return cells
+
+    def cell_label(self, agent: str, capacity: int | None) -> str:
+        """An agent's part of a group label: its name, with ``.c<capacity>`` when its capacity
+        is not the experiment's default."""
+        default = type(self)().capacities[0]
+        return agent if capacity == default or AGENTS[agent].memory is None else (
+            f"{agent}.c{capacity or UNLIMITED}")
 
 
 @cache
@@ -84,19 +153,8 @@ def field_docs(config_type: type) -> Mapping[str, str]:
     return docs
 
 
-def config_from_options(config_type: type, options: Mapping[str, Any], **fixed: Any) -> Any:
-    """``config_type`` with ``fixed`` fields and those of ``options`` it has (sizes as tuples,
-    since JSON records hold lists)."""
-    names = {field.name for field in dataclasses.fields(config_type)}
-    fields = {key: value for key, value in options.items() if key in names and key not in fixed}
-    for key, value in fields.items():
-        if isinstance(value, list):
-            fields[key] = tuple(value)
-    return config_type(**fields, **fixed)
-
-
 class Experiment:
-    """One experiment of the paper. Subclasses fill in the class attributes and :meth:`groups`,
+    """One experiment of the paper. Subclasses fill in the class attributes, :meth:`groups`,
     :meth:`metrics` and :meth:`table`; :meth:`plot_episode` and :meth:`plot_summary` are
     optional."""
 
@@ -108,8 +166,10 @@ class Experiment:
     """Config fields offered on the command line (``--max-steps`` for ``max_steps``)."""
     default_episodes: ClassVar[int] = 10
     """Episodes per group unless ``--episodes`` says otherwise."""
-    episode: EpisodeFn
-    """The module-level (picklable) function running one episode: ``spec -> record``."""
+    examples: ClassVar[tuple[str, ...]] = ()
+    """Example command lines (arguments after ``mrsteve eval <name>``) for the help."""
+    episode: Callable[[Any], Record]
+    """The module-level (picklable) function running one episode: ``RunSpec -> record``."""
 
     @property
     def summary(self) -> str:
@@ -118,7 +178,7 @@ class Experiment:
         return "\n\n".join(" ".join(part.split()) for part in doc.split("\n\n"))
 
     def groups(self, config: Any) -> list[Group]:
-        """The (task, agent) groups of a sweep."""
+        """The sweep's groups, each with its run spec."""
         raise NotImplementedError
 
     def metrics(self, config: Any) -> Sequence[str]:
@@ -129,10 +189,11 @@ class Experiment:
         """The results table, with the paper's figures beside ours."""
         raise NotImplementedError
 
-    def plot_episode(self, record: Record, path: Path) -> None:
-        """Draw one episode record to ``path`` (nothing by default)."""
+    def plot_episode(self, record: Record, group: Group, path: Path) -> None:
+        """Draw one episode record of ``group`` to ``path`` (nothing by default)."""
 
-    def plot_summary(self, config: Any, summaries: Summaries, plots: Path) -> Path | None:
+    def plot_summary(self, config: Any, groups: Sequence[Group], summaries: Summaries,
+                     plots: Path) -> Path | None:
         """Draw the sweep's figure into the folder ``plots`` (nothing by default)."""
         return None
 
@@ -150,21 +211,30 @@ class Experiment:
 
         groups = self.groups(config)
         started = time.time()
-        configs = {group.label: group.config for group in groups}
+        specs = {group.label: group.spec.tree() for group in groups}
+        plots = sweep.plots_dir
+
+        def plot_group(group: Group, records: list[Record]) -> None:
+            if plots is None or not self.plots_episodes:
+                return
+            for record in records:
+                name = f"{group.label}_{record['episode']:03d}.png"
+                self.plot_episode(record, group, plots / name)
+
         summaries = run_sweep(
-            groups, self.episode, self.metrics(config), sweep,
-            plot=self.plot_episode if self.plots_episodes else None, echo=echo,
-            on_start=lambda path: write_json(path, manifest(self.name, config, configs, sweep,
+            groups, self.metrics(config), sweep, job=self.episode, on_group=plot_group, echo=echo,
+            on_start=lambda path: write_json(path, manifest(self.name, config, specs, sweep,
                                                             started, None)),
         )  # fmt: skip
+        if plots is not None and self.plots_episodes:
+            echo(f"plots in {plots}")
         echo(self.table(config, groups, summaries))
-        plots = sweep.plots_dir
         if plots is not None:
-            path = self.plot_summary(config, summaries, plots)
+            path = self.plot_summary(config, groups, summaries, plots)
             if path is not None:
                 echo(f"wrote {path}")
         if sweep.manifest_path is not None:
-            write_json(sweep.manifest_path, manifest(self.name, config, configs, sweep, started,
+            write_json(sweep.manifest_path, manifest(self.name, config, specs, sweep, started,
                                                      time.time() - started))
             echo(f"wrote {sweep.manifest_path}")
         return summaries

@@ -10,6 +10,7 @@ from mrsteve.eval.memory_tasks import MEMORY_TASKS_EXPERIMENT
 from mrsteve.eval.navigation import NAVIGATION
 from mrsteve.eval.sequential import ABA_RANDOM, ABA_SPARSE, SEQ4
 from mrsteve.eval.tc_exploration import TC_EXPLORATION
+from mrsteve.naming import lookup
 
 EXPERIMENTS: dict[str, Experiment] = {
     experiment.name: experiment
@@ -18,3 +19,8 @@ EXPERIMENTS: dict[str, Experiment] = {
                        LONG_NAVIGATION)
 }
 """The experiments in the order ``mrsteve eval --help`` lists them."""
+
+
+def experiment(name: str) -> Experiment:
+    """The experiment called ``name`` (an unknown name lists the known ones)."""
+    return lookup(EXPERIMENTS, name, "experiment")

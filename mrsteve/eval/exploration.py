@@ -18,35 +18,22 @@ walkable area inside the walls.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
 import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
-from mrsteve.agent.config import ExplorerConfig
-from mrsteve.agent.factory import build_explorer
-from mrsteve.control.goals import DirectionConfig, ExplorationConfig
-from mrsteve.control.navigation import NavigatorConfig
-from mrsteve.control.wander import WanderConfig, WanderExplorer
+from mrsteve.agent.factory import EXPLORERS, build_agent, explorer_agent_config
 from mrsteve.env.voxel_env import DEFAULT_OBS_SIZE
-from mrsteve.eval.experiment import Experiment, config_from_options
+from mrsteve.eval.experiment import Experiment
 from mrsteve.eval.results import format_metric, format_table
-from mrsteve.eval.sweep import EpisodeSpec, Group, Record
-from mrsteve.naming import choose, lookup
+from mrsteve.eval.spec import Group, RunSpec
+from mrsteve.eval.sweep import Record
+from mrsteve.naming import choose
+from mrsteve.tasks.driver import compact_trajectory
 from mrsteve.tasks.exploration import METRICS, run_exploration
-from mrsteve.tasks.navigation import compact_trajectory
-
-EXPLORERS: dict[str, ExplorerConfig | WanderConfig] = {
-    "count-based": ExplorerConfig("count-based", "depth"),
-    "count-based-straight": ExplorerConfig("count-based", "straight"),
-    "plan4mc": ExplorerConfig("plan4mc", "depth"),
-    "plan4mc-straight": ExplorerConfig("plan4mc", "straight"),
-    "go-explore": WanderConfig(),
-}
-"""Explorer configurations by agent name (the goal patch side G is set by the experiment)."""
 
 PAPER_RESULTS = {
     "count-based": (84.42, 0.38),  # Count-based + VPT-Nav (ours)
@@ -93,55 +80,31 @@ class ExplorationTaskConfig:
         return choose(self.agent, list(EXPLORERS), "agent")
 
 
-def explorer_config(config: ExplorationTaskConfig) -> ExplorerConfig | WanderConfig:
-    """The configuration of ``config.agent``'s explorer (one agent); the Plan4MC-style grid cells
-    are 0.6 G (its 11 x 11 grid over a 100 x 100 map)."""
-    explorer = lookup(EXPLORERS, config.agent, "agent")
-    if isinstance(explorer, WanderConfig):
-        return explorer
-    return replace(explorer, goals=ExplorationConfig(patch_size=config.patch_size),
-                   direction=DirectionConfig(cell_size=0.6 * config.patch_size))
+@dataclass(frozen=True)
+class ExplorationTask:
+    """The task part of an exploration episode's run spec."""
+
+    world: str
+    steps: int
+    grid: int
+    linger_steps: int
+    trajectory_every: int
+    obs_size: tuple[int, int]
 
 
-def component_configs(config: ExplorationTaskConfig) -> dict[str, Any]:
-    """The configuration tree of an explorer, for the saved run configuration."""
-    explorer = explorer_config(config)
-    if isinstance(explorer, WanderConfig):
-        return {"kind": "go-explore", "wander": asdict(explorer)}
-    tree = asdict(explorer)
-    if explorer.kind != "plan4mc":
-        tree.pop("direction")
-    else:
-        tree.pop("goals"), tree.pop("visitation")
-    return {**tree, "navigator_config": asdict(NavigatorConfig())}
-
-
-def exploration_run(config: ExplorationTaskConfig, seed: int):
-    """One episode of ``config.agent`` (one agent), seeded with ``seed``
-    (:class:`~mrsteve.tasks.exploration.ExplorationEpisode`)."""
-
-    def make_explorer():
-        explorer = explorer_config(config)
-        if isinstance(explorer, WanderConfig):
-            return WanderExplorer(explorer)
-        return build_explorer(explorer, navigator=NavigatorConfig())
-
-    env = gym.make("mrsteve/Voxel-v0", world=config.world, obs_size=config.obs_size)
+def exploration_episode(spec: RunSpec) -> Record:
+    """One episode of the explorer the spec's tree describes: metrics, goals and the trajectory
+    (every ``trajectory_every``-th position, rounded to 0.01 block)."""
+    task = spec.task
+    env = gym.make("mrsteve/Voxel-v0", world=task.world, obs_size=task.obs_size)
     try:
-        return run_exploration(env, make_explorer, seed=seed, steps=config.steps,
-                               grid=config.grid, linger_steps=config.linger_steps)
+        episode = run_exploration(env, build_agent(spec.agent), seed=spec.seed, steps=task.steps,
+                                  grid=task.grid, linger_steps=task.linger_steps)
     finally:
         env.close()
-
-
-def exploration_episode(spec: EpisodeSpec) -> Record:
-    """The episode function: metrics, goals and the trajectory (every ``trajectory_every``-th
-    position, rounded to 0.01 block)."""
-    config = config_from_options(ExplorationTaskConfig, dict(spec.options), agent=spec.agent)
-    episode = exploration_run(config, spec.seed)
     return {
         **episode.metrics,
-        "trajectory": compact_trajectory(episode.trajectory, config.trajectory_every),
+        "trajectory": compact_trajectory(episode.trajectory, task.trajectory_every),
         "goals": np.round(episode.goals, 2).tolist(),
     }
 
@@ -161,13 +124,12 @@ class Exploration(Experiment):
     episode = staticmethod(exploration_episode)
 
     def groups(self, config: ExplorationTaskConfig) -> list[Group]:
-        groups = []
-        for name in config.agents:
-            one = replace(config, agent=name)
-            options = {k: v for k, v in asdict(one).items() if k != "agent"}
-            groups.append(Group("exploration", name, name,
-                                {"task": asdict(one), "agent": component_configs(one)}, options))
-        return groups
+        task = ExplorationTask(config.world, config.steps, config.grid, config.linger_steps,
+                               config.trajectory_every, tuple(config.obs_size))
+        return [Group(RunSpec(self.name, name, "exploration", task,
+                              explorer_agent_config(name, patch_size=config.patch_size)),
+                      cost=config.steps)
+                for name in config.agents]
 
     def metrics(self, config: ExplorationTaskConfig) -> tuple[str, ...]:
         return METRICS
@@ -175,7 +137,7 @@ class Exploration(Experiment):
     def table(self, config, groups, summaries) -> str:
         rows = []
         for group in groups:
-            summary = summaries[(group.task, group.agent)]
+            summary = summaries[group.label]
             coverage, revisits = PAPER_RESULTS[group.agent]
             rows.append([group.agent, format_metric(summary["map_coverage"]),
                          format_metric(summary["revisit_count"]), f"{coverage:.2f}",
@@ -183,12 +145,12 @@ class Exploration(Experiment):
         return format_table(["agent", "map coverage %", "revisit count", "paper coverage %",
                              "paper revisits"], rows)
 
-    def plot_episode(self, record: Record, path: Path) -> None:
+    def plot_episode(self, record: Record, group: Group, path: Path) -> None:
         from mrsteve.eval.plots import save_trajectory_plot, world_blocks
 
-        world = ExplorationTaskConfig().world if "world" not in record else record["world"]
         save_trajectory_plot(
-            path, world_blocks(world, record["seed"]), record["trajectory"], goals=record["goals"],
+            path, world_blocks(group.spec.task.world, record["seed"]), record["trajectory"],
+            goals=record["goals"], goals_label="exploration goals",
             title=f"{record['agent']}, seed {record['seed']}: coverage "
                   f"{record['map_coverage']:.1f} %, revisits {record['revisit_count']:.2f}",
         )  # fmt: skip

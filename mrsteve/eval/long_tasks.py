@@ -8,21 +8,22 @@ process's resident memory along the episode.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import gymnasium as gym
 
 import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
-from mrsteve.agent.config import AgentConfig
-from mrsteve.agent.factory import AGENTS, make_agent
-from mrsteve.agent.mrsteve import IMAGE_GOAL_TARGETS
-from mrsteve.eval.experiment import AgentOptions, Experiment, agent_on_world, config_from_options
+from mrsteve.agent.factory import AGENTS, build_agent
+from mrsteve.eval.experiment import AgentOptions, Experiment
 from mrsteve.eval.results import format_metric, format_table
-from mrsteve.eval.sweep import EpisodeSpec, Group, Record
-from mrsteve.naming import check_name, choose
+from mrsteve.eval.spec import Group, RunSpec
+from mrsteve.eval.sweep import Record
+from mrsteve.naming import choose
 from mrsteve.perception import make_encoder
+from mrsteve.protocols import Agent
 from mrsteve.tasks import long_instruction as li
 from mrsteve.tasks import long_navigation as ln
+from mrsteve.tasks.driver import EpisodeCallback
 
 DEFAULT_AGENTS = "mrsteve,pm,em,fm,steve1"
 
@@ -43,28 +44,23 @@ class LongTaskConfig(AgentOptions):
 
     agent: str = DEFAULT_AGENTS
     """mrsteve, mrsteve-tc, center-embed, pm, em, fm, pmc-fm, steve1 (comma-separated, or 'all')."""
+    capacity: str | None = "20000"
+    """Memory capacity in frames (the paper: 20K), or a comma-separated grid of them."""
     steps: int = 500_000
     """Steps per episode (the paper: 500K)."""
-    capacity: int = 20_000
-    """Memory capacity in frames (the paper: 20K)."""
     task_limit: int = 20_000
     """Steps after which a task (a goal) is given up and the next one given (the paper: 20K)."""
     radius: float = 5.0
     """Long-Navigation: a goal is reached within this many blocks of where its frame was seen."""
     rss_every: int = 0
     """Sample the resident memory every this many steps into each record (0: never)."""
-    image_goal_target: str = "best"
-    """Long-Navigation: which frame matching the image goal the agent targets: best (the
-    highest-scoring) or nearest (nearest the agent, the release's rule for text tasks; the paper
-    states none)."""
 
     def __post_init__(self) -> None:
         choose(self.agent, list(AGENTS), "agent")
         super().__post_init__()
-        check_name(self.image_goal_target, IMAGE_GOAL_TARGETS, "image_goal_target")
-        if min(self.steps, self.capacity, self.task_limit) < 1 or self.rss_every < 0:
-            raise ValueError(f"steps, capacity and task_limit must be >= 1 and rss_every >= 0, "
-                             f"got {self}")
+        if min(self.steps, self.task_limit) < 1 or self.rss_every < 0:
+            raise ValueError(f"steps and task_limit must be >= 1 and rss_every >= 0, got "
+                             f"{self.steps}, {self.task_limit}, {self.rss_every}")
         if not self.radius > 0:
             raise ValueError(f"radius must be positive, got {self.radius}")
 
@@ -72,41 +68,71 @@ class LongTaskConfig(AgentOptions):
     def agents(self) -> list[str]:
         return choose(self.agent, list(AGENTS), "agent")
 
-    def agent_tree(self, agent: str, world: str) -> AgentConfig:
-        """The configuration tree of ``agent`` on ``world``."""
-        return agent_on_world(agent, world, capacity=self.capacity, encoder=self.encoder,
-                              image_goal_target=self.image_goal_target,
-                              searched_radius=self.searched_radius)
+
+@dataclass(frozen=True)
+class LongInstructionTask:
+    """The task part of a Long-Instruction episode's run spec."""
+
+    world: str
+    steps: int
+    task_limit: int
+    noop_steps: int
+    rss_every: int
 
 
-def _agent(name: str, world: str, config: LongTaskConfig):
-    return make_agent(name, config=config.agent_tree(name, world))
+@dataclass(frozen=True)
+class LongNavigationTask:
+    """The task part of a Long-Navigation episode's run spec."""
+
+    world: str
+    steps: int
+    goal_limit: int
+    radius: float
+    rss_every: int
+    route: ln.RouteConfig
 
 
-def long_instruction_episode(spec: EpisodeSpec) -> Record:
+def resident_memory(task, agent: Agent) -> list[EpisodeCallback]:
+    """The resident-memory sampler of a task that asks for one (``rss_every``), counting the
+    agent's memory frames."""
+    if not task.rss_every:
+        return []
+    memory = getattr(agent, "memory", None)
+    return [li.ResidentMemory(task.rss_every, (lambda: len(memory)) if memory is not None
+                              else (lambda: None))]
+
+
+def long_instruction_episode(spec: RunSpec) -> Record:
     """One Long-Instruction episode: tasks solved, and each task's item, start and duration."""
-    config = config_from_options(LongTaskConfig, dict(spec.options), agent=spec.agent)
-    env = gym.make("mrsteve/Voxel-v0", world=li.WORLD, noop_steps=li.NOOP_STEPS)
+    task = spec.task
+    env = gym.make("mrsteve/Voxel-v0", world=task.world, noop_steps=task.noop_steps)
     try:
-        return li.run_long_instruction(env, _agent(spec.agent, li.WORLD, config),
-                                       spec.seed, steps=config.steps,
-                                       task_limit=config.task_limit,
-                                       rss_every=config.rss_every or None)
+        agent = build_agent(spec.agent)
+        sampler = resident_memory(task, agent)
+        record = li.run_long_instruction(env, agent, spec.seed, steps=task.steps,
+                                         task_limit=task.task_limit, callbacks=sampler)
     finally:
         env.close()
+    if sampler:
+        record["rss"] = sampler[0].samples
+    return record
 
 
-def long_navigation_episode(spec: EpisodeSpec) -> Record:
+def long_navigation_episode(spec: RunSpec) -> Record:
     """One Long-Navigation episode: goals reached, and each goal's scene, frame and duration."""
-    config = config_from_options(LongTaskConfig, dict(spec.options), agent=spec.agent)
-    env = gym.make("mrsteve/Voxel-v0", world=ln.WORLD)
+    task = spec.task
+    env = gym.make("mrsteve/Voxel-v0", world=task.world)
     try:
-        agent = _agent(spec.agent, ln.WORLD, config)
-        return ln.run_long_navigation(env, agent, make_encoder(config.encoder), spec.seed,
-                                      steps=config.steps, goal_limit=config.task_limit,
-                                      radius=config.radius, rss_every=config.rss_every or None)
+        agent = build_agent(spec.agent)
+        sampler = resident_memory(task, agent)
+        record = ln.run_long_navigation(env, agent, make_encoder(spec.agent.encoder.kind),
+                                        spec.seed, steps=task.steps, goal_limit=task.goal_limit,
+                                        radius=task.radius, route=task.route, callbacks=sampler)
     finally:
         env.close()
+    if sampler:
+        record["rss"] = sampler[0].samples
+    return record
 
 
 class LongTaskExperiment(Experiment):
@@ -118,14 +144,15 @@ class LongTaskExperiment(Experiment):
     metric: str
     paper: dict[str, str]
 
+    def task(self, config: LongTaskConfig):
+        """The task part of the run specs."""
+        raise NotImplementedError
+
     def groups(self, config: LongTaskConfig) -> list[Group]:
-        options = {k: v for k, v in asdict(config).items() if k != "agent"}
-        return [
-            Group(self.name, name, name,
-                  {"task": {**options, "world": self.world},
-                   "agent": asdict(config.agent_tree(name, self.world))}, options)
-            for name in config.agents
-        ]
+        task = self.task(config)
+        return [Group(RunSpec(self.name, config.cell_label(agent, capacity), self.name, task,
+                              config.agent_tree(agent, self.world, capacity)), cost=config.steps)
+                for agent, capacity in config.cells(config.agents)]
 
     def metrics(self, config: LongTaskConfig) -> tuple[str, ...]:
         return (self.metric, self.metric.replace("_solved", "_given").replace("_reached",
@@ -134,25 +161,25 @@ class LongTaskExperiment(Experiment):
 
     def table(self, config, groups, summaries) -> str:
         given = self.metrics(config)[1]
-        rows = [[group.agent, format_metric(summaries[(group.task, group.agent)][self.metric], 1),
-                 format_metric(summaries[(group.task, group.agent)][given], 1),
-                 format_metric(summaries[(group.task, group.agent)]["mean_duration"], 0),
+        rows = [[group.label, format_metric(summaries[group.label][self.metric], 1),
+                 format_metric(summaries[group.label][given], 1),
+                 format_metric(summaries[group.label]["mean_duration"], 0),
                  self.paper.get(group.agent, "-")] for group in groups]
         return format_table(["agent", self.metric.replace("_", " "), given.replace("_", " "),
                              "steps per success", "paper (500K steps)"], rows)
 
-    def plot_summary(self, config, summaries, plots):
+    def plot_summary(self, config, groups, summaries, plots):
         """Figure 7's bars: the metric per agent, standard errors as whiskers."""
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
 
         from mrsteve.eval.plots import save_figure
 
-        figure = Figure(figsize=(max(4.0, 0.8 * len(config.agents)), 3.2))
+        figure = Figure(figsize=(max(4.0, 0.8 * len(groups)), 3.2))
         FigureCanvasAgg(figure)
         axes = figure.add_subplot()
-        values = [summaries[(self.name, name)][self.metric] for name in config.agents]
-        axes.bar(config.agents, [v["mean"] for v in values],
+        values = [summaries[group.label][self.metric] for group in groups]
+        axes.bar([group.label for group in groups], [v["mean"] for v in values],
                  yerr=[v["stderr"] for v in values], capsize=3)
         axes.set_ylabel(self.metric.replace("_", " "))
         axes.set_title(f"{self.name}, {config.steps // 1000}K steps", fontsize=9)
@@ -171,6 +198,10 @@ class LongInstruction(LongTaskExperiment):
     episode = staticmethod(long_instruction_episode)
     world, metric, paper = li.WORLD, "tasks_solved", PAPER_TASKS_SOLVED
 
+    def task(self, config: LongTaskConfig) -> LongInstructionTask:
+        return LongInstructionTask(li.WORLD, config.steps, config.task_limit, li.NOOP_STEPS,
+                                   config.rss_every)
+
 
 class LongNavigation(LongTaskExperiment):
     """Long-Navigation (paper Section 4.4, Figure 7): a scripted exploration phase of 2K steps at
@@ -183,6 +214,10 @@ class LongNavigation(LongTaskExperiment):
                "image_goal_target", "searched_radius")
     episode = staticmethod(long_navigation_episode)
     world, metric, paper = ln.WORLD, "goals_reached", PAPER_GOALS_REACHED
+
+    def task(self, config: LongTaskConfig) -> LongNavigationTask:
+        return LongNavigationTask(ln.WORLD, config.steps, config.task_limit, config.radius,
+                                  config.rss_every, ln.RouteConfig())
 
 
 LONG_INSTRUCTION, LONG_NAVIGATION = LongInstruction(), LongNavigation()

@@ -32,7 +32,7 @@ nearer; README, "Memory Tasks").
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -40,24 +40,18 @@ import gymnasium as gym
 import numpy as np
 
 import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
-from mrsteve.agent.config import AgentConfig
 from mrsteve.agent.factory import build_agent, make_navigator
-from mrsteve.agent.mrsteve import IMAGE_GOAL_TARGETS
 from mrsteve.control.motion import heading_to, wrap_degrees
 from mrsteve.control.navigation import NavigatorConfig
 from mrsteve.env.voxel_env import DEFAULT_OBS_SIZE
-from mrsteve.eval.experiment import (
-    AgentOptions,
-    Experiment,
-    Summaries,
-    agent_on_world,
-    config_from_options,
-)
+from mrsteve.eval.experiment import AgentOptions, Experiment, Summaries
 from mrsteve.eval.results import format_metric, format_table
-from mrsteve.eval.sweep import EpisodeSpec, Group, Record
-from mrsteve.naming import check_name, choose
+from mrsteve.eval.spec import Group, RunSpec
+from mrsteve.eval.sweep import Record
+from mrsteve.naming import choose
 from mrsteve.perception import make_encoder
 from mrsteve.spaces import Action, Observation
+from mrsteve.tasks.driver import compact_trajectory
 from mrsteve.tasks.memory_tasks import (
     MEMORY_TASKS,
     METRICS,
@@ -66,7 +60,6 @@ from mrsteve.tasks.memory_tasks import (
     run_memory_task,
     world_of,
 )
-from mrsteve.tasks.navigation import compact_trajectory
 
 AGENTS = ("mrsteve", "pm", "em", "fm", "steve1")
 """The agents of Figure 6."""
@@ -90,8 +83,8 @@ class MemoryTasksConfig(AgentOptions):
     """find-water, zombie-spot, first-house (comma-separated, or 'all')."""
     agent: str = "all"
     """mrsteve, pm, em, fm, steve1 (comma-separated, or 'all')."""
-    capacity: int = 2000
-    """Memory capacity in frames (the paper: 2K)."""
+    capacity: str | None = "2000"
+    """Memory capacity in frames (the paper: 2K), or a comma-separated grid of them."""
     explore_steps: int = 3000
     """Steps of the scripted exploration phase (the paper: 3K)."""
     task_steps: int = 3000
@@ -102,18 +95,14 @@ class MemoryTasksConfig(AgentOptions):
     """The record keeps every this-many-th position of the trajectory (for plots)."""
     obs_size: tuple[int, int] = DEFAULT_OBS_SIZE
     """``(height, width)`` of the observations."""
-    image_goal_target: str = "best"
-    """Which frame matching the image goal the agent targets: best (the highest-scoring) or
-    nearest (nearest the agent, the release's rule for text tasks; the paper states none)."""
 
     def __post_init__(self) -> None:
         choose(self.task, list(MEMORY_TASKS), "task")
         choose(self.agent, list(AGENTS), "agent")
         super().__post_init__()
-        check_name(self.image_goal_target, IMAGE_GOAL_TARGETS, "image_goal_target")
-        if self.capacity < 1 or self.task_steps < 1 or self.trajectory_every < 1:
-            raise ValueError(f"capacity, task_steps and trajectory_every must be >= 1, got "
-                             f"{self.capacity}, {self.task_steps}, {self.trajectory_every}")
+        if self.task_steps < 1 or self.trajectory_every < 1:
+            raise ValueError(f"task_steps and trajectory_every must be >= 1, got "
+                             f"{self.task_steps}, {self.trajectory_every}")
         longest = max(max(s.until for s in t.stays) for t in MEMORY_TASKS.values())
         if self.explore_steps < longest:
             raise ValueError(f"explore_steps must cover the stays ({longest} steps), got "
@@ -128,12 +117,6 @@ class MemoryTasksConfig(AgentOptions):
     @property
     def agents(self) -> list[str]:
         return choose(self.agent, list(AGENTS), "agent")
-
-    def agent_tree(self, agent: str, task: MemoryTask) -> AgentConfig:
-        """The configuration tree of ``agent`` on ``task``'s world."""
-        return agent_on_world(agent, task.world, capacity=self.capacity, encoder=self.encoder,
-                              image_goal_target=self.image_goal_target,
-                              searched_radius=self.searched_radius)
 
 
 @dataclass(frozen=True)
@@ -247,33 +230,41 @@ class ScriptedRoute:
         return self.navigator.act(obs, self.waypoint)
 
 
-def memory_tasks_run(task: MemoryTask, agent: str, seed: int, config: MemoryTasksConfig):
-    """One episode of ``task`` for the agent called ``agent``
-    (:class:`~mrsteve.tasks.memory_tasks.MemoryTaskEpisode`)."""
-    env = gym.make("mrsteve/Voxel-v0", **world_of(task), obs_size=tuple(config.obs_size))
+@dataclass(frozen=True)
+class MemoryTaskRun:
+    """The task part of a Memory Task episode's run spec."""
+
+    memory_task: MemoryTask
+    route: RouteConfig
+    explore_steps: int
+    task_steps: int
+    radius: float
+    trajectory_every: int
+    obs_size: tuple[int, int]
+
+
+def memory_tasks_episode(spec: RunSpec) -> Record:
+    """One episode of the spec's Memory Task for the agent its tree describes: metrics, the
+    goal's step and place, and the trajectory."""
+    run = spec.task
+    env = gym.make("mrsteve/Voxel-v0", **world_of(run.memory_task), obs_size=tuple(run.obs_size))
+    encoder = getattr(spec.agent, "encoder", None)
     try:
-        return run_memory_task(env, build_agent(config.agent_tree(agent, task)), task,
-                               ScriptedRoute(task), make_encoder(config.encoder), seed=seed,
-                               explore_steps=config.explore_steps, task_steps=config.task_steps,
-                               radius=config.radius)
+        episode = run_memory_task(
+            env, build_agent(spec.agent), run.memory_task,
+            ScriptedRoute(run.memory_task, run.route),
+            make_encoder(encoder.kind if encoder is not None else "semantic"), seed=spec.seed,
+            explore_steps=run.explore_steps, task_steps=run.task_steps, radius=run.radius,
+        )  # fmt: skip
     finally:
         env.close()
-
-
-def memory_tasks_episode(spec: EpisodeSpec) -> Record:
-    """The episode function (``spec.task`` is ``memory-tasks/<task>``): metrics, the goal's step
-    and place, and the trajectory."""
-    name = spec.task.partition("/")[2]
-    config = config_from_options(MemoryTasksConfig, dict(spec.options), task=name,
-                                 agent=spec.agent)
-    episode = memory_tasks_run(memory_task(name), spec.agent, spec.seed, config)
     return {
         **episode.metrics,
         "goal_t": episode.goal_t,
         "goal_place": list(episode.goal_place),
         "landmark": list(episode.landmark),
         "explore_steps": episode.explore_steps,
-        "trajectory": compact_trajectory(episode.trajectory, config.trajectory_every),
+        "trajectory": compact_trajectory(episode.trajectory, run.trajectory_every),
     }
 
 
@@ -298,14 +289,13 @@ class MemoryTasks(Experiment):
         groups = []
         for name in config.tasks:
             task = memory_task(name)
-            for agent in config.agents:
-                one = replace(config, task=name, agent=agent)
-                options = {k: v for k, v in asdict(one).items() if k not in ("task", "agent")}
-                groups.append(Group(
-                    f"memory-tasks/{name}", agent, f"{name}.{agent}",
-                    {"task": asdict(one), "memory_task": asdict(task),
-                     "route": asdict(RouteConfig()),
-                     "agent": asdict(config.agent_tree(agent, task))}, options))
+            run = MemoryTaskRun(task, RouteConfig(), config.explore_steps, config.task_steps,
+                                config.radius, config.trajectory_every, tuple(config.obs_size))
+            for agent, capacity in config.cells(config.agents):
+                label = f"{name}.{config.cell_label(agent, capacity)}"
+                spec = RunSpec(self.name, label, f"memory-tasks/{name}", run,
+                               config.agent_tree(agent, task.world, capacity))
+                groups.append(Group(spec, cost=config.explore_steps + config.task_steps))
         return groups
 
     def metrics(self, config: MemoryTasksConfig) -> tuple[str, ...]:
@@ -314,8 +304,8 @@ class MemoryTasks(Experiment):
     def table(self, config, groups, summaries) -> str:
         rows = []
         for group in groups:
-            summary = summaries[(group.task, group.agent)]
-            name = group.task.partition("/")[2]
+            summary = summaries[group.label]
+            name = group.spec.task.memory_task.name
             rows.append([MEMORY_TASKS[name].title, group.agent,
                          format_metric(summary["success_rate"], 1),
                          format_metric(summary["kept_goal"], 1),
@@ -329,22 +319,25 @@ class MemoryTasks(Experiment):
                   "the goal there when the task began; steps: of the successes; paper: read off "
                   "Figure 6 (approximate)")
 
-    def plot_episode(self, record: Record, path: Path) -> None:
+    def plot_episode(self, record: Record, group: Group, path: Path) -> None:
         from mrsteve.eval.plots import save_trajectory_plot, world_blocks
 
-        name = record["task"].partition("/")[2]
+        run = group.spec.task
         save_trajectory_plot(
-            path, world_blocks(MEMORY_TASKS[name].world, record["seed"]), record["trajectory"],
-            target=[record["goal_place"], record["landmark"]], radius=MemoryTasksConfig().radius,
-            title=f"{name}, {record['agent']}, seed {record['seed']}: "
+            path, world_blocks(run.memory_task.world, record["seed"]), record["trajectory"],
+            target=[record["goal_place"], record["landmark"]], radius=run.radius,
+            target_label="goal: where its image was seen, its landmark",
+            title=f"{run.memory_task.name}, {record['agent']}, seed {record['seed']}: "
                   f"{'success' if record['success_rate'] else 'failure'}",
         )  # fmt: skip
 
-    def plot_summary(self, config: MemoryTasksConfig, summaries: Summaries, plots: Path) -> Path:
+    def plot_summary(self, config: MemoryTasksConfig, groups, summaries: Summaries,
+                     plots: Path) -> Path:
         from mrsteve.eval.plots import save_success_bars
 
-        bars = {MEMORY_TASKS[name].title: {agent: summaries[(f"memory-tasks/{name}", agent)]
-                                           ["success_rate"] for agent in config.agents}
+        bars = {MEMORY_TASKS[name].title: {g.label.partition(".")[2]: summaries[g.label]
+                                           ["success_rate"]
+                                           for g in groups if g.spec.task.memory_task.name == name}
                 for name in config.tasks}
         return save_success_bars(plots / "memory-tasks-success.png", bars,
                                  title="Memory Tasks (Figure 6): success rate")

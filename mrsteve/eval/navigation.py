@@ -22,23 +22,24 @@ about five times what walking 20 blocks takes.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
 
 import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
-from mrsteve.agent.factory import NAVIGATORS, make_navigator
+from mrsteve.agent.factory import NAVIGATORS, build_agent, navigator_agent_config
 from mrsteve.control.heightmap import HeightMap
-from mrsteve.control.navigation import NavigatorConfig
 from mrsteve.control.planning import GEOMETRIC, distance_to_disc, plan_path, reachable
 from mrsteve.env.voxel_env import DEFAULT_OBS_SIZE
-from mrsteve.eval.experiment import Experiment, config_from_options
+from mrsteve.eval.experiment import Experiment
 from mrsteve.eval.results import format_metric, format_table
-from mrsteve.eval.sweep import EpisodeSpec, Group, Record
-from mrsteve.naming import choose, lookup
-from mrsteve.tasks.navigation import METRICS, NavigationGoal, compact_trajectory, run_navigation
+from mrsteve.eval.spec import Group, RunSpec
+from mrsteve.eval.sweep import Record
+from mrsteve.naming import choose
+from mrsteve.tasks.driver import compact_trajectory
+from mrsteve.tasks.navigation import METRICS, NavigationGoal, run_navigation
 
 TERRAINS = {"flat": "flat", "plains": "plains_nav", "mountain": "mountain", "river": "river"}
 """Terrain names of the experiment and the world recipes they run on."""
@@ -99,7 +100,7 @@ def pick_goal(
     blocks: np.ndarray,
     start: tuple[float, float],
     rng: np.random.Generator,
-    config: NavigationTaskConfig,
+    config: NavigationTask,
     *,
     across_water: bool = False,
 ) -> NavigationGoal:
@@ -141,34 +142,39 @@ def pick_goal(
     return NavigationGoal(start, goal, distance_to_disc(path, goal, config.success_radius))
 
 
-def navigation_run(config: NavigationTaskConfig, seed: int):
-    """One episode on ``config.terrain`` with ``config.navigator`` (one of each): the world and
-    the goal from ``seed``, the navigator until success or ``max_steps``
-    (:class:`~mrsteve.tasks.navigation.NavigationEpisode`)."""
-    world = lookup(TERRAINS, config.terrain, "terrain")
-    env = gym.make("mrsteve/Voxel-v0", world=world, obs_size=config.obs_size)
-    navigator = make_navigator(config.navigator,
-                               NavigatorConfig(success_radius=config.success_radius))
+@dataclass(frozen=True)
+class NavigationTask:
+    """The task part of a navigation episode's run spec."""
+
+    terrain: str
+    world: str
+    max_steps: int
+    min_distance: float
+    max_distance: float
+    success_radius: float
+    trajectory_every: int
+    obs_size: tuple[int, int]
+
+
+def navigation_episode(spec: RunSpec) -> Record:
+    """One episode on the spec's terrain with the navigator its tree describes: the world and
+    the goal from the seed, the navigator until success or ``max_steps``; metrics, goal and
+    trajectory (every ``trajectory_every``-th position)."""
+    task = spec.task
+    env = gym.make("mrsteve/Voxel-v0", world=task.world, obs_size=task.obs_size)
 
     def goal(blocks: np.ndarray, start: tuple[float, float], rng: np.random.Generator):
-        return pick_goal(blocks, start, rng, config, across_water=config.terrain == "river")
+        return pick_goal(blocks, start, rng, task, across_water=task.terrain == "river")
 
     try:
-        return run_navigation(env, navigator, goal, seed=seed, max_steps=config.max_steps)
+        episode = run_navigation(env, build_agent(spec.agent), goal, seed=spec.seed,
+                                 max_steps=task.max_steps)
     finally:
         env.close()
-
-
-def navigation_episode(spec: EpisodeSpec) -> Record:
-    """The episode function (``spec.task`` is ``navigation/<terrain>``): metrics, goal and
-    trajectory (every ``trajectory_every``-th position)."""
-    config = config_from_options(NavigationTaskConfig, dict(spec.options),
-                                 terrain=spec.task.partition("/")[2], navigator=spec.agent)
-    episode = navigation_run(config, spec.seed)
     return {
         **episode.metrics,
         "goal": list(episode.goal),
-        "trajectory": compact_trajectory(episode.trajectory, config.trajectory_every),
+        "trajectory": compact_trajectory(episode.trajectory, task.trajectory_every),
     }
 
 
@@ -190,16 +196,14 @@ class Navigation(Experiment):
         several = len(config.navigators) > 1
         groups = []
         for terrain in config.terrains:
+            task = NavigationTask(terrain, TERRAINS[terrain], config.max_steps,
+                                  config.min_distance, config.max_distance, config.success_radius,
+                                  config.trajectory_every, tuple(config.obs_size))
             for nav in config.navigators:
-                one = replace(config, terrain=terrain, navigator=nav)
-                options = {k: v for k, v in asdict(one).items()
-                           if k not in ("terrain", "navigator")}
-                navigator = NavigatorConfig(success_radius=one.success_radius)
-                tree = {"kind": nav, "config": asdict(navigator)}
-                groups.append(Group(f"navigation/{terrain}", nav,
-                                    f"{terrain}.{nav}" if several else terrain,
-                                    {"task": asdict(one), "world": TERRAINS[terrain],
-                                     "agent": tree}, options))
+                tree = navigator_agent_config(nav, success_radius=config.success_radius)
+                label = f"{terrain}.{nav}" if several else terrain
+                groups.append(Group(RunSpec(self.name, label, f"navigation/{terrain}", task, tree),
+                                    cost=config.max_steps))
         return groups
 
     def metrics(self, config: NavigationTaskConfig) -> tuple[str, ...]:
@@ -208,8 +212,8 @@ class Navigation(Experiment):
     def table(self, config, groups, summaries) -> str:
         rows = []
         for group in groups:
-            summary = summaries[(group.task, group.agent)]
-            terrain = group.task.partition("/")[2]
+            summary = summaries[group.label]
+            terrain = group.spec.task.terrain
             paper_spl, paper_success = PAPER_RESULTS[group.agent][terrain]
             rows.append([terrain, group.agent, format_metric(summary["success_rate"], 1),
                          format_metric(summary["spl"], 3),
@@ -219,14 +223,14 @@ class Navigation(Experiment):
         return (table + "\npaper: 'straight' beside the Heuristic row, 'depth' beside VPT-Nav "
                 "(KL = 1e-4)")
 
-    def plot_episode(self, record: Record, path: Path) -> None:
+    def plot_episode(self, record: Record, group: Group, path: Path) -> None:
         from mrsteve.eval.plots import save_trajectory_plot, world_blocks
 
-        terrain = record["task"].partition("/")[2]
+        task = group.spec.task
         save_trajectory_plot(
-            path, world_blocks(TERRAINS[terrain], record["seed"]), record["trajectory"],
-            target=record["goal"],
-            title=f"{terrain}, {record['agent']}, seed {record['seed']}: "
+            path, world_blocks(task.world, record["seed"]), record["trajectory"],
+            target=record["goal"], radius=task.success_radius,
+            title=f"{task.terrain}, {record['agent']}, seed {record['seed']}: "
                   f"{'success' if record['success_rate'] else 'failure'}, SPL {record['spl']:.2f}",
         )  # fmt: skip
 

@@ -48,16 +48,19 @@ def save_trajectory_plot(
     radius: float = 3.0,
     title: str | None = None,
     scale: int = 4,
+    goals_label: str = "goals",
+    target_label: str = "goal (success disc)",
 ) -> Path:
     """Save a PNG of ``trajectory`` (``[N, 2]`` of ``(x, z)``) over the map of ``blocks``.
 
     ``goals`` (``[M, 2]``) are marked with crosses; ``target`` (one ``(x, z)`` or several) is
-    drawn as circles of ``radius``.
+    drawn as circles of ``radius``; a legend names each mark and a colour bar the path's time.
     Axes are block coordinates, x to the right and z down (north up, as Minecraft's maps).
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.collections import LineCollection
     from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
     from matplotlib.patches import Circle
 
     trajectory = np.asarray(trajectory, dtype=np.float64)
@@ -75,13 +78,24 @@ def save_trajectory_plot(
         line = LineCollection(segments, cmap="plasma", linewidths=1.4)
         line.set_array(np.linspace(0.0, 1.0, len(segments)))
         axes.add_collection(line)
+        bar = figure.colorbar(line, ax=axes, fraction=0.04, pad=0.02, ticks=[0.0, 1.0])
+        bar.ax.set_yticklabels(["start", "end"], fontsize=7)
+        bar.set_label("path (time)", fontsize=7)
+    handles = [Line2D([], [], marker="*", color="white", markeredgecolor="black", lw=0,
+                      markersize=10, label="start")]
     if goals is not None and len(goals):
         goals = np.asarray(goals, dtype=np.float64).reshape(-1, 2)
         axes.scatter(goals[:, 0], goals[:, 1], marker="x", s=18, c="white", linewidths=1.0)
+        handles.append(Line2D([], [], marker="x", color="white", markeredgecolor="black", lw=0,
+                              label=goals_label))
     if target is not None:
         for x, z in np.asarray(target, dtype=np.float64).reshape(-1, 2):
             axes.add_patch(Circle((x, z), radius, fill=False, ec="white", lw=1.5))
+        handles.append(Line2D([], [], marker="o", markerfacecolor="none", color="white",
+                              markeredgecolor="black", lw=0, markersize=9, label=target_label))
     axes.scatter(*trajectory[0], marker="*", s=90, c="white", edgecolors="black", zorder=3)
+    axes.legend(handles=handles, loc="lower left", fontsize=7, framealpha=0.8,
+                facecolor="#888888")
     axes.set_xlim(0, size_x)
     axes.set_ylim(size_z, 0)
     axes.set_xlabel("x")

@@ -71,9 +71,12 @@ def write_summary(
 
 
 def format_metric(metric: Metric | None, digits: int = 2) -> str:
-    """``mean ± stderr`` or ``-`` when missing."""
+    """``mean ± stderr``, the mean alone for one value (it has no standard error), or ``-`` when
+    missing."""
     if metric is None or metric.get("n", 1) == 0 or math.isnan(metric["mean"]):
         return "-"
+    if metric.get("n", 2) == 1:
+        return f"{metric['mean']:.{digits}f}"
     return f"{metric['mean']:.{digits}f} ± {metric['stderr']:.{digits}f}"
 
 

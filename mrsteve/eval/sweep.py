@@ -1,34 +1,36 @@
-"""Running an experiment: groups of seeded episodes, worker processes or Ray tasks, resumable
-records, summaries.
+"""Running a sweep: every episode of every group in one queue, resumable records, summaries.
 
-Every experiment (:mod:`mrsteve.eval.experiment`) is a list of groups (one task and agent each)
-and a picklable *episode function* ``spec -> record`` (a JSON-able dict of metrics).
-:func:`run_episodes` runs the :class:`EpisodeSpec` not already present in the records file, on a
-backend (:mod:`mrsteve.eval.backends`: local worker processes or Ray tasks), appending each record
-as soon as its episode ends, so an interrupted sweep resumes without redoing finished episodes; a
-record is keyed by task, agent, episode, seed and a digest of the group's whole configuration and
-options, so a resume never mixes settings. The records file (:class:`RecordsFile`) is locked while
-a sweep appends to it (a second sweep on it is refused), and a torn last line left by a crash is
-cut off before appending. :func:`run_sweep` runs every group of an experiment and writes its
-summaries (:mod:`mrsteve.eval.results`) and plots, after checking every output path.
+An experiment (:mod:`mrsteve.eval.experiment`) is a list of groups (:class:`~mrsteve.eval.spec.Group`:
+one task and one agent configuration each) whose episodes are run specs
+(:class:`~mrsteve.eval.spec.RunSpec`). :func:`run_sweep` puts every episode of every group that
+its group's records file does not already hold into one queue, most expensive first, and hands
+it to a backend (:mod:`mrsteve.eval.backends`): worker processes that live for the whole sweep
+and take the next episode as they free up, or Ray tasks with a bounded window so an N-CPU
+cluster runs N at once. Each record is appended to its group's file as it arrives, each group's
+summary is written when its last episode ends, and one progress bar counts the whole sweep.
+
+A record is keyed by its spec's digest, so a resume never mixes settings. A records file
+(:class:`RecordsFile`) is locked while a sweep appends to it (a second sweep on it is refused),
+and a torn last line left by a crash is cut off before appending.
 """
 
 from __future__ import annotations
 
-import hashlib
+import errno
 import json
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 from tqdm import tqdm
 
-from mrsteve.eval.backends import BACKENDS, run_jobs
+from mrsteve.eval.backends import BACKENDS, check_backend, run_jobs
 from mrsteve.eval.results import Metric, records_path_for, summarize, write_summary
+from mrsteve.eval.spec import Group, RunSpec, check_episodes, check_seed
 from mrsteve.fileio import writable_target
 
 try:
@@ -37,77 +39,23 @@ except ImportError:  # not on Windows: records files are not locked there
     fcntl = None
 
 Record = dict[str, Any]
-EpisodeFn = Callable[["EpisodeSpec"], Record]
-
-
-@dataclass(frozen=True)
-class EpisodeSpec:
-    """One episode of a sweep. ``seed`` is derived from the sweep's seed and ``index``."""
-
-    task: str
-    agent: str
-    index: int
-    seed: int
-    options: tuple[tuple[str, Any], ...] = ()
-    settings: str = ""
-    """A digest of the group's whole configuration (:func:`settings_digest`)."""
-
-    @property
-    def options_key(self) -> str:
-        """A digest of ``options`` and ``settings``: records of other settings are never resumed
-        from."""
-        text = json.dumps([[[k, v] for k, v in self.options], self.settings], sort_keys=True,
-                          default=str)
-        return hashlib.sha256(text.encode()).hexdigest()[:12]
-
-    @property
-    def key(self) -> tuple[str, str, int, int, str]:
-        """What identifies a finished episode in a records file."""
-        return (self.task, self.agent, self.index, self.seed, self.options_key)
-
-
-def episode_seed(base_seed: int, index: int) -> int:
-    """The seed of episode ``index`` of a sweep seeded with ``base_seed`` (the paper: 42 + episode)."""
-    return int(base_seed) + int(index)
-
-
-def settings_digest(config: Mapping[str, Any] | None) -> str:
-    """A digest of a group's configuration (the summary's ``config`` without the sweep's episode
-    count and seeds), part of every record's key."""
-    if not config:
-        return ""
-    text = json.dumps(config, sort_keys=True, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-def check_seed(seed: Any) -> int:
-    """``seed`` if it is a non-negative integer, else a ``ValueError`` saying so."""
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-    return seed
-
-
-def make_specs(
-    tasks: Iterable[str], agents: Iterable[str], episodes: int, seed: int,
-    settings: Mapping[str, Any] | None = None, **options: Any,
-) -> list[EpisodeSpec]:
-    """The cross product of tasks, agents and ``episodes`` seeded episodes (``settings``: the
-    group's configuration, digested into every spec's key)."""
-    if episodes < 1:
-        raise ValueError(f"episodes must be >= 1, got {episodes}")
-    check_seed(seed)
-    frozen = tuple(sorted(options.items()))
-    digest = settings_digest(settings)
-    return [
-        EpisodeSpec(task, agent, i, episode_seed(seed, i), frozen, digest)
-        for task in tasks
-        for agent in agents
-        for i in range(episodes)
-    ]
-
+Job = Callable[[RunSpec], Record]
 
 RECORD_FIELDS = {"task": str, "agent": str, "episode": int, "seed": int}
-"""What every episode record holds besides its metrics."""
+"""What every episode record holds besides its metrics (and ``group`` and ``digest``)."""
+
+
+def episode_record(job: Job, spec: RunSpec) -> Record:
+    """``job(spec)``'s metrics with what identifies the episode: group, task, agent, episode,
+    seed and the spec's digest (the record's key). An episode that cannot be set up (a
+    ``ValueError``) names its group."""
+    try:
+        record = dict(job(spec))
+    except ValueError as error:
+        raise ValueError(f"{spec.group}: {error}") from None
+    record.update(group=spec.group, task=spec.task_name, agent=spec.agent_name,
+                  episode=spec.index, seed=spec.seed, digest=spec.digest)
+    return record
 
 
 def parse_records(text: str, path: Path | str) -> list[Record]:
@@ -142,8 +90,12 @@ def read_records(path: Path | None) -> list[Record]:
         return parse_records(handle.read(), path)
 
 
+class DiskFull(OSError):
+    """The disk filled while a record was written (the records written so far are intact)."""
+
+
 class RecordsFile:
-    """A sweep's records file, open for appending and locked (``fcntl.flock``) from ``open`` to
+    """A group's records file, open for appending and locked (``fcntl.flock``) from ``open`` to
     ``close``: a second sweep on the same file is refused rather than running every episode
     again. Opening cuts off a torn last line (a crash while writing), so the next record starts
     on a line of its own."""
@@ -151,6 +103,7 @@ class RecordsFile:
     def __init__(self, path: Path):
         self.path = Path(path)
         self.handle = None
+        self.records: list[Record] = []
 
     def open(self) -> RecordsFile:
         target = writable_target(self.path)
@@ -180,9 +133,23 @@ class RecordsFile:
         return self
 
     def append(self, record: Record) -> None:
-        self.handle.write(json.dumps(record).encode() + b"\n")
-        self.handle.flush()
-        os.fsync(self.handle.fileno())
+        """Append ``record`` and flush it to disk; a full disk raises :class:`DiskFull` and
+        leaves the file as it was (a partial line is cut off again)."""
+        start = self.handle.tell()
+        try:
+            self.handle.write(json.dumps(record).encode() + b"\n")
+            self.handle.flush()
+            os.fsync(self.handle.fileno())
+        except OSError as error:
+            try:
+                self.handle.truncate(start)
+            except OSError:
+                pass  # the next open cuts the torn line
+            if error.errno in (errno.ENOSPC, errno.EDQUOT):
+                raise DiskFull(error.errno, f"the disk is full: could not write a record to "
+                                            f"{self.path}") from None
+            raise
+        self.records.append(record)
 
     def close(self) -> None:
         if self.handle is not None:
@@ -196,80 +163,7 @@ class RecordsFile:
         self.close()
 
 
-def _record_key(record: Record) -> tuple[str, str, int, int, str]:
-    return (record["task"], record["agent"], int(record["episode"]), int(record["seed"]),
-            record.get("options_key", ""))
-
-
-def _call(episode_fn: EpisodeFn, spec: EpisodeSpec) -> Record:
-    record = dict(episode_fn(spec))
-    record.update(task=spec.task, agent=spec.agent, episode=spec.index, seed=spec.seed,
-                  options_key=spec.options_key)
-    return record
-
-
-def run_episodes(
-    episode_fn: EpisodeFn,
-    specs: list[EpisodeSpec],
-    *,
-    records_path: Path | RecordsFile | None = None,
-    workers: int = 1,
-    progress: bool = True,
-    on_record: Callable[[Record], None] | None = None,
-    backend: str = "local",
-    address: str | None = None,
-) -> list[Record]:
-    """Run every spec not yet in ``records_path`` and return the records of all ``specs``.
-
-    ``workers > 1`` runs episodes in that many processes, ``backend="ray"`` as Ray tasks
-    (``episode_fn`` must be picklable: a module-level function). Records are appended to
-    ``records_path`` (a path, or a :class:`RecordsFile` already open) as episodes finish.
-    """
-    if workers < 1:
-        raise ValueError(f"workers must be >= 1, got {workers}")
-    with ExitStack() as stack:
-        records = records_path
-        if records is not None and not isinstance(records, RecordsFile):
-            records = stack.enter_context(RecordsFile(records))
-        elif records is not None:
-            stack.enter_context(records)
-        wanted = {spec.key for spec in specs}
-        existing = records.records if records is not None else []
-        done = {_record_key(r): r for r in existing if _record_key(r) in wanted}
-        todo = [spec for spec in specs if spec.key not in done]
-        bar = tqdm(total=len(specs), initial=len(done), disable=not progress, unit="ep",
-                   leave=False)
-        stack.callback(bar.close)
-        for record in run_jobs(partial(_call, episode_fn), todo, workers=workers,
-                               backend=backend, address=address):
-            key = _record_key(record)
-            if key in done:  # never a record twice, whatever a backend hands back
-                continue
-            done[key] = record
-            if records is not None:
-                records.append(record)
-            if on_record is not None:
-                on_record(record)
-            bar.update(1)
-    return [done[spec.key] for spec in specs]
-
-
-# -- sweeps over groups ------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Group:
-    """One (task, agent) of a sweep, with what its summary needs."""
-
-    task: str
-    """Task name of the episode specs (``exploration``, ``navigation/flat``, ...)."""
-    agent: str
-    label: str
-    """Short name of the group in file names (``flat``, ``count-based``)."""
-    config: Mapping[str, Any]
-    """The group's full configuration (the task's and the agent's), saved in its summary."""
-    options: Mapping[str, Any] = field(default_factory=dict)
-    """What the episode function needs besides task, agent and seed (JSON-able)."""
+# -- the sweep's options and outputs ----------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -281,13 +175,13 @@ class SweepOptions:
     seed: int = 42
     """Base seed S of the episodes (the paper: 42 + episode)."""
     workers: int = 1
-    """Worker processes running episodes (with --backend ray and no --address: the CPUs of the
-    local Ray started for the run)."""
+    """Worker processes running episodes, each taking the next episode of the sweep as it frees
+    up (with --backend ray and no --address: the CPUs of the local Ray started for the run)."""
     backend: str = "local"
-    """Where episodes run: local (worker processes on this machine) or ray (one Ray task per
-    episode; pip install 'mrsteve[ray]')."""
+    """Where episodes run: local (worker processes on this machine) or ray (Ray tasks on a
+    cluster; pip install 'mrsteve[ray]')."""
     address: str | None = None
-    """Address of a running Ray cluster for --backend ray (e.g. auto, or ray://head:10001);
+    """Address of a running Ray cluster for --backend ray (e.g. auto, or 10.0.0.1:6379);
     default: a local Ray started for the run."""
     out: Path | None = None
     """Run folder: summary.json (summary.<group>.json per group), the episode records beside
@@ -303,14 +197,12 @@ class SweepOptions:
     """Show a progress bar."""
 
     def __post_init__(self) -> None:
-        if self.episodes < 1 or self.workers < 1:
-            raise ValueError(f"episodes and workers must be >= 1, got {self.episodes} and "
-                             f"{self.workers}")
+        check_episodes(self.episodes)
+        if isinstance(self.workers, bool) or not isinstance(self.workers, int) or not (
+                1 <= self.workers <= 4096):
+            raise ValueError(f"workers must be an integer from 1 to 4096, got {self.workers!r}")
         check_seed(self.seed)
-        if self.backend not in BACKENDS:
-            from mrsteve.naming import unknown_name
-
-            raise unknown_name("backend", self.backend, BACKENDS)
+        check_backend(self.backend)
         if self.address is not None and self.backend != "ray":
             raise ValueError("--address is the address of a Ray cluster: give --backend ray too")
         if self.out is not None and self.json_path is not None:
@@ -348,7 +240,7 @@ def summary_path(json_path: Path | None, label: str, *, several: bool) -> Path |
 
 
 def check_outputs(paths: Iterable[Path | None], folder: Path | None) -> None:
-    """Raise ``ValueError`` now, before any episode runs, if a file in ``paths`` or the folder
+    """Raise ``ValueError`` now, before any work, if a file in ``paths`` or the folder
     ``folder`` cannot be written."""
     for path in paths:
         if path is not None:
@@ -359,54 +251,171 @@ def check_outputs(paths: Iterable[Path | None], folder: Path | None) -> None:
         writable_target(folder / "plot.png")
 
 
+# -- the queue ----------------------------------------------------------------------------------
+
+
+@dataclass
+class GroupRun:
+    """A group's part in a running sweep: its episodes, its records file, what is still due."""
+
+    group: Group
+    specs: list[RunSpec]
+    summary: Path | None
+    records_file: RecordsFile | None
+    done: dict[str, Record]
+
+    @property
+    def finished(self) -> bool:
+        return len(self.done) == len(self.specs)
+
+    def records(self) -> list[Record]:
+        """The group's records in episode order."""
+        return [self.done[spec.digest] for spec in self.specs]
+
+
+class SweepBar(tqdm):
+    """The sweep's bar, without tqdm's monitor thread (worker processes are forked from the
+    driver, and a fork should not copy a process with other threads running)."""
+
+    monitor_interval = 0
+
+
+class SweepProgress:
+    """One progress bar over a sweep: episodes done (resumed ones counted from the start), the
+    groups finished, and the group of the last episode done."""
+
+    def __init__(self, runs: Sequence[GroupRun], enabled: bool,
+                 echo: Callable[[str], Any] = print) -> None:
+        self.enabled, self.echo = enabled, echo
+        total = sum(len(run.specs) for run in runs)
+        resumed = sum(len(run.done) for run in runs)
+        self.groups = len(runs)
+        self.finished = sum(run.finished for run in runs)
+        self.bar = SweepBar(total=total, initial=resumed, disable=not enabled, unit="ep",
+                        dynamic_ncols=True, desc=f"{self.groups} group{'s' * (self.groups > 1)}")
+        if resumed:
+            self.write(f"resuming: {resumed} of {total} episodes are in the records")
+        self._postfix("")
+
+    def _postfix(self, last: str) -> None:
+        self.bar.set_postfix_str(f"groups done {self.finished}/{self.groups}"
+                                 + (f", last: {last}" if last else ""))
+
+    def episode_done(self, run: GroupRun) -> None:
+        self.finished += run.finished
+        self.bar.update(1)
+        self._postfix(run.group.label)
+
+    def write(self, line: str) -> None:
+        """A line above the bar (or through ``echo`` without a bar)."""
+        if self.enabled:
+            self.bar.write(line)
+        else:
+            self.echo(line)
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+def queue_order(runs: Sequence[GroupRun]) -> list[RunSpec]:
+    """Every episode still due, the most expensive group's first (stable otherwise)."""
+    due = [(run.group.cost, order, spec) for order, run in enumerate(runs)
+           for spec in run.specs if spec.digest not in run.done]
+    due.sort(key=lambda item: (-item[0], item[1], item[2].index))
+    return [spec for _, _, spec in due]
+
+
 def run_sweep(
     groups: Sequence[Group],
-    episode_fn: EpisodeFn,
     metrics: Sequence[str],
     options: SweepOptions,
     *,
-    plot: Callable[[Record, Path], Any] | None = None,
+    job: Job,
+    on_group: Callable[[Group, list[Record]], Any] | None = None,
     echo: Callable[[str], Any] = print,
     on_start: Callable[[Path], Any] | None = None,
-) -> dict[tuple[str, str], dict[str, Metric]]:
-    """Run every group's episodes (resuming from its records file), write summaries and per-episode
-    plots; returns the metric summaries by ``(task, agent)``. Every output is checked and every
-    records file locked before the first episode; then ``on_start`` is called with the
-    manifest's path (when there is one). A group that cannot be set up raises ``ValueError``
-    naming it."""
-    paths = [summary_path(options.summary_base, group.label, several=len(groups) > 1)
-             for group in groups]
-    plots = options.plots_dir if plot is not None or options.plots is not None else None
-    check_outputs([*paths, options.manifest_path], plots)
-    summaries = {}
+    isolated: bool = False,
+) -> dict[str, dict[str, Metric]]:
+    """Run every group's episodes in one queue with ``job`` (``RunSpec -> metrics``, picklable:
+    a module-level function, such as an experiment's episode function), resuming from each
+    group's records file; write each group's summary when its last episode ends and call
+    ``on_group(group, records)`` then;
+    returns the metric summaries by group label. Every output is checked, the backend found and
+    every records file locked before the first episode; then ``on_start`` is called with the
+    manifest's path (when there is one). ``isolated``: episodes run in worker processes even with
+    one worker (as a benchmark compares)."""
+    labels = [group.label for group in groups]
+    repeated = sorted({label for label in labels if labels.count(label) > 1})
+    if repeated:
+        raise ValueError(f"groups must differ; given twice: {', '.join(repeated)}")
+    paths = [summary_path(options.summary_base, label, several=len(groups) > 1)
+             for label in labels]
+    check_outputs([*paths, options.manifest_path], options.plots_dir)
+    check_backend(options.backend, available=True)
+    summaries: dict[str, dict[str, Metric]] = {}
     with ExitStack() as stack:
-        records_files = [stack.enter_context(RecordsFile(records_path_for(path))) if path else None
-                         for path in paths]
+        runs = []
+        for group, path in zip(groups, paths):
+            records_file = (stack.enter_context(RecordsFile(records_path_for(path)))
+                            if path is not None else None)
+            specs = group.episodes(options.episodes, options.seed)
+            wanted = {spec.digest for spec in specs}
+            existing = records_file.records if records_file is not None else []
+            done = {r["digest"]: r for r in existing if r.get("digest") in wanted}
+            runs.append(GroupRun(group, specs, path, records_file, done))
         if on_start is not None and options.manifest_path is not None:
             on_start(options.manifest_path)
-        for group, path, records_file in zip(groups, paths, records_files):
-            specs = make_specs([group.task], [group.agent], options.episodes, options.seed,
-                               settings=group.config, **group.options)
-            try:
-                records = run_episodes(
-                    episode_fn, specs, workers=options.workers, progress=options.progress,
-                    records_path=records_file, backend=options.backend, address=options.address,
-                )  # fmt: skip
-            except ValueError as error:  # a task that cannot be set up on its world
-                raise ValueError(f"{group.task}, {group.agent}: {error}") from None
+        by_label = {run.group.label: run for run in runs}
+        progress = SweepProgress(runs, options.progress, echo)
+        stack.callback(progress.close)
+
+        def finish(run: GroupRun) -> None:
+            records = run.records()
             summary = summarize(records, metrics)
-            summaries[(group.task, group.agent)] = summary
-            if path is not None:
-                config = {**group.config, "episodes": options.episodes, "seed": options.seed,
-                          "seeds": [spec.seed for spec in specs]}
-                write_summary(path, task=group.task, agent=group.agent, episodes=len(records),
-                              config=config, metrics=summary)
-                echo(f"wrote {path}")
-            if plots is not None and plot is not None:
-                for record in records:
-                    name = (f"{group.task.replace('/', '-')}_{group.agent}_"
-                            f"{record['episode']:03d}.png")
-                    plot(record, plots / name)
-    if plots is not None and plot is not None:
-        echo(f"plots in {plots}")
-    return summaries
+            summaries[run.group.label] = summary
+            if run.summary is not None:
+                config = {**run.group.spec.tree(), "episodes": options.episodes,
+                          "seed": options.seed, "seeds": [spec.seed for spec in run.specs]}
+                write_summary(run.summary, task=run.group.task, agent=run.group.agent,
+                              episodes=len(records), config=config, metrics=summary)
+                progress.write(f"wrote {run.summary}")
+            if on_group is not None:
+                on_group(run.group, records)
+
+        for run in runs:
+            if run.finished:
+                finish(run)
+        for record in _records(job, queue_order(runs), options, isolated):
+            run = by_label[record["group"]]
+            if record["digest"] in run.done:  # never a record twice, whatever a backend hands back
+                continue
+            if run.records_file is not None:
+                run.records_file.append(record)
+            run.done[record["digest"]] = record
+            progress.episode_done(run)
+            if run.finished:
+                finish(run)
+    return {label: summaries[label] for label in labels}
+
+
+def _records(job: Job, specs: list[RunSpec], options: SweepOptions,
+             isolated: bool = False) -> Iterator[Record]:
+    """Records of ``specs`` as they finish, on the sweep's backend."""
+    return run_jobs(partial(episode_record, job), specs, workers=options.workers,
+                    backend=options.backend, address=options.address, isolated=isolated)
+
+
+def run_episodes(job: Job, specs: Sequence[RunSpec], *, workers: int = 1, backend: str = "local",
+                 address: str | None = None) -> list[Record]:
+    """Run ``specs`` (no records file, no summary) and return their records in order: a sweep
+    without outputs, for tests and notebooks."""
+    found: dict[str, Record] = {}
+    for record in run_jobs(partial(episode_record, job), list(specs), workers=workers,
+                           backend=backend, address=address):
+        found[record["digest"]] = record
+    return [found[spec.digest] for spec in specs]
+
+
+__all__ = ["BACKENDS", "DiskFull", "Job", "Record", "RecordsFile", "SweepOptions",
+           "check_outputs", "episode_record", "parse_records", "read_records", "run_episodes",
+           "run_sweep", "summary_path"]

@@ -17,7 +17,7 @@ Two measurements, one experiment (``--task``):
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,12 +26,12 @@ import numpy as np
 
 import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
 from mrsteve.agent.factory import AGENTS, build_agent
-from mrsteve.eval.experiment import Experiment, Summaries, agent_on_world
+from mrsteve.eval.experiment import AgentOptions, Experiment, Summaries
 from mrsteve.eval.results import format_metric, format_table
-from mrsteve.eval.sequential import ModeSteps, agent_tree, sequential_run
-from mrsteve.eval.sweep import EpisodeSpec, Group, Record
-from mrsteve.naming import check_name, choose
-from mrsteve.perception import ENCODERS
+from mrsteve.eval.sequential import ModeSteps, sequential_episode, sequential_groups
+from mrsteve.eval.spec import Group, RunSpec
+from mrsteve.eval.sweep import Record
+from mrsteve.naming import choose
 from mrsteve.tasks.episode import run_tasks
 from mrsteve.tasks.sequential import NOOP_STEPS, task_by_key
 
@@ -58,7 +58,7 @@ TASKS = (*PAPER_TABLE, FIND_COW)
 
 
 @dataclass(frozen=True)
-class TcExplorationConfig:
+class TcExplorationConfig(AgentOptions):
     """The task-conditioned exploration experiment (the paper's settings)."""
 
     task: str = "all"
@@ -70,14 +70,11 @@ class TcExplorationConfig:
     """Steps of a find-cow episode."""
     every: int = 100
     """find-cow: the pasture ratio is recorded every this many steps."""
-    encoder: str = "semantic"
-    """The agent's encoder: semantic (the renderer's semantic frame) or pixels (the learned
-    encoder over RGB frames)."""
 
     def __post_init__(self) -> None:
         choose(self.task, TASKS, "tc-exploration task")
         choose(self.agent, list(AGENTS), "agent")
-        check_name(self.encoder, ENCODERS, "encoder")
+        super().__post_init__()
         if min(self.steps, self.every) < 1 or self.every > self.steps:
             raise ValueError(f"steps and every must be >= 1 with every <= steps, got "
                              f"{self.steps} and {self.every}")
@@ -93,6 +90,17 @@ class TcExplorationConfig:
     @property
     def checkpoints(self) -> list[int]:
         return list(range(self.every, self.steps + 1, self.every))
+
+
+@dataclass(frozen=True)
+class FindCowTask:
+    """The task part of a find-cow episode's run spec."""
+
+    world: str
+    item: str
+    steps: int
+    every: int
+    pasture_mobs: tuple[str, ...]
 
 
 def pasture_mask(layout: Any, mobs: tuple[str, ...] = PASTURE_MOBS) -> np.ndarray:
@@ -126,29 +134,29 @@ def pasture_ratios(positions: list[tuple[int, float, float]], mask: np.ndarray,
 
 
 class PastureTrace(ModeSteps):
-    """:class:`ModeSteps` with the Explore-mode positions, and the episode's pasture."""
+    """:class:`ModeSteps` with the Explore-mode positions, and the episode's pasture (read by
+    the evaluator from the world's layout)."""
 
-    def __init__(self) -> None:
-        super().__init__(positions=True)
+    def __init__(self, mobs: tuple[str, ...] = PASTURE_MOBS, has_modes: bool = True) -> None:
+        super().__init__(has_modes, positions=True)
+        self.mobs = mobs
         self.mask: np.ndarray | None = None
 
-    def on_reset(self, env, agent, obs) -> None:
-        super().on_reset(env, agent, obs)
-        self.mask = pasture_mask(env.unwrapped.world.layout)
+    def on_reset(self, env, obs, frame) -> None:
+        self.mask = pasture_mask(env.unwrapped.world.layout, self.mobs)
 
 
-def find_cow_run(agent: str, seed: int, steps: int, every: int,
-                 encoder: str = "semantic") -> Record:
+def find_cow_episode(spec: RunSpec) -> Record:
     """One find-cow episode: the agent told to obtain beef on Map 2 for ``steps`` steps."""
-    env = gym.make("mrsteve/Voxel-v0", world=FIND_COW_WORLD, noop_steps=NOOP_STEPS)
-    trace = PastureTrace()
-    config = agent_on_world(agent, FIND_COW_WORLD, encoder=encoder)
+    task = spec.task
+    env = gym.make("mrsteve/Voxel-v0", world=task.world, noop_steps=NOOP_STEPS)
+    trace = PastureTrace(task.pasture_mobs, has_modes=spec.agent.memory is not None)
     try:
-        result = run_tasks(env, build_agent(config), (FIND_COW_ITEM,), seed=seed, max_steps=steps,
-                           callbacks=[trace])
+        result = run_tasks(env, build_agent(spec.agent), (task.item,), seed=spec.seed,
+                           max_steps=task.steps, callbacks=[trace])
     finally:
         env.close()
-    checkpoints = list(range(every, steps + 1, every))
+    checkpoints = list(range(task.every, task.steps + 1, task.every))
     ratios = pasture_ratios(trace.positions, trace.mask, checkpoints)
     return {
         "steps": result.steps,
@@ -159,13 +167,11 @@ def find_cow_run(agent: str, seed: int, steps: int, every: int,
     }
 
 
-def tc_episode(spec: EpisodeSpec) -> Record:
+def tc_episode(spec: RunSpec) -> Record:
     """The episode function: a find-cow episode, or an ABA-Sparse one."""
-    options = dict(spec.options)
-    encoder = options.get("encoder", "semantic")
-    if spec.task == f"tc/{FIND_COW}":
-        return find_cow_run(spec.agent, spec.seed, options["steps"], options["every"], encoder)
-    return sequential_run(task_by_key(spec.task), spec.agent, spec.seed, encoder=encoder)
+    if isinstance(spec.task, FindCowTask):
+        return find_cow_episode(spec)
+    return sequential_episode(spec)
 
 
 class TcExploration(Experiment):
@@ -187,22 +193,16 @@ class TcExploration(Experiment):
     def groups(self, config: TcExplorationConfig) -> list[Group]:
         groups = []
         for name in config.tasks:
-            for agent in config.agents:
-                if name == FIND_COW:
-                    tree = asdict(agent_on_world(agent, FIND_COW_WORLD, encoder=config.encoder))
-                    task = {"name": FIND_COW, "world": FIND_COW_WORLD, "item": FIND_COW_ITEM,
-                            "steps": config.steps, "every": config.every,
-                            "pasture_mobs": list(PASTURE_MOBS)}
-                    groups.append(Group(f"tc/{FIND_COW}", agent, f"{FIND_COW}.{agent}",
-                                        {"task": task, "agent": tree},
-                                        {"steps": config.steps, "every": config.every,
-                                         "encoder": config.encoder}))
-                else:
-                    task = task_by_key(f"aba-sparse/{name}")
-                    groups.append(Group(task.key, agent, f"{name}.{agent}",
-                                        {"task": asdict(task),
-                                         "agent": agent_tree(task, agent, None, config.encoder),
-                                         "obs_size": None}, {"encoder": config.encoder}))
+            if name == FIND_COW:
+                task = FindCowTask(FIND_COW_WORLD, FIND_COW_ITEM, config.steps, config.every,
+                                   PASTURE_MOBS)
+                groups += [Group(RunSpec(self.name, f"{FIND_COW}.{agent}", f"tc/{FIND_COW}", task,
+                                         config.agent_tree(agent, FIND_COW_WORLD, None)),
+                                 cost=config.steps)
+                           for agent in config.agents]
+            else:
+                groups += sequential_groups(self.name, [task_by_key(f"aba-sparse/{name}")],
+                                            config, config.agents)
         return groups
 
     def metrics(self, config: TcExplorationConfig) -> tuple[str, ...]:
@@ -217,7 +217,7 @@ class TcExploration(Experiment):
         if aba:
             rows = []
             for group in aba:
-                summary, name = summaries[(group.task, group.agent)], task_by_key(group.task).name
+                summary, name = summaries[group.label], task_by_key(group.task).name
                 paper = PAPER_TABLE[name]
                 tc = group.agent == "mrsteve-tc"
                 success, length, stderr = paper[:3] if tc else paper[3:]
@@ -233,23 +233,23 @@ class TcExploration(Experiment):
         if cow:
             shown = sorted({config.steps, *(s for s in (500, 1000, 2000, 3000)
                                             if s in config.checkpoints)})
-            rows = [[group.agent, format_metric(summaries[(group.task, group.agent)]["explore_A"], 0),
-                     *(format_metric(summaries[(group.task, group.agent)][f"pasture_t{s}"], 3)
+            rows = [[group.agent, format_metric(summaries[group.label]["explore_A"], 0),
+                     *(format_metric(summaries[group.label][f"pasture_t{s}"], 3)
                        for s in shown)] for group in cow]
-            share = summaries[(cow[0].task, cow[0].agent)]["pasture_share_of_map"]
+            share = summaries[cow[0].label]["pasture_share_of_map"]
             parts.append(format_table(["find cow", "explore steps",
                                        *(f"pasture ratio t={s}" for s in shown)], rows)
                          + f"\npasture: {format_metric(share, 3)} of the map; {PAPER_FIGURE}")
         return "\n\n".join(parts)
 
-    def plot_summary(self, config: TcExplorationConfig, summaries: Summaries,
+    def plot_summary(self, config: TcExplorationConfig, groups, summaries: Summaries,
                      plots: Path) -> Path | None:
         """The appendix figure: the pasture ratio of find-cow over time, one line per agent."""
         from mrsteve.eval.curves import save_curves
 
-        series = {group.agent: [(float(step), summaries[(group.task, group.agent)][f"pasture_t{step}"])
+        series = {group.agent: [(float(step), summaries[group.label][f"pasture_t{step}"])
                                 for step in config.checkpoints]
-                  for group in self.groups(config) if group.task.startswith("tc/")}
+                  for group in groups if group.task.startswith("tc/")}
         if not series:
             return None
         return save_curves(plots / "tc-exploration-pasture.png",

@@ -36,9 +36,11 @@ from mrsteve.memory.fileformat import FORMAT_VERSION
 from mrsteve.memory.persistence import load
 from mrsteve.memory.place import PlaceConfig, PlaceMemory, place_key
 from mrsteve.memory.place_event import PlaceEventConfig, PlaceEventMemory
+from mrsteve.memory.variants import MEMORY_VARIANTS, MemoryVariant, memory_variant
 
 __all__ = [
     "FORMAT_VERSION",
+    "MEMORY_VARIANTS",
     "ClusterConfig",
     "ClusterView",
     "DPMeans",
@@ -50,6 +52,7 @@ __all__ = [
     "MemoryConfig",
     "MemoryRead",
     "MemoryStats",
+    "MemoryVariant",
     "PlaceConfig",
     "PlaceEventConfig",
     "PlaceEventMemory",
@@ -57,5 +60,6 @@ __all__ = [
     "ReadFilter",
     "RecalledFrame",
     "load",
+    "memory_variant",
     "place_key",
 ]

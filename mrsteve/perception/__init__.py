@@ -11,12 +11,19 @@ builds either by name. ``TaskPrompts`` is what a task tells the agent
 from mrsteve.perception.encoder import Encoder, Observation
 from mrsteve.perception.lexicon import Lexicon, PromptMeaning, load_lexicon
 from mrsteve.perception.prompts import TaskPrompts
-from mrsteve.perception.registry import ENCODERS, encoder_weights, make_encoder
+from mrsteve.perception.registry import (
+    ENCODER_DATA,
+    ENCODERS,
+    encoder_thresholds,
+    encoder_weights,
+    make_encoder,
+)
 from mrsteve.perception.semantic import SemanticEncoder, SemanticEncoderConfig
 from mrsteve.perception.thresholds import EncoderThresholds
 
 __all__ = [
     "ENCODERS",
+    "ENCODER_DATA",
     "Encoder",
     "EncoderThresholds",
     "Lexicon",
@@ -25,6 +32,7 @@ __all__ = [
     "SemanticEncoder",
     "SemanticEncoderConfig",
     "TaskPrompts",
+    "encoder_thresholds",
     "encoder_weights",
     "load_lexicon",
     "make_encoder",

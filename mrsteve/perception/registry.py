@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from mrsteve.naming import check_name
 from mrsteve.perception.encoder import Encoder
+from mrsteve.perception.thresholds import EncoderThresholds
 
 ENCODERS = ("semantic", "pixels")
 """``semantic``: :class:`~mrsteve.perception.SemanticEncoder`, the stand-in over the renderer's
@@ -32,3 +33,26 @@ def encoder_weights(kind: str) -> str | None:
     from mrsteve.perception.pixels import load_shipped_weights
 
     return load_shipped_weights().sha256
+
+
+def encoder_thresholds(kind: str) -> EncoderThresholds:
+    """The calibrated thresholds an encoder of ``kind`` ships with (read from its data file,
+    without building the encoder)."""
+    check_name(kind, ENCODERS, "encoder")
+    if kind == "pixels":
+        from mrsteve.perception.pixels import load_shipped_pixel_thresholds
+
+        return load_shipped_pixel_thresholds()
+    from mrsteve.perception.semantic import load_shipped_thresholds
+
+    return load_shipped_thresholds()
+
+
+ENCODER_DATA = {
+    "semantic": ("perception/data/lexicon.toml", "perception/data/salience.toml",
+                 "perception/data/thresholds.toml"),
+    "pixels": ("perception/data/lexicon.toml", "perception/data/pixels.npz",
+               "perception/data/pixels_thresholds.toml"),
+}
+"""The data files (paths below ``mrsteve/``) each encoder loads: its prompts, its calibrated
+thresholds, its weights."""

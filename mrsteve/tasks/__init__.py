@@ -1,7 +1,8 @@
 """The paper's tasks: what a task is (data), the episode loops and the metrics.
 
 Tasks hand over tools, read success from the inventory and tell the agent its prompts; they import
-no agent or control code (agents, explorers and navigators are duck-typed). The experiments that
+no agent or control code (they run any :class:`mrsteve.protocols.Agent`). Every episode steps the
+environment through the one :class:`Driver` loop. The experiments that
 build agents and run sweeps live in :mod:`mrsteve.eval`.
 """
 
@@ -14,10 +15,11 @@ from mrsteve.tasks.catalog import (
     task_by_key,
     task_prompts,
 )
-from mrsteve.tasks.episode import Agent, EpisodeCallback, run_tasks
+from mrsteve.tasks.driver import Driver, EpisodeCallback, Step, Trajectory
+from mrsteve.tasks.episode import run_tasks
 from mrsteve.tasks.outcomes import EpisodeResult, TaskOutcome
 from mrsteve.tasks.wrapper import ItemTasks
 
-__all__ = ["Agent", "EpisodeCallback", "EpisodeResult", "ItemTask", "ItemTasks",
-           "SequentialTask", "TaskCatalog", "TaskOutcome", "find_tasks", "load_catalog",
-           "run_tasks", "task_by_key", "task_prompts"]
+__all__ = ["Driver", "EpisodeCallback", "EpisodeResult", "ItemTask", "ItemTasks",
+           "SequentialTask", "Step", "TaskCatalog", "TaskOutcome", "Trajectory", "find_tasks",
+           "load_catalog", "run_tasks", "task_by_key", "task_prompts"]

@@ -13,12 +13,14 @@ from __future__ import annotations
 import os
 import resource
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from mrsteve.tasks.episode import Agent, EpisodeCallback, run_tasks
+from mrsteve.protocols import Agent
+from mrsteve.tasks.driver import EpisodeCallback, Step
+from mrsteve.tasks.episode import run_tasks
 from mrsteve.tasks.outcomes import EpisodeResult
 
 ITEMS = ("water_bucket", "beef", "wool", "log", "dirt", "wheat_seeds")
@@ -49,19 +51,19 @@ def resident_mb() -> float:
 
 
 class ResidentMemory(EpisodeCallback):
-    """Samples ``(step, resident MiB, memory frames)`` every ``every`` steps into :attr:`samples`."""
+    """Samples ``(step, resident MiB, memory frames)`` every ``every`` steps into :attr:`samples`
+    (``frames``: how many frames the agent's memory holds, ``None`` without one)."""
 
-    def __init__(self, every: int):
+    def __init__(self, every: int, frames: Callable[[], int | None] = lambda: None):
         if every < 1:
             raise ValueError(f"every must be >= 1, got {every}")
         self.every = every
+        self.frames = frames
         self.samples: list[tuple[int, float, int | None]] = []
 
-    def on_step(self, t: int, obs: Mapping[str, Any], action: Mapping[str, Any], agent) -> None:
-        if t % self.every == 0:
-            memory = getattr(agent, "memory", None)
-            self.samples.append((t, round(resident_mb(), 1),
-                                 None if memory is None else len(memory)))
+    def on_step(self, step: Step) -> None:
+        if step.t % self.every == 0:
+            self.samples.append((step.t, round(resident_mb(), 1), self.frames()))
 
 
 def instruction_record(result: EpisodeResult) -> dict[str, Any]:
@@ -81,17 +83,12 @@ def instruction_record(result: EpisodeResult) -> dict[str, Any]:
 
 
 def run_long_instruction(env: Any, agent: Agent, seed: int, *, steps: int = STEPS,
-                         task_limit: int = TASK_LIMIT, rss_every: int | None = None,
+                         task_limit: int = TASK_LIMIT,
                          callbacks: Sequence[EpisodeCallback] = ()) -> dict[str, Any]:
     """One Long-Instruction episode of ``steps`` steps for ``agent`` on ``env`` (the
-    ``long_instruction`` world): its record (:func:`instruction_record`), with the resident
-    memory curve under ``rss`` when ``rss_every`` is set."""
+    ``long_instruction`` world): its record (:func:`instruction_record`)."""
     if task_limit < 1:
         raise ValueError(f"task_limit must be >= 1, got {task_limit}")
-    sampler = ResidentMemory(rss_every) if rss_every else None
     result = run_tasks(env, agent, random_item, seed=seed, max_steps=steps, task_limit=task_limit,
-                       callbacks=[*callbacks, *([sampler] if sampler else [])])
-    record = instruction_record(result)
-    if sampler is not None:
-        record["rss"] = sampler.samples
-    return record
+                       callbacks=callbacks)
+    return instruction_record(result)

@@ -26,35 +26,21 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
 from mrsteve.perception import Encoder
+from mrsteve.protocols import GoalAgent
 from mrsteve.seeding import episode_rng
-from mrsteve.spaces import Action, AgentFrame, Observation
-from mrsteve.tasks.long_instruction import ResidentMemory
+from mrsteve.spaces import Action, Observation
+from mrsteve.tasks.driver import Driver, EpisodeCallback, Step
 
 WORLD = "long_navigation"
 SCENES = ("zombies", "water", "sugar_cane", "spiders", "trees", "house")
 """The six scenes in the paper's order (landmarks of the ``long_navigation`` world)."""
 STEPS = 500_000
 CAPACITY = 20_000
-
-
-class GoalAgent(Protocol):
-    """What Long-Navigation runs: an agent that can watch a step without acting and take an image
-    goal (:meth:`mrsteve.agent.mrsteve.MrSteve.observe` and ``set_goal``; STEVE-1 wanders)."""
-
-    name: str
-
-    def reset(self, obs: Observation, rng: np.random.Generator, camera: Any) -> None: ...
-
-    def observe(self, obs: Observation, t: int) -> None: ...
-
-    def set_goal(self, embedding: np.ndarray, threshold: float, t: int) -> None: ...
-
-    def act(self, obs: Observation, t: int) -> Action: ...
 
 
 @dataclass(frozen=True)
@@ -220,78 +206,74 @@ def teleport(env: Any, visit: Visit, config: RouteConfig) -> None:
                                                "pitch": config.pitch}})
 
 
-def explore(env: Any, agent: GoalAgent, encoder: Encoder, visits: Sequence[Visit],
-            frame: AgentFrame, obs: Any, config: RouteConfig,
-            on_step: Any = None) -> tuple[Any, GoalFrames]:
-    """Drive the scripted route on ``env``; the agent observes each step; returns the last
-    observation and the goal frames (embedded by ``encoder`` from the agent's view)."""
+def explore(driver: Driver, agent: GoalAgent, encoder: Encoder, visits: Sequence[Visit],
+            config: RouteConfig) -> GoalFrames:
+    """Drive the scripted route; the agent observes each step; returns the goal frames
+    (embedded by ``encoder`` from the agent's view)."""
     goals = GoalFrames({s: [] for s in SCENES}, {s: [] for s in SCENES}, {s: [] for s in SCENES})
-    world = env.unwrapped.world
-    for t in range(config.steps):
+    world = driver.env.unwrapped.world
+
+    def route(view: Observation, t: int) -> Action:
         visit = visits[t // config.visit_steps]
-        view = frame.view(obs)
         agent.observe(view, t)
         embedding = encoder.observe(view)
         first, last = visit.goal_window
         if first <= t < last:
             goals.steps[visit.scene].append(t)
             goals.embeddings[visit.scene].append(embedding)
-            goals.positions[visit.scene].append((float(obs["pose"][0]), float(obs["pose"][2])))
-        action = look_action(visit, world.yaw, world.pitch, t, config)
+            goals.positions[visit.scene].append(driver.position)
         if (t + 1) % config.visit_steps == 0 and t + 1 < config.steps:
-            teleport(env, visits[(t + 1) // config.visit_steps], config)
-            action = WAIT  # the step's observation is the next scene's first
-        obs, *_ = env.step(action)
-        if on_step is not None:
-            on_step(t + 1, obs, action, agent)
-    return obs, goals
+            teleport(driver.env, visits[(t + 1) // config.visit_steps], config)
+            return WAIT  # the step's observation is the next scene's first
+        return look_action(visit, world.yaw, world.pitch, t, config)
+
+    driver.run(route, steps=config.steps)
+    return goals
 
 
 def run_long_navigation(env: Any, agent: GoalAgent, encoder: Encoder, seed: int, *,
                         steps: int = STEPS, goal_limit: int = 20_000, radius: float = 5.0,
                         route: RouteConfig = RouteConfig(),
-                        rss_every: int | None = None) -> dict[str, Any]:
+                        callbacks: Sequence[EpisodeCallback] = ()) -> dict[str, Any]:
     """One Long-Navigation episode of ``steps`` steps (exploration phase included) on ``env``
     (the ``long_navigation`` world, no no-op steps): its record. ``encoder`` embeds the goal
-    frames (a fresh encoder of the agent's kind)."""
+    frames (a fresh encoder of the agent's kind); ``callbacks`` see every step from the first
+    scene on."""
     if steps <= route.steps:
         raise ValueError(f"steps must exceed the exploration phase's {route.steps}, got {steps}")
     if goal_limit < 1 or radius <= 0:
         raise ValueError(f"goal_limit must be >= 1 and radius > 0, got {goal_limit}, {radius}")
     rng = episode_rng(seed, "task")
-    _, info = env.reset(seed=seed)
+    driver = Driver(env)
+    info = driver.reset(seed=seed)
     world = env.unwrapped.world
     visits = plan_route(world, rng, route, offset=world.t + 1)
     teleport(env, visits[0], route)
-    obs, *_ = env.step(WAIT)  # the first observation at the first scene
-    frame = AgentFrame.of(obs)
-    agent.reset(frame.view(obs), episode_rng(seed), info["camera"])
+    driver.step(WAIT)  # the first observation at the first scene
+    driver.anchor()  # where the episode starts: its frame, step 0
+    driver.callbacks = list(callbacks)
+    agent.reset(driver.view, episode_rng(seed), info["camera"])
     encoder.reset()
-    sampler = ResidentMemory(rss_every) if rss_every else None
-    on_step = sampler.on_step if sampler else None
-    obs, goal_frames = explore(env, agent, encoder, visits, frame, obs, route, on_step)
+    goal_frames = explore(driver, agent, encoder, visits, route)
 
     threshold = encoder.thresholds.image_goal
     goals: list[list[Any]] = []
-    t = route.steps
-    while t < steps:
+    while driver.t < steps:
         scene = SCENES[int(rng.integers(len(SCENES)))]
         pick = int(rng.integers(len(goal_frames.steps[scene])))
         gx, gz = goal_frames.positions[scene][pick]
-        agent.set_goal(goal_frames.embeddings[scene][pick], threshold, t)
-        start, reached = t, False
-        while t < steps and t - start < goal_limit:
-            obs, *_ = env.step(agent.act(frame.view(obs), t))
-            t += 1
-            if on_step is not None:
-                on_step(t, obs, None, agent)
-            px, _, pz = world.pose[:3]
-            if math.hypot(px - gx, pz - gz) <= radius:
-                reached = True
-                break
-        goals.append([scene, goal_frames.steps[scene][pick], start, t - start, reached])
-    record: dict[str, Any] = {
-        "steps": t,
+        agent.set_goal(goal_frames.embeddings[scene][pick], threshold, driver.t)
+        start = driver.t
+
+        def arrived(step: Step | None, goal: tuple[float, float] = (gx, gz)) -> bool:
+            return step is not None and math.hypot(step.obs["pose"][0] - goal[0],
+                                                   step.obs["pose"][2] - goal[1]) <= radius
+
+        last = driver.run(agent.act, steps=min(goal_limit, steps - start), until=arrived)
+        reached = arrived(last)
+        goals.append([scene, goal_frames.steps[scene][pick], start, driver.t - start, reached])
+    return {
+        "steps": driver.t,
         "goals_reached": sum(goal[4] for goal in goals),
         "goals_given": len(goals),
         "mean_duration": (float(np.mean([g[3] for g in goals if g[4]]))
@@ -299,10 +281,7 @@ def run_long_navigation(env: Any, agent: GoalAgent, encoder: Encoder, seed: int,
         "reached_by_scene": {scene: sum(g[4] and g[0] == scene for g in goals)
                              for scene in SCENES},
         "goals": goals,
-        "origin": list(frame.origin),
+        "origin": list(driver.frame.origin),
         "route": [[v.scene, v.start, round(v.viewpoint[0], 2), round(v.viewpoint[1], 2),
                    list(v.goal_window)] for v in visits],
     }
-    if sampler is not None:
-        record["rss"] = sampler.samples
-    return record

@@ -38,8 +38,10 @@ import numpy as np
 
 from mrsteve.naming import lookup
 from mrsteve.perception import Encoder
+from mrsteve.protocols import GoalAgent
 from mrsteve.seeding import episode_rng
 from mrsteve.spaces import Action, AgentFrame, Observation
+from mrsteve.tasks.driver import Driver, Trajectory
 
 
 @dataclass(frozen=True)
@@ -126,24 +128,18 @@ def near(x: float, z: float, places: Sequence[tuple[float, float]], radius: floa
     return any(math.hypot(x - px, z - pz) <= radius for px, pz in places)
 
 
-def kept_goal(agent: Any, frame: AgentFrame, goal: np.ndarray, threshold: float,
+def kept_goal(agent: GoalAgent, frame: AgentFrame, goal: np.ndarray, threshold: float,
               places: Sequence[tuple[float, float]], radius: float) -> bool:
-    """Whether ``agent``'s memory holds a frame matching ``goal`` seen within ``radius`` of one
-    of ``places`` (an evaluator's look into the agent, for the record; no memory: ``False``)."""
-    memory = getattr(agent, "memory", None)
-    if memory is None or len(memory) == 0:
-        return False
-    found = memory.read(goal, threshold)
-    for pose in found.pose:
-        x, _, z = agent.absolute(pose)[:3]
-        if near(*frame.to_world(x, z), places, radius):
-            return True
-    return False
+    """Whether ``agent`` remembers a frame matching ``goal`` seen within ``radius`` of one of
+    ``places`` (world ``(x, z)``; ``frame``: the episode's; an agent without memory recalls
+    nothing)."""
+    return any(near(*frame.to_world(x, z), places, radius)
+               for x, z in agent.recall(goal, threshold))
 
 
 def run_memory_task(
     env: Any,
-    agent: Any,
+    agent: GoalAgent,
     task: MemoryTask,
     route: Route,
     encoder: Encoder,
@@ -157,65 +153,73 @@ def run_memory_task(
     agent watches (``agent.observe``); ``encoder`` (the agent's kind) embeds the clips of the
     goal's window and the best one becomes the image goal (``agent.set_goal`` with its
     ``image_goal`` threshold); then the agent acts until it is within ``radius`` blocks of the
-    goal's landmark or of where the goal's clip was seen, or ``task_steps`` steps have passed. The route draws from the episode's ``task``
-    stream, the agent from its ``agent`` stream."""
+    goal's landmark or of where the goal's clip was seen, or ``task_steps`` steps have passed.
+    The route draws from the episode's ``task`` stream, the agent from its ``agent`` stream."""
     if explore_steps <= task.goal_window or task_steps < 1 or not radius > 0:
         raise ValueError(f"need explore_steps > {task.goal_window} (the goal's window), "
                          f"task_steps >= 1 and radius > 0, got {explore_steps}, {task_steps}, "
                          f"{radius}")
-    obs, info = env.reset(seed=seed)
+    path = Trajectory()
+    driver = Driver(env, [path])
+    info = driver.reset(seed=seed)
     world = env.unwrapped.world
     landmark = tuple(float(v) for v in world.layout.landmarks[task.goal])
-    frame = AgentFrame.of(obs)
-    agent.reset(frame.view(obs), episode_rng(seed), info["camera"])
-    route.reset(obs, world, episode_rng(seed, "task"), info["camera"])
-    content = world.content
-    class_ids = np.array([content.semantic_id(name) for name in task.goal_classes])
-    encoder.reset()
-    window = encoder.window
-    shares = np.zeros(task.goal_window)
-    best: tuple[float, int, np.ndarray] | None = None
+    agent.reset(driver.view, episode_rng(seed), info["camera"])
+    route.reset(driver.obs, world, episode_rng(seed, "task"), info["camera"])
+    class_ids = np.array([world.content.semantic_id(name) for name in task.goal_classes])
+    clips = GoalClips(encoder, class_ids, task.goal_window)
 
-    trajectory = [(float(obs["pose"][0]), float(obs["pose"][2]))]
-    for t in range(explore_steps):
-        view = frame.view(obs)
+    def watch(view: Observation, t: int) -> Action:
+        """The exploration phase: the agent watches, the route drives."""
         agent.observe(view, t)
-        if t < task.goal_window:  # the clip ending at t, as the agent's encoder embeds it
-            embedding = encoder.observe(view)
-            shares[t] = goal_share(view["semantic"], class_ids)
-            if t + 1 >= window:
-                share = float(shares[t + 1 - window:t + 1].mean())
-                if best is None or share > best[0]:
-                    best = (share, t, embedding.copy())
-        obs, *_ = env.step(route.act(obs, t))
-        trajectory.append((float(obs["pose"][0]), float(obs["pose"][2])))
-    if best is None or best[0] == 0.0:
+        clips.observe(view, t)
+        return route.act(driver.obs, t)
+
+    driver.run(watch, steps=explore_steps)
+    if clips.best is None or clips.best[0] == 0.0:
         raise RuntimeError(f"{task.name}: the route never showed {task.goal_classes} in the "
                            f"first {task.goal_window} steps (seed {seed})")
-    _, goal_t, goal = best
-    place = trajectory[goal_t]  # where the player stood when it saw the clip ending at goal_t
+    _, goal_t, goal = clips.best
+    place = path.points[goal_t]  # where the player stood when it saw the clip ending at goal_t
     places = (place, landmark)
     threshold = encoder.thresholds.image_goal
-    kept = kept_goal(agent, frame, goal, threshold, places, radius)
+    kept = kept_goal(agent, driver.frame, goal, threshold, places, radius)
 
     agent.set_goal(goal, threshold, explore_steps)
-    success_steps = None
-    for k in range(task_steps + 1):
-        x, z = float(obs["pose"][0]), float(obs["pose"][2])
-        if near(x, z, places, radius):
-            success_steps = k
-            break
-        if k == task_steps:
-            break
-        obs, *_ = env.step(agent.act(frame.view(obs), explore_steps + k))
-        trajectory.append((float(obs["pose"][0]), float(obs["pose"][2])))
+    success = near(*driver.position, places, radius)
+    if not success:
+        driver.run(agent.act, steps=task_steps,
+                   until=lambda step: near(*driver.position, places, radius))
+        success = near(*driver.position, places, radius)
     metrics: dict[str, float | None] = {
-        "success_rate": 0.0 if success_steps is None else 100.0,
+        "success_rate": 100.0 if success else 0.0,
         "kept_goal": 100.0 if kept else 0.0,
-        "task_steps": None if success_steps is None else float(success_steps),
+        "task_steps": float(driver.t - explore_steps) if success else None,
     }
-    return MemoryTaskEpisode(metrics, goal_t, goal, place, landmark, np.asarray(trajectory),
-                             explore_steps)
+    return MemoryTaskEpisode(metrics, goal_t, goal, place, landmark, path.array(), explore_steps)
+
+
+class GoalClips:
+    """The image goal's choice: over the goal's window, the clip (as the agent's ``encoder``
+    embeds it) in which the goal's classes fill most of the view."""
+
+    def __init__(self, encoder: Encoder, class_ids: np.ndarray, window_steps: int) -> None:
+        self.encoder, self.class_ids = encoder, class_ids
+        self.shares = np.zeros(window_steps)
+        self.best: tuple[float, int, np.ndarray] | None = None
+        encoder.reset()
+
+    def observe(self, view: Observation, t: int) -> None:
+        """Step ``t`` seen (only the goal's window counts)."""
+        if t >= len(self.shares):
+            return
+        embedding = self.encoder.observe(view)  # the clip ending at t
+        self.shares[t] = goal_share(view["semantic"], self.class_ids)
+        window = self.encoder.window
+        if t + 1 >= window:
+            share = float(self.shares[t + 1 - window:t + 1].mean())
+            if self.best is None or share > self.best[0]:
+                self.best = (share, t, embedding.copy())
 
 
 def world_of(task: MemoryTask) -> Mapping[str, Any]:

@@ -1,7 +1,7 @@
 """The navigation task (appendix "VPT Navigator Ablation Study"): reach an (x, z) goal.
 
-A navigator (anything with ``reset(rng)``, ``act(obs, goal)`` and ``reached(obs, goal)``) walks
-from the spawn towards a goal until it is within the success radius or the step budget runs out.
+A navigator (a :class:`~mrsteve.protocols.DestinationAgent`: told a destination, it says when it
+has reached it) walks from the spawn towards a goal until it is within the success radius or the step budget runs out.
 Metrics per episode: success (as a percentage, so the mean is the success rate) and SPL, success
 weighted by ``shortest / max(taken, shortest)``; the taken path is the agent's ground-plane
 trajectory until it is within the disc. Where goals come from (and the shortest path, measured on
@@ -16,8 +16,9 @@ from typing import Any
 
 import numpy as np
 
+from mrsteve.protocols import DestinationAgent
 from mrsteve.seeding import episode_rng
-from mrsteve.spaces import AgentFrame
+from mrsteve.tasks.driver import Driver, Trajectory
 from mrsteve.tasks.metrics import path_length, spl
 
 METRICS = ("success_rate", "spl")
@@ -44,35 +45,24 @@ class NavigationEpisode:
     blocks: np.ndarray
 
 
-def compact_trajectory(trajectory: np.ndarray, every: int) -> list[list[float]]:
-    """Every ``every``-th position of a trajectory and its last one, rounded to 0.01 block: what
-    episode records keep for plots."""
-    keep = np.asarray(trajectory)[::every]
-    if (len(trajectory) - 1) % every:
-        keep = np.concatenate([keep, np.asarray(trajectory)[-1:]])
-    return np.round(keep, 2).tolist()
-
-
-def run_navigation(env: Any, navigator: Any, pick_goal: Any, *, seed: int,
+def run_navigation(env: Any, navigator: DestinationAgent, pick_goal: Any, *, seed: int,
                    max_steps: int) -> NavigationEpisode:
     """One episode: ``env.reset(seed=seed)``; ``pick_goal(blocks, start, rng)`` (the task's random
-    stream) gives the :class:`NavigationGoal`; the navigator (the agent stream) walks until it
-    reaches the goal or ``max_steps`` steps pass."""
-    obs, info = env.reset(seed=seed)
+    stream) gives the :class:`NavigationGoal`; the navigator (the agent stream), told the goal in
+    its episode frame, walks until it reaches it or ``max_steps`` steps pass."""
+    path = Trajectory()
+    driver = Driver(env, [path])
+    info = driver.reset(seed=seed)
     world = env.unwrapped.world
-    start = (float(obs["pose"][0]), float(obs["pose"][2]))
-    task = pick_goal(world.blocks, start, episode_rng(seed, "task"))
-    navigator.reset(episode_rng(seed), info["camera"])
-    frame = AgentFrame.of(obs)
-    goal = frame.from_world(*task.goal)  # the navigator knows the goal relative to its start
-
-    trajectory = [start]
-    success = navigator.reached(frame.view(obs), goal)
-    while not success and len(trajectory) <= max_steps:
-        obs, *_ = env.step(navigator.act(frame.view(obs), goal))
-        trajectory.append((float(obs["pose"][0]), float(obs["pose"][2])))
-        success = navigator.reached(frame.view(obs), goal)
-    trajectory = np.asarray(trajectory)
+    task = pick_goal(world.blocks, driver.position, episode_rng(seed, "task"))
+    navigator.reset(driver.view, episode_rng(seed), info["camera"])
+    navigator.set_destination(driver.frame.from_world(*task.goal))
+    success = navigator.reached(driver.view)
+    if not success:
+        driver.run(navigator.act, steps=max_steps,
+                   until=lambda step: navigator.reached(driver.view))
+        success = navigator.reached(driver.view)
+    trajectory = path.array()
     taken = path_length(trajectory)
     return NavigationEpisode(
         metrics={

@@ -17,8 +17,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from mrsteve.protocols import Agent
 from mrsteve.tasks.catalog import SequentialTask, find_tasks, load_catalog, task_by_key
-from mrsteve.tasks.episode import Agent, EpisodeResult, run_tasks
+from mrsteve.tasks.episode import EpisodeResult, run_tasks
 
 __all__ = ["NOOP_STEPS", "SequentialTask", "env_kwargs", "find_tasks", "run_sequential",
            "sequential_record", "task_by_key", "task_suites"]

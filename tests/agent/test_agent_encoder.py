@@ -64,5 +64,5 @@ def test_every_experiment_that_runs_an_agent_has_the_encoder_option():
 
 def test_the_encoder_reaches_the_episodes_and_the_summary():
     groups = ABA_SPARSE.groups(SequentialConfig(task="water-log-water", encoder="pixels"))
-    assert all(g.options["encoder"] == "pixels" for g in groups)
-    assert all(g.config["agent"]["encoder"]["kind"] == "pixels" for g in groups)
+    assert all(g.spec.agent.encoder.kind == "pixels" for g in groups)
+    assert all(g.spec.tree()["agent"]["encoder"]["kind"] == "pixels" for g in groups)

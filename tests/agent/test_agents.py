@@ -43,14 +43,15 @@ def test_every_named_agent_is_built_with_its_memory(name):
 def test_make_agent_builds_the_config_tree_with_the_papers_defaults():
     from dataclasses import asdict
 
-    from mrsteve.agent.config import AgentConfig, MemoryConfig
+    from mrsteve.agent.config import AgentConfig, MemoryPart
     from mrsteve.agent.factory import agent_config
     from mrsteve.agent.mrsteve import MrSteveConfig
+    from mrsteve.memory import MemoryConfig
 
     agent = make_agent("pmc-fm", capacity=500)
     tree = agent.config_tree
     assert tree == agent_config("pmc-fm", capacity=500)
-    assert tree.memory == MemoryConfig("fifo", 500)
+    assert tree.memory == MemoryPart("fifo", 500, MemoryConfig())
     assert (tree.explorer.kind, tree.explorer.navigator) == ("plan4mc", "straight")
     assert tree.explorer.goals.patch_size == 15.0 and tree.explorer.direction.cell_size == 9.0
     assert tree.mode_selector == MrSteveConfig() and tree.mode_selector.requery_interval == 600
@@ -63,7 +64,7 @@ def test_make_agent_builds_the_config_tree_with_the_papers_defaults():
     custom = make_agent("mrsteve", config=MrSteveConfig(requery_interval=50))
     assert custom.config.requery_interval == 50
     rebuilt = make_agent("mrsteve", config=AgentConfig("mrsteve"))
-    assert rebuilt.config_tree.memory == MemoryConfig()
+    assert rebuilt.config_tree.memory == MemoryPart()
 
 
 def test_agents_are_told_their_prompts_by_the_task():
@@ -84,19 +85,19 @@ def test_unknown_agent_lists_the_known_ones():
 
 class ModeTrace(EpisodeCallback):
     """Records the mode, the query target (in world coordinates) and the position at every
-    step."""
+    step, as the agent's decisions say."""
 
     def __init__(self):
         self.modes, self.targets, self.xz = [], [], []
 
-    def on_reset(self, env, agent, obs):
-        self.frame = AgentFrame.of(obs)
+    def on_reset(self, env, obs, frame):
+        self.frame = frame
 
-    def on_step(self, t, obs, action, agent):
-        self.modes.append(agent.mode)
-        target = agent.target
+    def on_step(self, step):
+        self.modes.append(step.decision.mode)
+        target = step.decision.target
         self.targets.append(None if target is None else self.frame.to_world(target[0], target[2]))
-        self.xz.append((float(obs["pose"][0]), float(obs["pose"][2])))
+        self.xz.append((float(step.obs["pose"][0]), float(step.obs["pose"][2])))
 
 
 def test_after_A_and_B_mrsteve_walks_back_to_where_it_found_A():
@@ -161,14 +162,14 @@ def test_task_conditioned_mrsteve_explores_toward_the_tasks_place_prompt():
     raw_centres, raw_poses = agent.memory.event_centres()
     np.testing.assert_array_equal(centres, raw_centres)
     np.testing.assert_allclose(poses[:, [0, 2]] - raw_poses[:, [0, 2]],
-                               np.broadcast_to(agent.absolute(np.zeros(5))[[0, 2]], (len(poses), 2)),
+                               np.broadcast_to(agent.episode_pose(np.zeros(5))[[0, 2]],
+                                               (len(poses), 2)),
                                atol=1e-4)
 
 
 def test_an_agent_runs_episode_after_episode_with_a_fresh_memory_unless_it_keeps_it():
-    """Issue: a second ``run_tasks`` on one agent raised ``t must not decrease`` from inside the
-    memory. A new episode clears the memory; ``keep_memory=True`` carries it over and time goes
-    on."""
+    """A second ``run_tasks`` on one agent starts a new episode: the memory is cleared (its
+    times never go back); ``keep_memory=True`` carries it over and time goes on."""
     env = gym.make("mrsteve/Voxel-v0", world="map2", obs_size=(24, 40))
     agent = make_agent("mrsteve")
     first = run_tasks(env, agent, ["beef"], seed=0, max_steps=150)

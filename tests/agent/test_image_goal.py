@@ -12,8 +12,9 @@ from test_mode_selector import (
 )
 
 from mrsteve.agent.baselines import Steve1
-from mrsteve.agent.factory import make_memory
+from mrsteve.agent.factory import memory_part
 from mrsteve.agent.mrsteve import Mode, MrSteve, MrSteveConfig
+from mrsteve.memory import memory_variant
 from mrsteve.perception import SemanticEncoder
 from mrsteve.world.camera import Camera
 
@@ -85,14 +86,16 @@ def test_steve1_cannot_recall_an_image_goal_and_explores():
     assert wanderer.acted == 1 and wanderer.reset_with is not None and policy.prompts == []
 
 
-@pytest.mark.parametrize("kind", ["place_event", "place", "event", "fifo"])
+@pytest.mark.parametrize("kind", ["place-event", "place", "event", "fifo"])
 @pytest.mark.parametrize(("rule", "expected_x"), [("best", 30.0), ("nearest", 2.0)])
 def test_an_image_goal_targets_its_best_match_unless_told_nearest(kind, rule, expected_x):
     """The goal names one place: by default the agent goes to the frame that matches it best (30
     blocks away), not to a look-alike 2 blocks away that also clears the threshold; ``nearest``
     is the release's rule for text tasks."""
     encoder = SemanticEncoder()
-    agent = MrSteve(make_memory(kind, encoder), encoder, RecordingExplorer(),
+    part = memory_part(kind)
+    memory = memory_variant(kind).build(dim=encoder.dim, config=part.config)
+    agent = MrSteve(memory, encoder, RecordingExplorer(),
                     ScriptedNavigator(), RecordingPolicy(), MrSteveConfig(image_goal_target=rule))
     agent.reset(observation(), np.random.default_rng(0), Camera(40, 64))
     seen = encoder.observe(observation())  # what the agent writes while it stands at START

@@ -240,7 +240,7 @@ def run_steps(agent, start, stop):
 
 
 def target(agent):
-    return agent.relative(np.asarray(agent.target))[[0, 2]].tolist()
+    return agent.memory_pose(np.asarray(agent.target))[[0, 2]].tolist()
 
 
 @pytest.mark.parametrize("radius", [0.0, 6.0])

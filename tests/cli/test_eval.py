@@ -127,12 +127,12 @@ def test_a_run_writes_its_summary_and_records_and_a_second_run_resumes(tmp_path,
     assert set(summary["metrics"]) == {"map_coverage", "revisit_count"}
     assert summary["metrics"]["map_coverage"]["mean"] > 0
     assert summary["config"]["task"]["steps"] == 200 and summary["config"]["seeds"] == [42]
-    assert summary["config"]["agent"]["kind"] == "count-based"
-    assert summary["config"]["agent"]["goals"]["patch_size"] == 15.0
+    assert summary["config"]["agent"]["explorer"]["kind"] == "count-based"
+    assert summary["config"]["agent"]["explorer"]["goals"]["patch_size"] == 15.0
     assert "84.42" in result.output  # the paper's figure beside ours
     records = records_path_for(summary_path).read_text().splitlines()
     assert len(records) == 1 and json.loads(records[0])["seed"] == 42
-    assert (tmp_path / "plots" / "exploration_count-based_000.png").stat().st_size > 0
+    assert (tmp_path / "plots" / "count-based_000.png").stat().st_size > 0
 
     from mrsteve.eval.exploration import EXPLORATION
 
@@ -232,11 +232,11 @@ def test_a_run_folder_holds_summary_records_plots_and_manifest(tmp_path):
     assert sorted(p.name for p in out.iterdir()) == [
         "manifest.json", "plots", "summary.episodes.jsonl", "summary.json"]
     assert sorted(p.name for p in (out / "plots").iterdir()) == [
-        "exploration_count-based_000.png", "exploration_count-based_001.png"]
+        "count-based_000.png", "count-based_001.png"]
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["experiment"] == "exploration"
     assert manifest["config"]["steps"] == 30
-    assert manifest["groups"]["count-based"]["agent"]["kind"] == "count-based"
+    assert manifest["groups"]["count-based"]["agent"]["explorer"]["kind"] == "count-based"
     assert manifest["sweep"]["seeds"] == [7, 8] and manifest["sweep"]["backend"] == "local"
     assert manifest["versions"]["numpy"] and manifest["versions"]["mrsteve"] == "0.1.0"
     assert manifest["wall_time_s"] > 0
@@ -244,7 +244,8 @@ def test_a_run_folder_holds_summary_records_plots_and_manifest(tmp_path):
 
 
 def test_a_rerun_with_more_steps_does_not_reuse_the_records_of_fewer(tmp_path):
-    """Defect 1: --steps 30 then --steps 3000 on one --json returned the 30-step records."""
+    """--steps 30 then --steps 3000 on one --json: the second run does not take the first's
+    records (their settings differ)."""
     path = tmp_path / "x.json"
     first = invoke("exploration", "--episodes", "1", "--steps", "30", "--json", str(path))
     assert first.exit_code == 0, first.output

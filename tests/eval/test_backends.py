@@ -11,25 +11,25 @@ import time
 from pathlib import Path
 
 import pytest
-from sweep_faults import attempts, dies_once, raises
+from sweep_faults import attempts, dies_once, raises, toy_group, toy_specs
 
 from mrsteve.eval.backends import run_jobs
-from mrsteve.eval.sweep import make_specs, read_records, run_episodes
+from mrsteve.eval.sweep import SweepOptions, read_records, run_episodes, run_sweep
 
 
 def test_a_worker_killed_mid_episode_is_replaced_and_the_episode_runs_again(tmp_path):
-    path = tmp_path / "run.episodes.jsonl"
-    specs = make_specs(["t"], ["a"], 4, 3, folder=str(tmp_path), kill=1)
-    records = run_episodes(dies_once, specs, records_path=path, workers=2, progress=False)
-    assert [r["value"] for r in records] == [9, 16, 25, 36]
+    options = SweepOptions(episodes=4, seed=3, workers=2, progress=False, out=tmp_path / "run")
+    summaries = run_sweep([toy_group(folder=str(tmp_path), kill=1)], ["value"], options,
+                          job=dies_once, echo=lambda _: None)
+    assert summaries["g"]["value"]["mean"] == (9 + 16 + 25 + 36) / 4
     assert attempts(tmp_path, 1) == 2, "the killed episode ran a second time"
     assert [attempts(tmp_path, i) for i in (0, 2, 3)] == [1, 1, 1]
-    written = read_records(path)
+    written = read_records(tmp_path / "run" / "summary.episodes.jsonl")
     assert sorted(r["episode"] for r in written) == [0, 1, 2, 3], "every episode exactly once"
 
 
 def test_an_episode_that_kills_every_worker_stops_the_sweep_with_a_clear_error(tmp_path):
-    specs = make_specs(["t"], ["a"], 2, 0, folder=str(tmp_path), kill=0)
+    specs = toy_specs(episodes=2, folder=str(tmp_path), kill=0)
     with pytest.raises(RuntimeError, match="worker died 2 times"):
         list(run_jobs(dies_once_always, specs, workers=2, max_retries=1))
 
@@ -39,18 +39,16 @@ def dies_once_always(spec):
 
 
 def test_an_episodes_own_error_reaches_the_driver(tmp_path):
-    specs = make_specs(["t"], ["a"], 2, 0)
     with pytest.raises(ValueError, match="no such task"):
-        list(run_jobs(raises, specs, workers=2))
+        run_episodes(raises, toy_specs(episodes=2), workers=2)
 
 
 DRIVER = """
 import sys
 sys.path[:0] = {paths!r}
-from sweep_faults import sleeps
-from mrsteve.eval.sweep import make_specs, run_episodes
-run_episodes(sleeps, make_specs(["t"], ["a"], 2, 0, folder={folder!r}, seconds=120),
-             workers=2, progress=False)
+from sweep_faults import sleeps, toy_specs
+from mrsteve.eval.sweep import run_episodes
+run_episodes(sleeps, toy_specs(episodes=2, folder={folder!r}, seconds=120), workers=2)
 """
 
 

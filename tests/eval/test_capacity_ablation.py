@@ -10,14 +10,11 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from mrsteve.eval.ablation import ABLATION, AblationConfig, ablation_tree
-from mrsteve.eval.sequential import (
-    ABA_SPARSE,
-    SequentialConfig,
-    agent_of,
-    parse_capacities,
-    sequential_run,
-)
+from mrsteve.agent.factory import agent_config
+from mrsteve.eval.ablation import ABLATION, AblationConfig
+from mrsteve.eval.experiment import parse_capacities
+from mrsteve.eval.sequential import ABA_SPARSE, SequentialConfig, SequentialRun, sequential_episode
+from mrsteve.eval.spec import RunSpec
 from mrsteve.eval.sweep import SweepOptions
 from mrsteve.eval.tc_exploration import (
     TC_EXPLORATION,
@@ -47,21 +44,21 @@ def test_the_grid_has_a_group_per_task_capacity_and_agent_carrying_the_capacity(
     config = SequentialConfig(task="beef-log-beef,wool-log-wool", agent="mrsteve,fm,steve1",
                               capacity="100,2000,unlimited")
     groups = ABA_SPARSE.groups(config)
-    memoryful = [g for g in groups if agent_of(g.agent) != "steve1"]
+    memoryful = [g for g in groups if g.agent != "steve1"]
     assert len(memoryful) == 2 * 3 * 2 and len(groups) == len(memoryful) + 2  # STEVE-1: once
     for group in memoryful:
-        capacity = group.config["agent"]["memory"]["capacity"]
-        assert group.options["capacity"] == capacity
-        assert group.agent == (agent_of(group.agent) if capacity is None
-                               else f"{agent_of(group.agent)}@{capacity}")
-    assert len({(g.task, g.agent) for g in groups}) == len(groups)  # summaries never collide
-    assert len({g.label for g in groups}) == len(groups)
+        capacity = group.spec.agent.memory.capacity
+        task = group.task.partition("/")[2]
+        assert group.label == (f"{task}.{group.agent}" if capacity is None
+                               else f"{task}.{group.agent}.c{capacity}")
+    assert len({g.label for g in groups}) == len(groups)  # summaries never collide
+    assert len({g.spec.digest for g in groups}) == len(groups)
 
 
 def fake_episode(spec):
     """An instant stand-in: success falls with a smaller memory (FIFO only)."""
-    capacity = dict(spec.options).get("capacity")
-    fifo = agent_of(spec.agent) == "fm"
+    capacity = spec.agent.memory.capacity if spec.agent.memory is not None else None
+    fifo = spec.agent.name == "fm"
     success = 0.0 if fifo and capacity is not None and capacity < 1000 else 100.0
     return {"success_rate": success, "success_A": 100.0, "success_B": 100.0,
             "success_A2": success, "duration_A": 500, "duration_B": 200,
@@ -73,7 +70,7 @@ def test_a_capacity_grid_resumes_cell_by_cell_and_plots_against_capacity(tmp_pat
     calls = []
 
     def counting(spec):
-        calls.append((spec.agent, spec.index))
+        calls.append((spec.group, spec.index))
         return fake_episode(spec)
 
     monkeypatch.setattr(ABA_SPARSE, "episode", counting)
@@ -81,7 +78,7 @@ def test_a_capacity_grid_resumes_cell_by_cell_and_plots_against_capacity(tmp_pat
     small = SequentialConfig(task="beef-log-beef", agent="mrsteve,fm", capacity="100,2000")
     lines = []
     ABA_SPARSE.run(small, sweep, echo=lines.append)
-    assert sorted(calls) == sorted((f"{a}@{c}", i) for a in ("mrsteve", "fm")
+    assert sorted(calls) == sorted((f"beef-log-beef.{a}.c{c}", i) for a in ("mrsteve", "fm")
                                    for c in (100, 2000) for i in range(2))
     table = "\n".join(lines)
     assert "FIFO (fm) degrades" in table and "capacity" in table
@@ -90,14 +87,15 @@ def test_a_capacity_grid_resumes_cell_by_cell_and_plots_against_capacity(tmp_pat
     calls.clear()  # a wider grid runs only the new cells
     wider = replace(small, capacity="100,500,2000")
     summaries = ABA_SPARSE.run(wider, sweep, echo=lambda _: None)
-    assert sorted(calls) == sorted((f"{a}@500", i) for a in ("mrsteve", "fm") for i in range(2))
-    assert summaries[("aba-sparse/beef-log-beef", "fm@100")]["success_rate"]["mean"] == 0.0
-    assert summaries[("aba-sparse/beef-log-beef", "fm@2000")]["success_rate"]["mean"] == 100.0
+    assert sorted(calls) == sorted((f"beef-log-beef.{a}.c500", i) for a in ("mrsteve", "fm")
+                                   for i in range(2))
+    assert summaries["beef-log-beef.fm.c100"]["success_rate"]["mean"] == 0.0
+    assert summaries["beef-log-beef.fm.c2000"]["success_rate"]["mean"] == 100.0
     summary = json.loads((tmp_path / "run" / "summary.beef-log-beef.fm.c500.json").read_text())
-    assert summary["agent"] == "fm@500" and summary["config"]["agent"]["memory"]["capacity"] == 500
+    assert summary["agent"] == "fm" and summary["config"]["agent"]["memory"]["capacity"] == 500
 
     def interrupted(spec):  # a crash in the middle of a cell: the finished episodes stay
-        if spec.agent == "mrsteve@1000" and spec.index == 1:
+        if spec.group == "beef-log-beef.mrsteve.c1000" and spec.index == 1:
             raise RuntimeError("killed")
         return counting(spec)
 
@@ -107,7 +105,8 @@ def test_a_capacity_grid_resumes_cell_by_cell_and_plots_against_capacity(tmp_pat
         ABA_SPARSE.run(replace(small, capacity="1000"), sweep, echo=lambda _: None)
     monkeypatch.setattr(ABA_SPARSE, "episode", counting)
     ABA_SPARSE.run(replace(small, capacity="1000"), sweep, echo=lambda _: None)
-    assert calls == [("mrsteve@1000", 0), ("mrsteve@1000", 1), ("fm@1000", 0), ("fm@1000", 1)]
+    assert calls == [("beef-log-beef.mrsteve.c1000", 0), ("beef-log-beef.mrsteve.c1000", 1),
+                     ("beef-log-beef.fm.c1000", 0), ("beef-log-beef.fm.c1000", 1)]
 
 
 @pytest.mark.parametrize(("vary", "value"), [("top-k", 4), ("cell-size", 2)])
@@ -116,15 +115,15 @@ def test_ablation_values_reach_the_agents_config_tree_and_its_memory(vary, value
 
     config = AblationConfig(vary=vary, values=f"{value},12")
     groups = ABLATION.groups(config)
-    assert [g.config["value"] for g in groups] == [value, 12]
-    assert groups[0].agent == f"mrsteve@{'k' if vary == 'top-k' else 'c'}{value}"
-    tree = ablation_tree(task_by_key(groups[0].task), "mrsteve", vary, value)
-    agent = build_agent(tree)
+    assert [g.spec.task.value for g in groups] == [value, 12]
+    assert groups[0].label == f"wool-log-wool.mrsteve.{'k' if vary == 'top-k' else 'c'}{value}"
+    agent = build_agent(groups[0].spec.agent)  # what the worker builds
+    tree = groups[0].spec.tree()["agent"]  # what the summary saves
     if vary == "top-k":
-        assert groups[0].config["agent"]["mode_selector"]["top_k"] == value
+        assert tree["mode_selector"]["top_k"] == value
         assert agent.config.top_k == value and agent.memory.config.cell_size == 6.0
     else:
-        assert groups[0].config["agent"]["memory"]["cell_size"] == value
+        assert tree["memory"]["config"]["cell_size"] == value
         assert agent.memory.config.cell_size == value and agent.config.top_k is None
 
 
@@ -137,18 +136,23 @@ def test_ablation_defaults_and_bad_values():
                 {"values": "2,2"}, {"task": "wool-log"}):
         with pytest.raises(ValueError):
             AblationConfig(**bad)
-    with pytest.raises(ValueError, match="no memory"):
-        ABLATION.groups(AblationConfig(vary="cell-size", agent="steve1"))
-    with pytest.raises(ValueError, match="cell_size"):
-        ABLATION.groups(AblationConfig(vary="cell-size", agent="em"))
+    for agent in ("steve1", "em", "fm"):
+        with pytest.raises(ValueError, match="no place cells"):
+            AblationConfig(vary="cell-size", agent=agent)
 
 
 def test_the_explore_mode_length_is_recorded_per_sub_task():
     task = replace(task_by_key("aba-sparse/beef-log-beef"), max_steps=120)
-    record = sequential_run(task, "mrsteve", 42, obs_size=(32, 32))
+
+    def episode(agent: str) -> dict:
+        spec = RunSpec("aba-sparse", agent, task.key, SequentialRun.of(task, (32, 32)),
+                       agent_config(agent), seed=42)
+        return sequential_episode(spec)
+
+    record = episode("mrsteve")
     assert 0 < record["explore_A"] <= record["steps"] == 120  # no cow in sight from the spawn
     assert record["explore_B"] is None and record["explore_A2"] is None
-    assert sequential_run(task, "steve1", 42, obs_size=(32, 32))["explore_A"] is None
+    assert episode("steve1")["explore_A"] is None
 
 
 def test_pasture_ratio_counts_distinct_explored_columns_in_the_grazing_area():
@@ -166,12 +170,12 @@ def test_tc_exploration_groups_and_tables(tmp_path, monkeypatch):
     assert [(g.task, g.agent) for g in groups] == [
         ("aba-sparse/beef-log-beef", "mrsteve"), ("aba-sparse/beef-log-beef", "mrsteve-tc"),
         ("tc/find-cow", "mrsteve"), ("tc/find-cow", "mrsteve-tc")]
-    assert groups[3].config["agent"]["explorer"]["kind"] == "task-conditioned"
+    assert groups[3].spec.agent.explorer.kind == "task-conditioned"
 
     def episode(spec):
-        if spec.task == "tc/find-cow":
+        if spec.task_name == "tc/find-cow":
             return {"explore_A": 200, "pasture_share_of_map": 0.1, "pasture_t100": 0.0,
-                    "pasture_t200": 0.25 if spec.agent == "mrsteve-tc" else 0.1}
+                    "pasture_t200": 0.25 if spec.agent.name == "mrsteve-tc" else 0.1}
         return fake_episode(spec)
 
     monkeypatch.setattr(TC_EXPLORATION, "episode", episode)
@@ -180,7 +184,8 @@ def test_tc_exploration_groups_and_tables(tmp_path, monkeypatch):
                        echo=lines.append)
     table = "\n".join(lines)
     assert "93% / 1203 ± 67" in table and "92% / 1512 ± 62" in table  # the paper's, per agent
-    assert "0.250 ± 0.000" in table and "pasture ratio t=200" in table
+    assert "0.250" in table and "pasture ratio t=200" in table
+    assert "±" not in table.split("find cow")[1], "one episode has no standard error"
     assert (tmp_path / "plots" / "tc-exploration-pasture.png").stat().st_size > 0
     with pytest.raises(ValueError, match="find-cow"):
         TcExplorationConfig(task="find-sheep")

@@ -4,22 +4,23 @@ from __future__ import annotations
 
 import pytest
 
-from mrsteve.eval.experiment import config_from_options
+from mrsteve.agent.factory import EXPLORERS
 from mrsteve.eval.exploration import (
-    EXPLORERS,
+    EXPLORATION,
     PAPER_RESULTS,
     ExplorationTaskConfig,
     exploration_episode,
 )
-from mrsteve.eval.sweep import make_specs
 from mrsteve.tasks.exploration import METRICS, walkable_bounds
 
 
 @pytest.mark.parametrize("agent", EXPLORERS)
 def test_every_explorer_runs_an_episode_and_reports_the_metrics(agent):
-    (spec,) = make_specs(["exploration"], [agent], 1, 3, steps=120, obs_size=(24, 40))
-    config = config_from_options(ExplorationTaskConfig, dict(spec.options), agent=agent)
-    assert config == ExplorationTaskConfig(agent=agent, steps=120, obs_size=(24, 40))
+    config = ExplorationTaskConfig(agent=agent, steps=120, obs_size=(24, 40))
+    (group,) = EXPLORATION.groups(config)
+    (spec,) = group.episodes(1, 3)
+    assert (spec.task.steps, spec.task.obs_size, spec.agent.name) == (120, (24, 40), agent)
+    assert spec.agent.explorer.goals.patch_size == config.patch_size
     record = exploration_episode(spec)
     assert set(METRICS) <= set(record)
     assert 0 < record["map_coverage"] <= 100 and record["revisit_count"] == 0.0

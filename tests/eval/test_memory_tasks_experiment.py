@@ -48,6 +48,9 @@ class Watchers:
     def set_goal(self, embedding, threshold, t):
         self.goal = embedding
 
+    def recall(self, embedding, threshold):
+        return np.empty((0, 2))
+
     def act(self, obs, t):
         return {"camera": np.zeros(2, np.float32)}
 
@@ -121,7 +124,7 @@ def test_experiment_is_registered_with_the_papers_agents():
     assert {g.agent for g in groups} == {"mrsteve", "pm", "em", "fm", "steve1"}
     assert {g.task for g in groups} == {"memory-tasks/find-water", "memory-tasks/zombie-spot",
                                         "memory-tasks/first-house"}
-    assert groups[0].config["task"]["radius"] == 12.0
+    assert groups[0].spec.task.radius == 12.0 and groups[0].spec.agent.memory.capacity == 2000
     with pytest.raises(ValueError, match="task"):
         MemoryTasksConfig(task="find-lava")
     with pytest.raises(ValueError, match="explore_steps"):

@@ -12,10 +12,15 @@ import pytest
 import mrsteve.env  # noqa: F401
 from mrsteve.control.heightmap import HeightMap
 from mrsteve.control.planning import reachable
-from mrsteve.eval.experiment import config_from_options
-from mrsteve.eval.navigation import TERRAINS, NavigationTaskConfig, navigation_episode, pick_goal
-from mrsteve.eval.sweep import make_specs
-from mrsteve.tasks.navigation import METRICS, compact_trajectory
+from mrsteve.eval.navigation import (
+    NAVIGATION,
+    TERRAINS,
+    NavigationTaskConfig,
+    navigation_episode,
+    pick_goal,
+)
+from mrsteve.tasks.driver import compact_trajectory
+from mrsteve.tasks.navigation import METRICS
 from mrsteve.world.content import load_content
 
 
@@ -82,11 +87,12 @@ def test_unknown_terrain_or_navigator_names_the_valid_ones():
 
 
 def test_an_episode_reports_the_metrics_and_its_trajectory():
-    (spec,) = make_specs(["navigation/flat"], ["depth"], 1, 7, max_steps=300, obs_size=(24, 40))
-    config = config_from_options(NavigationTaskConfig, dict(spec.options), terrain="flat",
-                                 navigator="depth")
-    assert config == NavigationTaskConfig(terrain="flat", navigator="depth", max_steps=300,
-                                          obs_size=(24, 40))
+    config = NavigationTaskConfig(terrain="flat", navigator="depth", max_steps=300,
+                                  obs_size=(24, 40))
+    (group,) = NAVIGATION.groups(config)
+    (spec,) = group.episodes(1, 7)
+    assert (spec.task.max_steps, spec.task.obs_size, spec.agent.name) == (300, (24, 40), "depth")
+    assert spec.agent.navigator.success_radius == config.success_radius
     record = navigation_episode(spec)
     assert set(METRICS) <= set(record)
     assert record["success_rate"] == 100.0 and 0.5 < record["spl"] <= 1.0

@@ -1,16 +1,15 @@
 """``--searched-radius`` (MrSteveConfig.searched_radius) on the experiments that run MrSteve: it
-reaches the group's configuration tree (saved in the summary) and the agent each episode builds,
-and a bad value is a clear error before any episode runs."""
+reaches each group's run spec, which is what the summary saves and what the worker builds, and a
+bad value is a clear error before any episode runs."""
 
 from dataclasses import replace
 
 import pytest
 
-from mrsteve.agent.mrsteve import MrSteve
+from mrsteve.agent.factory import build_agent
 from mrsteve.eval.long_tasks import LONG_INSTRUCTION, LONG_NAVIGATION, LongTaskConfig
 from mrsteve.eval.memory_tasks import MEMORY_TASKS_EXPERIMENT, MemoryTasksConfig
 from mrsteve.eval.sequential import ABA_SPARSE, SequentialConfig
-from mrsteve.eval.sweep import make_specs
 
 EXPERIMENTS = {
     "aba-sparse": (ABA_SPARSE, SequentialConfig(task="water-log-water")),
@@ -21,24 +20,15 @@ EXPERIMENTS = {
 }
 
 
-class Built(Exception):
-    """Raised by the patched agent constructor with the mode selector's configuration."""
-
-
 @pytest.mark.parametrize("name", list(EXPERIMENTS))
-def test_the_searched_radius_reaches_the_summary_tree_and_the_episodes_agent(name, monkeypatch):
+def test_the_searched_radius_reaches_the_spec_the_summary_and_the_built_agent(name):
     experiment, config = EXPERIMENTS[name]
     (group,) = experiment.groups(replace(config, searched_radius=8.0))
-    assert group.config["agent"]["mode_selector"]["searched_radius"] == 8.0
-
-    def built(self, *args, config=None, **kwargs):
-        raise Built(config)
-
-    monkeypatch.setattr(MrSteve, "__init__", built)
-    (spec,) = make_specs([group.task], [group.agent], 1, 42, group.config, **group.options)
-    with pytest.raises(Built) as agent:
-        experiment.episode(spec)
-    assert agent.value.args[0].searched_radius == 8.0
+    assert group.spec.tree()["agent"]["mode_selector"]["searched_radius"] == 8.0
+    (spec,) = group.episodes(1, 42)
+    assert build_agent(spec.agent).config.searched_radius == 8.0
+    (default,) = experiment.groups(config)
+    assert default.spec.digest != group.spec.digest, "a record of one is not resumed by the other"
 
 
 @pytest.mark.parametrize("name", list(EXPERIMENTS))

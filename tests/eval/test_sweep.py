@@ -1,43 +1,61 @@
-"""The sweep runner: seeds, resume without redoing finished episodes, worker processes."""
+"""The sweep: seeds, one queue over every group's episodes, resume without redoing finished
+episodes, records keyed by their run spec, summaries as groups finish, outputs and the backend
+checked before any work."""
 
+import errno
 import json
 
 import pytest
+from sweep_faults import raises, sleeps, square_of_seed, toy_group, toy_specs
 
-from mrsteve.eval.sweep import EpisodeSpec, episode_seed, make_specs, read_records, run_episodes
+from mrsteve.eval.spec import MAX_EPISODES, episode_seed
+from mrsteve.eval.sweep import (
+    DiskFull,
+    RecordsFile,
+    SweepOptions,
+    read_records,
+    run_episodes,
+    run_sweep,
+)
 
 
-def square_of_seed(spec: EpisodeSpec) -> dict:
-    """A module-level (picklable) episode function."""
-    return {"value": spec.seed * spec.seed}
+def sweep(groups, tmp_path, job=square_of_seed, **options):
+    """Run ``groups`` into the run folder ``tmp_path / run``; the summaries by label."""
+    settings = {"episodes": 1, "out": tmp_path / "run", "progress": False, **options}
+    return run_sweep(groups, ["value"], SweepOptions(**settings), job=job, echo=lambda _: None)
+
+
+def records_of(tmp_path, label):
+    return read_records(tmp_path / "run" / f"summary.{label}.episodes.jsonl")
 
 
 def test_episode_seeds_follow_the_papers_convention():
-    specs = make_specs(["t"], ["a"], episodes=3, seed=42)
-    assert [s.seed for s in specs] == [42, 43, 44]
+    specs = toy_group().episodes(3, 42)
+    assert [s.seed for s in specs] == [42, 43, 44] and [s.index for s in specs] == [0, 1, 2]
     assert episode_seed(42, 7) == 49
 
 
-def test_make_specs_rejects_no_episodes():
-    with pytest.raises(ValueError, match="episodes"):
-        make_specs(["t"], ["a"], episodes=0, seed=0)
+@pytest.mark.parametrize("episodes", [0, -1, MAX_EPISODES + 1, 99999999999999999999999, True])
+def test_episode_counts_out_of_range_are_refused_with_the_bound(episodes):
+    with pytest.raises(ValueError, match="from 1 to 1,000,000"):
+        SweepOptions(episodes=episodes)
+    with pytest.raises(ValueError, match="from 1 to 1,000,000"):
+        toy_group().episodes(episodes, 0)
 
 
 def test_records_are_appended_and_a_rerun_resumes(tmp_path):
-    path = tmp_path / "run.episodes.jsonl"
     calls = []
 
     def episode(spec):
         calls.append(spec.index)
         return {"value": spec.index}
 
-    specs = make_specs(["t"], ["a"], episodes=4, seed=0)
-    run_episodes(episode, specs[:2], records_path=path, progress=False)
-    assert calls == [0, 1]
-    records = run_episodes(episode, specs, records_path=path, progress=False)
-    assert calls == [0, 1, 2, 3], "finished episodes must not run again"
-    assert [r["value"] for r in records] == [0, 1, 2, 3]
-    assert len(read_records(path)) == 4
+    sweep([toy_group("a"), toy_group("b")], tmp_path, episode, episodes=2)
+    assert calls == [0, 1, 0, 1]
+    summaries = sweep([toy_group("a"), toy_group("b")], tmp_path, episode, episodes=4)
+    assert calls == [0, 1, 0, 1, 2, 3, 2, 3], "finished episodes must not run again"
+    assert summaries["a"]["value"]["mean"] == 1.5
+    assert [r["episode"] for r in records_of(tmp_path, "b")] == [0, 1, 2, 3]
 
 
 def test_a_torn_last_line_from_a_crash_is_ignored(tmp_path):
@@ -54,110 +72,124 @@ def test_a_corrupted_middle_line_is_an_error_naming_the_line(tmp_path):
         read_records(path)
 
 
-def test_worker_processes_give_the_same_records_as_one_process(tmp_path):
-    specs = make_specs(["t"], ["a", "b"], episodes=2, seed=5)
-    serial = run_episodes(square_of_seed, specs, progress=False)
-    parallel = run_episodes(square_of_seed, specs, workers=2, progress=False)
+def test_worker_processes_give_the_same_records_as_one_process():
+    specs = toy_specs(("a", "b"), 2, 5)
+    serial = run_episodes(square_of_seed, specs)
+    parallel = run_episodes(square_of_seed, specs, workers=2)
     assert serial == parallel
     assert [r["value"] for r in serial] == [25, 36, 25, 36]
+    assert {(r["group"], r["episode"]) for r in serial} == {("a", 0), ("a", 1), ("b", 0), ("b", 1)}
 
 
-def test_a_sweep_writes_one_summary_per_group_with_its_config(tmp_path):
-    from mrsteve.eval.sweep import Group, SweepOptions, run_sweep
-
-    groups = [Group("t", "a", "first", {"agent": {"name": "a"}}, {"size": 1}),
-              Group("t", "b", "second", {"agent": {"name": "b"}}, {"size": 1})]
-    options = SweepOptions(episodes=2, seed=10, json_path=tmp_path / "run.json", progress=False)
-    summaries = run_sweep(groups, square_of_seed, ["value"], options, echo=lambda _: None)
-    assert summaries[("t", "a")]["value"]["mean"] == (100 + 121) / 2
-    summary = json.loads((tmp_path / "run.second.json").read_text())
+def test_a_sweep_writes_one_summary_per_group_with_its_run_spec(tmp_path):
+    summaries = sweep([toy_group("first", "a"), toy_group("second", "b", size=3)], tmp_path,
+                      episodes=2, seed=10)
+    assert summaries["first"]["value"]["mean"] == (100 + 121) / 2
+    summary = json.loads((tmp_path / "run" / "summary.second.json").read_text())
     assert summary["agent"] == "b" and summary["config"]["agent"] == {"name": "b"}
-    assert summary["config"]["seeds"] == [10, 11]
-    assert (tmp_path / "run.first.episodes.jsonl").exists()
+    assert summary["config"]["task"]["size"] == 3 and summary["config"]["seeds"] == [10, 11]
+    assert summary["config"]["data"], "the world's data digests are part of the spec"
+    (record, _) = records_of(tmp_path, "first")
+    assert record["digest"] == toy_group("first", "a").episodes(2, 10)[0].digest
 
 
 def test_records_of_other_settings_are_not_resumed(tmp_path):
-    path = tmp_path / "run.episodes.jsonl"
-    run_episodes(square_of_seed, make_specs(["t"], ["a"], 1, 0, steps=100), records_path=path,
-                 progress=False)
     calls = []
 
     def episode(spec):
-        calls.append(spec)
+        calls.append(spec.task.size)
         return {"value": 0}
 
-    run_episodes(episode, make_specs(["t"], ["a"], 1, 0, steps=200), records_path=path,
-                 progress=False)
-    assert len(calls) == 1, "steps=200 is another setting: the steps=100 record does not count"
-    run_episodes(episode, make_specs(["t"], ["a"], 1, 0, steps=200), records_path=path,
-                 progress=False)
-    assert len(calls) == 1, "now it is recorded"
+    for size in (100, 100, 200, 200, 100):
+        sweep([toy_group("g", size=size)], tmp_path, episode)
+    assert calls == [100, 200], "the same settings resume, other ones run again"
+    assert len(read_records(tmp_path / "run" / "summary.episodes.jsonl")) == 2
+
+
+def test_every_episode_of_every_group_goes_into_one_queue(tmp_path):
+    """Four groups of one episode each on two workers run two at a time (a sweep that ran its
+    groups one after another ran one at a time), in two worker processes that live for the whole
+    sweep."""
+    groups = [toy_group(label, seconds=1.0) for label in "abcd"]
+    sweep(groups, tmp_path, sleeps, workers=2)
+    runs = [records_of(tmp_path, label)[0] for label in "abcd"]
+    assert len({run["pid"] for run in runs}) == 2, "two workers for the whole sweep"
+    first, second = sorted(runs, key=lambda run: run["start"])[:2]
+    assert second["start"] < first["end"], "two episodes of different groups overlapped"
+
+
+def test_the_queue_runs_the_most_expensive_group_first(tmp_path):
+    calls = []
+
+    def episode(spec):
+        calls.append(spec.group)
+        return {"value": 0}
+
+    sweep([toy_group("cheap", cost=10), toy_group("dear", cost=12000), toy_group("mid", cost=600)],
+          tmp_path, episode, episodes=2)
+    assert calls == ["dear", "dear", "mid", "mid", "cheap", "cheap"]
+
+
+def test_a_groups_summary_is_written_when_its_last_episode_ends(tmp_path):
+    seen = []
+
+    def episode(spec):
+        seen.append((spec.group, (tmp_path / "run" / "summary.first.json").exists()))
+        return {"value": 1}
+
+    sweep([toy_group("first", cost=2), toy_group("second", cost=1)], tmp_path, episode,
+          episodes=2)
+    assert seen == [("first", False), ("first", False), ("second", True), ("second", True)]
+
+
+def test_one_progress_bar_counts_the_sweep_and_names_the_groups_done(tmp_path, capsys):
+    sweep([toy_group("a"), toy_group("b")], tmp_path, episodes=2)
+    capsys.readouterr()
+    sweep([toy_group("a"), toy_group("b")], tmp_path, episodes=3, progress=True)
+    out, err = capsys.readouterr()
+    assert "resuming: 4 of 6 episodes are in the records" in out + err
+    assert "groups done 2/2" in err and "6/6" in err and "2 groups" in err
 
 
 def test_a_torn_last_line_is_cut_before_the_next_record_is_appended(tmp_path):
-    path = tmp_path / "run.episodes.jsonl"
-    specs = make_specs(["t"], ["a"], 2, 0)
-    run_episodes(square_of_seed, specs[:1], records_path=path, progress=False)
+    sweep([toy_group("g")], tmp_path)
+    path = tmp_path / "run" / "summary.episodes.jsonl"
     whole = path.read_text()
     path.write_text(whole + '{"task": "t", "agent": "a", "epi')  # a crash while writing
-    run_episodes(square_of_seed, specs, records_path=path, progress=False)
+    sweep([toy_group("g")], tmp_path, episodes=2)
     lines = path.read_text().splitlines()
     assert lines[0] == whole.strip() and len(lines) == 2
     assert [r["episode"] for r in read_records(path)] == [0, 1], "no record lost or glued"
 
 
 def test_a_records_file_in_use_by_another_sweep_is_refused(tmp_path):
-    from mrsteve.eval.sweep import RecordsFile
-
-    path = tmp_path / "run.episodes.jsonl"
     calls = []
 
     def episode(spec):
         calls.append(spec)
         return {"value": 0}
 
-    with RecordsFile(path):  # another sweep holds it
+    with RecordsFile(tmp_path / "run" / "summary.episodes.jsonl"):  # another sweep holds it
         with pytest.raises(ValueError, match="in use by another sweep"):
-            run_episodes(episode, make_specs(["t"], ["a"], 1, 0), records_path=path,
-                         progress=False)
+            sweep([toy_group("g")], tmp_path, episode)
     assert calls == [], "nothing ran"
-    run_episodes(episode, make_specs(["t"], ["a"], 1, 0), records_path=path, progress=False)
+    sweep([toy_group("g")], tmp_path, episode)
     assert len(calls) == 1, "free again once the other sweep ends"
 
 
 @pytest.mark.parametrize("line", ['{"loss": 0.5, "step": 3}', "[1, 2, 3]",
                                   '{"task": "t", "agent": "a", "episode": "0", "seed": 0}'])
 def test_an_unrelated_jsonl_at_the_records_path_is_a_clear_error(tmp_path, line):
-    path = tmp_path / "run.episodes.jsonl"
+    path = tmp_path / "run" / "summary.episodes.jsonl"
+    path.parent.mkdir()
     path.write_text(line + "\n")
-    with pytest.raises(ValueError, match=r"run\.episodes\.jsonl:1: not an episode record"):
-        run_episodes(square_of_seed, make_specs(["t"], ["a"], 1, 0), records_path=path,
-                     progress=False)
+    with pytest.raises(ValueError, match=r"summary\.episodes\.jsonl:1: not an episode record"):
+        sweep([toy_group("g")], tmp_path)
     assert path.read_text() == line + "\n", "the file is left alone"
-
-
-def test_records_of_another_group_config_are_not_resumed(tmp_path):
-    """Settings outside the episode's options (an agent's memory capacity in its config tree)
-    count too: the key holds a digest of the summary's whole config."""
-    from mrsteve.eval.sweep import Group, SweepOptions, run_sweep
-
-    calls = []
-
-    def episode(spec):
-        calls.append(spec.index)
-        return {"value": 1}
-
-    options = SweepOptions(episodes=2, json_path=tmp_path / "run.json", progress=False)
-    for capacity in (100, 100, 5000):
-        group = Group("t", "a", "a", {"agent": {"memory": {"capacity": capacity}}})
-        run_sweep([group], episode, ["value"], options, echo=lambda _: None)
-    assert calls == [0, 1, 0, 1], "the same config resumes, another one runs again"
 
 
 @pytest.mark.parametrize("where", ["directory", "plots-file", "below-a-file"])
 def test_unwritable_outputs_fail_before_the_first_episode(tmp_path, where):
-    from mrsteve.eval.sweep import Group, SweepOptions, run_sweep
-
     (tmp_path / "file").write_text("x")
     (tmp_path / "folder").mkdir()
     json_path = {"directory": tmp_path / "folder", "below-a-file": tmp_path / "file" / "r.json"}
@@ -169,16 +201,58 @@ def test_unwritable_outputs_fail_before_the_first_episode(tmp_path, where):
         raise AssertionError("an episode ran before the outputs were checked")
 
     with pytest.raises(ValueError, match="cannot write"):
-        run_sweep([Group("t", "a", "a", {})], must_not_run, ["value"], options,
-                  plot=lambda record, path: None, echo=lambda _: None)
+        run_sweep([toy_group()], ["value"], options, job=must_not_run)
 
 
-def test_sweep_options_reject_a_negative_seed_and_unknown_backends():
-    from mrsteve.eval.sweep import SweepOptions
+def test_the_ray_backend_without_ray_leaves_no_file(tmp_path, monkeypatch):
+    import sys
 
+    monkeypatch.setitem(sys.modules, "ray", None)  # as if not installed
+    with pytest.raises(ValueError, match=r"pip install 'mrsteve\[ray\]'"):
+        sweep([toy_group("a"), toy_group("b")], tmp_path, backend="ray")
+    assert not (tmp_path / "run").exists(), "no manifest, no empty records file"
+
+
+def test_groups_of_the_same_label_are_refused_by_name(tmp_path):
+    with pytest.raises(ValueError, match="given twice: flat"):
+        sweep([toy_group("flat"), toy_group("flat", size=2)], tmp_path)
+
+
+def test_an_episode_that_cannot_be_set_up_names_its_group(tmp_path):
+    with pytest.raises(ValueError, match="river.depth: no such task"):
+        sweep([toy_group("river.depth")], tmp_path, raises)
+
+
+def test_a_full_disk_leaves_the_records_file_as_it_was(tmp_path):
+    path = tmp_path / "r.episodes.jsonl"
+    with RecordsFile(path) as records:
+        records.append({"task": "t", "agent": "a", "episode": 0, "seed": 0})
+        before = path.read_bytes()
+
+        class FullDisk:
+            def __init__(self, handle):
+                self.handle = handle
+
+            def write(self, data):
+                self.handle.write(data[: len(data) // 2])  # part of the line made it
+                raise OSError(errno.ENOSPC, "No space left on device")
+
+            def __getattr__(self, name):
+                return getattr(self.handle, name)
+
+        records.handle = FullDisk(records.handle)
+        with pytest.raises(DiskFull, match="the disk is full"):
+            records.append({"task": "t", "agent": "a", "episode": 1, "seed": 1})
+        records.handle = records.handle.handle
+    assert path.read_bytes() == before, "the half-written record was cut off"
+
+
+def test_sweep_options_reject_a_negative_seed_unknown_backends_and_bad_workers():
     with pytest.raises(ValueError, match="seed must be a non-negative integer, got -5"):
         SweepOptions(episodes=1, seed=-5)
     with pytest.raises(ValueError, match="local, ray"):
         SweepOptions(episodes=1, backend="dask")
     with pytest.raises(ValueError, match="--backend ray"):
         SweepOptions(episodes=1, address="auto")
+    with pytest.raises(ValueError, match="workers must be an integer from 1"):
+        SweepOptions(episodes=1, workers=0)

@@ -5,8 +5,10 @@ import numpy as np
 import pytest
 
 import mrsteve.env  # noqa: F401  (registers the environment)
+from mrsteve.protocols import Agent
 from mrsteve.tasks.catalog import load_catalog
-from mrsteve.tasks.episode import Agent, EpisodeCallback, run_tasks
+from mrsteve.tasks.driver import EpisodeCallback
+from mrsteve.tasks.episode import run_tasks
 
 
 class DigDown:
@@ -30,14 +32,14 @@ class Recorder(EpisodeCallback):
         self.started, self.ended, self.steps = [], [], 0
         self.inventory_at_start = []
 
-    def on_reset(self, env, agent, obs):
+    def on_reset(self, env, obs, frame):
         self.env = env
 
     def on_task_start(self, task):
         self.started.append(task.item)
         self.inventory_at_start.append(self.env.unwrapped.world.inventory.as_dict())
 
-    def on_step(self, t, obs, action, agent):
+    def on_step(self, step):
         self.steps += 1
 
     def on_task_end(self, task):

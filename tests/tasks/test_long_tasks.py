@@ -51,14 +51,14 @@ class GiveAt(EpisodeCallback):
     def __init__(self, steps):
         self.steps, self.env, self.item = set(steps), None, None
 
-    def on_reset(self, env, agent, obs):
+    def on_reset(self, env, obs, frame):
         self.env = env
 
     def on_task_start(self, task):
         self.item = task.item
 
-    def on_step(self, t, obs, action, agent):
-        if t in self.steps:
+    def on_step(self, step):
+        if step.t in self.steps:
             self.env.unwrapped.apply_commands({"give": {self.item: 1}})
 
 
@@ -70,8 +70,9 @@ def instruction_env():
 
 
 def test_long_instruction_switches_on_success_and_on_the_timeout(instruction_env):
+    sampler = li.ResidentMemory(25)
     record = li.run_long_instruction(instruction_env, Idle(), 3, steps=100, task_limit=30,
-                                     rss_every=25, callbacks=[GiveAt({5, 12})])
+                                     callbacks=[GiveAt({5, 12}), sampler])
     tasks = record["tasks"]
     # given at steps 5 and 12: solved at 6 and 13; then cancelled every 30 steps
     assert [(start, duration, success) for _, start, duration, success in tasks] == [
@@ -79,8 +80,8 @@ def test_long_instruction_switches_on_success_and_on_the_timeout(instruction_env
     assert record["tasks_solved"] == 2 and record["tasks_given"] == 5
     assert {item for item, *_ in tasks} <= set(li.ITEMS)
     assert record["mean_duration"] == 6.5
-    assert [step for step, *_ in record["rss"]] == [25, 50, 75, 100]
-    assert all(mb > 0 for _, mb, _ in record["rss"])
+    assert [step for step, *_ in sampler.samples] == [25, 50, 75, 100]
+    assert all(mb > 0 for _, mb, _ in sampler.samples)
 
 
 def test_long_instruction_items_come_from_the_seed(instruction_env):
