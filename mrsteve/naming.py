@@ -35,13 +35,16 @@ def check_name(name: str, known: Iterable[str], what: str) -> str:
 
 def choose(value: str, known: Sequence[str], what: str, *, allow_all: bool = True) -> list[str]:
     """The names in ``value`` (comma-separated, or ``all`` for every known one), in the order
-    given; an unknown or empty choice raises a ``ValueError`` listing the valid ones."""
+    given; an unknown or empty choice raises a ``ValueError`` listing the valid ones, and a name
+    given twice one naming it."""
     if allow_all and value.strip() == "all":
         return list(known)
     picked = [part.strip() for part in value.split(",") if part.strip()]
     if not picked:
         raise unknown_name(what, value, [*known, *(["all"] if allow_all else [])])
-    for name in picked:
+    for index, name in enumerate(picked):
         if name not in known:
             raise unknown_name(what, name, [*known, *(["all"] if allow_all else [])])
+        if name in picked[:index]:
+            raise ValueError(f"{what} {name!r} is given twice in {value!r}")
     return picked

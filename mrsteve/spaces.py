@@ -12,6 +12,17 @@ task's text; never the map. :class:`AgentFrame` makes that structural: the loops
 observation, a read-only mapping of exactly :data:`AGENT_OBSERVATION_KEYS` whose ground-plane
 position is relative to the block the episode started in, so the map's own coordinates (where its
 walls are, how big it is) never reach an agent.
+
+Frames, named once and used by these names everywhere:
+
+- **world**: the environment's coordinates (the ``pose`` observation, the map's blocks); only
+  evaluators, the tasks' scripted phases and plots use them;
+- **episode**: the agent's frame, :class:`AgentFrame` (world minus the start's block corner on
+  the ground plane); every position an agent part receives or returns is in it, decisions'
+  targets and goals included (:class:`mrsteve.protocols.Decision`);
+- the memory keeps positions relative to the start pose itself (the paper's convention: the
+  episode frame minus the start's fraction of a block), converted by the agent that writes it
+  (:meth:`mrsteve.agent.mrsteve.MrSteve.memory_pose`).
 """
 
 from __future__ import annotations

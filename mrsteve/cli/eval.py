@@ -29,6 +29,7 @@ from mrsteve.eval.experiment import Experiment, field_docs
 from mrsteve.eval.experiments import EXPERIMENTS
 from mrsteve.eval.spec import MAX_EPISODES
 from mrsteve.eval.sweep import SweepOptions
+from mrsteve.jitcache import kernels_cached
 
 eval_app = typer.Typer(help="Run the paper's experiments and write results.", no_args_is_help=True)
 
@@ -81,13 +82,19 @@ def make_command(experiment: Experiment):
         shared_values = {name: values.pop(name) for name in shared}
         if shared_values["out"] is None and shared_values["json_path"] is None:
             shared_values["out"] = default_run_folder(experiment.name)
+        sweep = None
         try:
             sweep = SweepOptions(**shared_values)
             config = experiment.config_type(**values)
+            if not kernels_cached():
+                typer.echo("first run: compiling the world's and the memory's kernels (once, "
+                           "1-2 minutes in each worker)...", err=True)
             experiment.run(config, sweep, echo=typer.echo)
         except ValueError as error:  # an unknown name or a task that cannot be set up
             raise fail(str(error)) from None
         except KeyboardInterrupt:
+            if sweep is None:
+                raise typer.Exit(code=130) from None
             raise resume_hint(sweep.out, sweep.json_path) from None
         except OSError as error:  # a full disk: the records written so far are intact
             raise fail_on_os_error(error, resume=(sweep.out, sweep.json_path)) from None

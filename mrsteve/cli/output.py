@@ -57,10 +57,9 @@ def resume_hint(out: Path | None, json_path: Path | None) -> typer.Exit:
 
 def _same_command(out: Path | None, json_path: Path | None) -> str:
     """This command line again, with the run folder (or --json) that holds its records."""
-    arguments = [a for a in sys.argv[1:]]
     given = {"--out", "--json"}
     cleaned, skip = [], False
-    for argument in arguments:
+    for argument in sys.argv[1:]:
         if skip:
             skip = False
             continue

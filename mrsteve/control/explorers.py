@@ -37,7 +37,7 @@ class Explorer(Protocol):
 
     @property
     def goal(self) -> tuple[float, float] | None:
-        """The current exploration goal ``(x, z)`` in world coordinates, if any (for plots)."""
+        """The current exploration goal ``(x, z)`` in the episode frame, if any (for plots)."""
 
     def reset(self, obs: Observation, rng: np.random.Generator, camera: Camera) -> None:
         """Start a new episode at ``obs``; ``camera`` is the environment's."""

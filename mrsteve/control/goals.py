@@ -93,8 +93,8 @@ class DirectionConfig:
 
 @runtime_checkable
 class GoalSelector(Protocol):
-    """The high level of a hierarchical explorer: the next goal ``(x, z)`` (world coordinates)
-    from the trajectory so far."""
+    """The high level of a hierarchical explorer: the next goal ``(x, z)`` (episode frame, as
+    every position an agent part sees) from the trajectory so far."""
 
     @property
     def goal(self) -> tuple[float, float] | None:
@@ -320,9 +320,9 @@ class TaskConditionedGoalSelector(CountBasedGoalSelector):
         """Explore without a task (count-based)."""
         self._query = None
 
-    def world_events(self) -> tuple[np.ndarray, np.ndarray]:
-        """The event centres of ``events`` with their poses moved from start-relative to world
-        coordinates."""
+    def episode_events(self) -> tuple[np.ndarray, np.ndarray]:
+        """The event centres of ``events`` with their poses moved from the memory's (relative to
+        the start pose) into the episode frame."""
         embeddings, poses = self.events.event_centres()
         return embeddings, np.asarray(poses, dtype=np.float64) + np.array([*self._start, 0.0, 0.0])
 
@@ -331,7 +331,7 @@ class TaskConditionedGoalSelector(CountBasedGoalSelector):
         relevance = np.zeros(stats.painted_cells.shape)
         if self._query is None:
             return relevance
-        embeddings, poses = self.world_events()
+        embeddings, poses = self.episode_events()
         if len(embeddings) == 0:
             return relevance
         if embeddings.shape[1] != self._query.shape[0]:

@@ -118,6 +118,7 @@ class Exploration(Experiment):
     """
 
     name = "exploration"
+    examples = ('--agent count-based,go-explore --episodes 5 --out runs/exploration', '--agent all --workers 2',)
     config_type = ExplorationTaskConfig
     options = ("agent", "steps")
     default_episodes = 20

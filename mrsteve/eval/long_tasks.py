@@ -193,6 +193,8 @@ class LongInstruction(LongTaskExperiment):
     changes on success or after --task-limit steps. Metric: tasks solved in --steps steps."""
 
     name = "long-instruction"
+    examples = ("--agent mrsteve,fm --steps 100000 --episodes 1 --workers 2",
+                "--steps 500000 --rss-every 10000 --workers 2 --out runs/long-instruction")
     options = ("agent", "steps", "capacity", "task_limit", "rss_every", "encoder",
                "searched_radius")
     episode = staticmethod(long_instruction_episode)
@@ -210,6 +212,7 @@ class LongNavigation(LongTaskExperiment):
     one after another until --steps. Metric: goals reached (within --radius blocks)."""
 
     name = "long-navigation"
+    examples = ("--agent mrsteve,em --steps 100000 --episodes 1 --workers 2",)
     options = ("agent", "steps", "capacity", "task_limit", "radius", "rss_every", "encoder",
                "image_goal_target", "searched_radius")
     episode = staticmethod(long_navigation_episode)

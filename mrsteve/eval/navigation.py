@@ -187,6 +187,7 @@ class Navigation(Experiment):
     """
 
     name = "navigation"
+    examples = ('--terrain all --navigator depth,straight --workers 2', '--terrain river --episodes 5 --plots runs/river-plots',)
     config_type = NavigationTaskConfig
     options = ("terrain", "navigator", "max_steps")
     default_episodes = 20

@@ -275,6 +275,9 @@ class AbaSparse(SequentialExperiment):
     """
 
     name = suite = "aba-sparse"
+    examples = ("--task water-log-water --agent mrsteve,steve1 --episodes 5",
+                "--task all --agent mrsteve,pm,em,fm,steve1 --capacity 100,500,1000,2000,12000 "
+                "--episodes 20 --workers 2 --out runs/capacity")
 
 
 class AbaRandom(SequentialExperiment):
@@ -284,6 +287,7 @@ class AbaRandom(SequentialExperiment):
     """
 
     name = suite = "aba-random"
+    examples = ("--task all --agent mrsteve,steve1 --workers 2",)
 
 
 class Seq4(SequentialExperiment):
@@ -291,6 +295,7 @@ class Seq4(SequentialExperiment):
     steps."""
 
     name = suite = "seq4"
+    examples = ("--agent mrsteve,steve1 --episodes 5",)
     options = ("agent", "capacity", "encoder")
 
 

@@ -185,6 +185,7 @@ class TcExploration(Experiment):
     """
 
     name = "tc-exploration"
+    examples = ('--task find-cow --episodes 5', '--task all --workers 2 --out runs/tc',)
     config_type = TcExplorationConfig
     options = ("task", "agent", "steps", "every", "encoder")
     default_episodes = 20

@@ -157,8 +157,8 @@ def test_task_conditioned_mrsteve_explores_toward_the_tasks_place_prompt():
     np.testing.assert_allclose(queries[0][0], agent.encoder.encode_text(place))
     assert queries[0][1] == agent.encoder.task_threshold(place)
     assert result.tasks[0].success
-    # The events it reads are the memory's, moved from start-relative to world coordinates.
-    centres, poses = selector.world_events()
+    # The events it reads are the memory's, moved from start-relative to the episode frame.
+    centres, poses = selector.episode_events()
     raw_centres, raw_poses = agent.memory.event_centres()
     np.testing.assert_array_equal(centres, raw_centres)
     np.testing.assert_allclose(poses[:, [0, 2]] - raw_poses[:, [0, 2]],

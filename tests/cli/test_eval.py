@@ -266,3 +266,20 @@ def test_option_help_shows_install_extras_as_written():
     assert "pip install 'mrsteve[ray]'" in result.output
     result = CliRunner().invoke(app, ["train", "--help"], env={"COLUMNS": "200"})
     assert "pip install 'mrsteve[train]'" in result.output
+
+
+@pytest.mark.parametrize("name", list(EXPERIMENT_OPTIONS))
+def test_every_experiment_has_an_example_in_its_help_that_parses(name, monkeypatch):
+    from mrsteve.eval.experiments import EXPERIMENTS
+
+    experiment = EXPERIMENTS[name]
+    help_text = CliRunner().invoke(app, ["eval", name, "--help"], env={"COLUMNS": "300"}).output
+    assert experiment.examples and "Examples" in help_text
+    ran = []
+    monkeypatch.setattr(type(experiment), "run", lambda self, config, sweep, echo: ran.append(
+        (config, sweep)))
+    for example in experiment.examples:
+        assert f"mrsteve eval {name} {example}" in " ".join(help_text.split())
+        result = CliRunner().invoke(app, ["eval", name, *example.split()])
+        assert result.exit_code == 0, (example, result.output)
+    assert len(ran) == len(experiment.examples), "every example is a valid command line"

@@ -49,3 +49,35 @@ def test_an_mp4_holds_the_captioned_frames(tmp_path):
 def test_the_demo_rejects_a_negative_seed(tmp_path):
     with pytest.raises(ValueError, match="non-negative"):
         run_demo("aba-sparse/wool-seeds-wool", seed=-5, out=tmp_path, progress=False)
+
+
+@pytest.mark.parametrize("where", ["out-is-a-file", "plot-is-a-folder", "below-a-file"])
+def test_outputs_the_demo_cannot_write_fail_before_the_episode(tmp_path, where, monkeypatch):
+    from typer.testing import CliRunner
+
+    from mrsteve.cli import app
+
+    def must_not_run(*args, **kwargs):
+        raise AssertionError("the episode ran")
+
+    monkeypatch.setattr("mrsteve.eval.demo.run_tasks", must_not_run)
+    (tmp_path / "file").write_text("x")
+    (tmp_path / "demo" / "trajectory.png").mkdir(parents=True)
+    out = {"out-is-a-file": tmp_path / "file", "plot-is-a-folder": tmp_path / "demo",
+           "below-a-file": tmp_path / "file" / "demo"}[where]
+    result = CliRunner().invoke(app, ["demo", "--out", str(out)])
+    assert result.exit_code == 2 and "error: cannot write" in result.output
+    assert "Traceback" not in result.output
+    assert (tmp_path / "file").read_text() == "x", "nothing was replaced"
+
+
+def test_the_progress_bar_ends_full_at_the_steps_the_episode_took(capsys):
+    """An episode that ends early (its last task done at step 1,794 of 12,000) leaves a full
+    bar, not one stopped at 15 %."""
+    from mrsteve.eval.demo import ProgressBar
+
+    bar = ProgressBar(12000, every=20)
+    bar.bar.update(1780)
+    bar.close(1794)
+    final = capsys.readouterr().err.split("\r")[-1]
+    assert "100%" in final and "1794/1794" in final
