@@ -6,7 +6,7 @@ higher ones. Importing the package registers the Gymnasium environment ``mrsteve
 Gymnasium loads) and, on a read-only install, points numba's cache at a writable folder.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 from mrsteve.jitcache import configure_numba_cache
 

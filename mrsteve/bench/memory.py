@@ -26,26 +26,37 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from mrsteve.memory import EventMemory, FIFOMemory, PlaceEventMemory, PlaceMemory
+from mrsteve.memory import MEMORY_VARIANTS, Memory, MemoryVariant
 
-MEMORIES: dict[str, Callable[[], Any]] = {
-    "fifo": FIFOMemory,
-    "place": PlaceMemory,
-    "event": EventMemory,
-    "place-event": PlaceEventMemory,
-    "place-event-centre": partial(PlaceEventMemory, center_only=True),
-    "place-event-fp16": partial(PlaceEventMemory, frame_precision="float16"),
-}
-"""Memories benchmarked, by command-line name; all unlimited, paper defaults (the last keeps its
-frames in float16, not in the paper)."""
-LABELS = {
-    "fifo": "FIFO",
-    "place": "Place",
-    "event": "Event",
-    "place-event": "Place Event",
-    "place-event-centre": "Place Event (centre only)",
-    "place-event-fp16": "Place Event (float16 frames)",
-}
+
+@dataclass(frozen=True)
+class BenchedMemory:
+    """A memory the benchmark measures: a variant of :data:`~mrsteve.memory.MEMORY_VARIANTS`,
+    unlimited, with the paper's hyperparameters but for ``hyperparameters``."""
+
+    variant: MemoryVariant
+    title: str
+    hyperparameters: tuple[tuple[str, Any], ...] = ()
+
+    def build(self) -> Memory:
+        """A new, empty memory of unlimited capacity."""
+        return self.variant.build(config=self.variant.config(**dict(self.hyperparameters)))
+
+
+def _benched_memories() -> dict[str, BenchedMemory]:
+    """Every memory variant, then Place Event Memory with its frames in float16 (not in the
+    paper: reads move half the bytes)."""
+    memories = {name: BenchedMemory(variant, variant.title)
+                for name, variant in MEMORY_VARIANTS.items()}
+    place_event = MEMORY_VARIANTS["place-event"]
+    memories["place-event-fp16"] = BenchedMemory(
+        place_event, f"{place_event.title} (float16 frames)", (("frame_precision", "float16"),))
+    return memories
+
+
+MEMORIES = _benched_memories()
+"""Memories benchmarked, by command-line name: the memory variants under their own names, and
+``place-event-fp16``."""
 PEER_LABELS = {
     "place-event": "Place Event Memory",
     "place-event-fp16": "Place Event Memory, float16",
@@ -90,8 +101,9 @@ TARGETS = {
     "place_event_write_us_per_frame": {1_000_000: 15.0, None: 30.0},
     "bytes_per_frame_at_512_dims": 2200.0,
 }
-"""The bars of issues 2 and 13 (one core); the read bar is stated at 100K and at 1M frames, the
-write bar at 1M (15 us, reclustering included) and otherwise 30 us."""
+"""The package's speed and size targets for Place Event Memory on one core; the read bar is
+stated at 100K and at 1M frames, the write bar at 1M (15 us, reclustering included) and
+otherwise 30 us."""
 
 
 @dataclass(frozen=True)
@@ -264,19 +276,20 @@ def run_memory_benchmark(config: MemoryBenchConfig, progress: bool = True) -> di
     rows = []
     for_peers: dict[str, Any] = {}
     for name in config.memories:
-        memory = MEMORIES[name]()
-        write_s = _write_all(memory, trajectory, LABELS[name], progress)
+        benched = MEMORIES[name]
+        memory = benched.build()
+        write_s = _write_all(memory, trajectory, benched.title, progress)
         memory.build_s = write_s
         stats = memory.stats()
         for top_k in (None,) if name == "fifo" else config.top_ks:
             timings, scored, found = _read_all(
-                memory, queries, top_k, f"{LABELS[name]} top-{top_k or 'all'}", progress
+                memory, queries, top_k, f"{benched.title} top-{top_k or 'all'}", progress
             )
             paper = PAPER_MS_PER_QUERY.get(name, {}).get(top_k)
             rows.append(
                 {
                     "memory": name,
-                    "label": LABELS[name],
+                    "label": benched.title,
                     "top_k": top_k,
                     "ms_median": float(np.median(timings)),
                     "ms_p10": float(np.percentile(timings, 10)),
@@ -306,8 +319,9 @@ def run_memory_benchmark(config: MemoryBenchConfig, progress: bool = True) -> di
     if config.peers:
         for name in PEER_MEMORIES:
             if name not in for_peers:
-                memory = for_peers[name] = MEMORIES[name]()
-                memory.build_s = _write_all(memory, trajectory, LABELS[name], progress)
+                memory = for_peers[name] = MEMORIES[name].build()
+                memory.build_s = _write_all(memory, trajectory, MEMORIES[name].title,
+                                            progress)
         peers = measure_peers(
             trajectory, queries, for_peers, config.peer_top_k, config.recall_queries, progress
         )
@@ -449,8 +463,8 @@ def format_report(report: dict[str, Any]) -> str:
     )
     lines = [
         title,
-        "ms per query: median [p10-p90], mean +- s.e.; paper: mean +- s.e., GPU server, 100K; "
-        "write us: processor time per frame written",
+        ("ms per query: median [p10-p90], mean +- s.e.; paper: mean +- s.e., GPU server, 100K; "
+         "write us: processor time per frame written"),
         "",
         header,
     ]
@@ -472,7 +486,7 @@ def format_report(report: dict[str, Any]) -> str:
     if report.get("peers"):
         lines.append(format_peers(report["peers"], config["frames"]))
     if report["targets"]:
-        lines += ["", "targets (issues 2 and 13, one core):"]
+        lines += ["", "targets (one core):"]
         for name, target in report["targets"].items():
             verdict = "met" if target["met"] else "MISSED"
             lines.append(
@@ -490,8 +504,8 @@ FAISS_INSTALL_HINT = (
     "(or just pip install faiss-cpu)"
 )
 PEER_TARGETS = {"place_event_over_faiss_ivf": 0.8, "place_event_fp16_over_faiss_ivf": 0.8}
-"""Issue 13: Place Event Memory's top-k read at most 0.8 x faiss IVF's (nprobe = top-k); checked
-for float32 frames (the default) and float16 frames."""
+"""The package's target against faiss: Place Event Memory's top-k read at most 0.8 x faiss IVF's
+(nprobe = top-k); checked for float32 frames (the default) and float16 frames."""
 PEER_RATIOS = {
     "place_event_over_faiss_ivf": ("place-event", "faiss-ivf"),
     "place_event_fp16_over_faiss_ivf": ("place-event-fp16", "faiss-ivf"),
@@ -681,11 +695,11 @@ def _time_queries(read: Callable[[np.ndarray], Any], queries, label: str, progre
 def format_peers(rows: list[dict[str, Any]], frames: int) -> str:
     lines = [
         "",
-        f"Peers on the same {frames:,} frames and queries, threshold {TASK_THRESHOLD} (range "
-        "search); recall = returned / should be returned, vs the exact answer over the frames "
-        "each method searches and vs a full scan",
-        f"{'method':<48}{'median ms':>10}{'p10-p90':>16}{'build s':>9}{'scanned':>10}"
-        f"{'recall (searched)':>19}{'recall (full)':>15}",
+        (f"Peers on the same {frames:,} frames and queries, threshold {TASK_THRESHOLD} (range "
+         "search); recall = returned / should be returned, vs the exact answer over the frames "
+         "each method searches and vs a full scan"),
+        (f"{'method':<48}{'median ms':>10}{'p10-p90':>16}{'build s':>9}{'scanned':>10}"
+         f"{'recall (searched)':>19}{'recall (full)':>15}"),
     ]
     for r in rows:
         spread = f"{r['ms_p10']:.3f}-{r['ms_p90']:.3f}"
@@ -739,7 +753,7 @@ def run_long_run(config: LongRunConfig, progress: bool = True) -> dict[str, Any]
     rng = np.random.default_rng(config.seed)
     query_rng = np.random.default_rng(config.seed + 1)
     trajectory_config = TrajectoryConfig(area=config.area)
-    memory = PlaceEventMemory(config.capacity)
+    memory = MEMORY_VARIANTS["place-event"].build(config.capacity)
     every = max(1, config.frames // config.checkpoints)
     samples: list[dict[str, Any]] = []
     written, total_s, window_s, window_start = 0, 0.0, 0.0, 0
@@ -795,11 +809,11 @@ def run_long_run(config: LongRunConfig, progress: bool = True) -> dict[str, Any]
 def format_long_run(report: dict[str, Any]) -> str:
     config = report["config"]
     lines = [
-        f"Long run: Place Event Memory, capacity {config['capacity']:,}, {config['frames']:,} "
-        f"writes, {config['dim']} dims, area {config['area']:.0f} blocks per chunk of "
-        f"{config['chunk']:,}; top-30 reads at threshold {report['threshold']}",
-        f"{'written':>10}{'frames':>9}{'clusters':>10}{'centre rows':>13}{'places':>8}"
-        f"{'write us':>10}{'read ms':>9}{'read p90':>10}{'B/frame':>9}",
+        (f"Long run: Place Event Memory, capacity {config['capacity']:,}, {config['frames']:,} "
+         f"writes, {config['dim']} dims, area {config['area']:.0f} blocks per chunk of "
+         f"{config['chunk']:,}; top-30 reads at threshold {report['threshold']}"),
+        (f"{'written':>10}{'frames':>9}{'clusters':>10}{'centre rows':>13}{'places':>8}"
+         f"{'write us':>10}{'read ms':>9}{'read p90':>10}{'B/frame':>9}"),
     ]
     for s in report["samples"]:
         lines.append(

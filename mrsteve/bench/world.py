@@ -17,7 +17,8 @@ Measured, for each world recipe:
 
 and, once per run: the time a new process takes to render its first frame (the renderer alone, and
 an environment's first observation, world generation included), and the ``crafter`` package
-stepped under a random policy in the same run as a peer (issue 3's targets, :data:`TARGETS`).
+stepped under a random policy in the same run as a peer; each is set against the package's
+speed targets, :data:`TARGETS`.
 """
 
 from __future__ import annotations
@@ -58,7 +59,8 @@ TARGETS = {
     "first_frame_s": 1.0,
     "crafter_ratio_64x64": 1.0,
 }
-"""Issue 3's bars (the renderer's are the reference level of a numba ray caster on one core)."""
+"""The package's speed targets for the world on one core (the renderer's are the reference level
+of a numba ray caster)."""
 
 CAMERA_STEP_DEGREES = 10.0
 """Largest random camera turn per step and axis (VPT's camera bound)."""
@@ -95,7 +97,8 @@ class WorldBenchConfig:
         for name in self.worlds:
             check_name(name, WORLD_RECIPES, "world")
         if not self.sizes:
-            raise ValueError("give at least one observation size")
+            raise ValueError("give at least one observation size: HxW (like 64x64) or "
+                             "'default'")
         for height, width in self.sizes:
             if not (1 <= height <= 4096 and 1 <= width <= 4096):
                 raise ValueError(f"observation size must be within 1..4096 on each side, got "

@@ -21,6 +21,7 @@ from mrsteve.cli import (
     bench_world,
     calibrate,
     demo,
+    report,
     train,
     worlds,
 )
@@ -42,14 +43,15 @@ train_app = typer.Typer(help="Train the learned parts (pip install 'mrsteve\\[tr
                         no_args_is_help=True)
 app.add_typer(train_app, name="train")
 
-bench_app.command("memory")(bench_memory.command)
-bench_app.command("world")(bench_world.command)
-bench_app.command("agent")(bench_agent.command)
+bench_app.command("memory", epilog=bench_memory.EXAMPLES)(bench_memory.command)
+bench_app.command("world", epilog=bench_world.EXAMPLES)(bench_world.command)
+bench_app.command("agent", epilog=bench_agent.EXAMPLES)(bench_agent.command)
 bench_app.add_typer(sweep_app, name="sweep")
 app.command("demo", epilog=demo.EXAMPLES)(demo.command)
-app.command("calibrate")(calibrate.command)
-app.command("worlds")(worlds.command)
-train_app.command("encoder")(train.encoder)
+app.command("calibrate", epilog=calibrate.EXAMPLES)(calibrate.command)
+app.command("worlds", epilog=worlds.EXAMPLES)(worlds.command)
+app.command("report", epilog=report.EXAMPLES)(report.command)
+train_app.command("encoder", epilog=train.ENCODER_EXAMPLES)(train.encoder)
 
 
 def main() -> None:

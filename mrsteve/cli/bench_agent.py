@@ -7,14 +7,24 @@ from typing import Annotated
 
 import typer
 
-from mrsteve.cli.output import fail, write_json
+from mrsteve.cli.output import check_outputs, fail, write_json, writing_results
+
+EXAMPLES = """Examples:
+
+  mrsteve bench agent
+
+  mrsteve bench agent --agent fm --task aba-sparse/beef-log-beef --steps 1000
+
+  mrsteve bench agent --obs-size 160 256 --json agent.json
+
+  mrsteve bench agent --encoder pixels --steps 500"""
 
 
 def command(
     agent: Annotated[str, typer.Option(help="Agent to run (see `mrsteve eval aba-sparse --help`).")] = "mrsteve",
     task: Annotated[str, typer.Option(help="Task whose world and items the agent cycles through.")] = "aba-sparse/water-log-water",
     steps: Annotated[int, typer.Option(min=100, help="Steps to run.")] = 3000,
-    seed: Annotated[int, typer.Option(help="Episode seed.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Episode seed.")] = 0,
     obs_size: Annotated[tuple[int, int], typer.Option(help="Observation height and width.")] = (0, 0),
     encoder: Annotated[str, typer.Option(help="The agent's encoder: semantic or pixels (pixels also runs semantic in the same process, for the speed ratio).")] = "semantic",
     json_path: Annotated[Path | None, typer.Option("--json", help="Write the results as JSON here.")] = None,
@@ -26,6 +36,7 @@ def command(
     from mrsteve.naming import check_name
     from mrsteve.perception import ENCODERS
 
+    check_outputs([json_path])
     size = None if obs_size == (0, 0) else obs_size
     try:
         check_name(encoder, ENCODERS, "encoder")
@@ -51,4 +62,5 @@ def command(
                    f"{result['semantic_steps_per_second']:.0f} steps/s; {encoder} runs at "
                    f"{result['speed_vs_semantic']:.2f} x that speed")
     if json_path is not None:
-        write_json(json_path, result)
+        with writing_results():
+            write_json(json_path, result)

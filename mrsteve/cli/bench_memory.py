@@ -10,13 +10,18 @@ from typing import Annotated
 
 import typer
 
-from mrsteve.cli.output import fail, write_json
+from mrsteve.cli.output import check_outputs, fail, write_json, writing_results
 from mrsteve.naming import check_name
 
 _BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
-_MEMORY_NAMES = ("fifo", "place", "event", "place-event", "place-event-centre", "place-event-fp16")
-""":data:`mrsteve.bench.memory.MEMORIES`' names (that module is imported after BLAS is pinned)."""
-_PEER_NAMES = ("faiss",)
+
+EXAMPLES = """Examples:
+
+  mrsteve bench memory --frames 20000 --queries 200
+
+  mrsteve bench memory --memory fifo --memory place-event --json memory.json
+
+  mrsteve bench memory --long-run --frames 200000 --capacity 20000"""
 
 
 def _pin_blas_to_one_thread() -> bool:
@@ -40,13 +45,15 @@ def command(
     queries: Annotated[int, typer.Option("--queries", help="Reads per memory and top-k.")] = 1000,
     dim: Annotated[int, typer.Option("--dim", help="Embedding size (MineCLIP: 512).")] = 512,
     seed: Annotated[
-        int, typer.Option("--seed", help="Seed of the trajectory and the queries.")
+        int, typer.Option("--seed", min=0, help="Seed of the trajectory and the queries.")
     ] = 0,
     memory: Annotated[
         list[str] | None,
         typer.Option(
             "--memory",
-            help=f"Benchmark only these (repeatable): {', '.join(_MEMORY_NAMES)}. Default: all.",
+            help="Benchmark only these (repeatable): the memory variants fifo, place, event, "
+            "place-event and center-embed, and place-event-fp16 (Place Event Memory with float16 "
+            "frames). Default: all.",
         ),
     ] = None,
     peers: Annotated[
@@ -77,14 +84,14 @@ def command(
         bool, typer.Option("--progress/--no-progress", help="Show progress bars.")
     ] = True,
 ) -> None:
-    """Build FIFO, Place, Event, Place Event, Place Event (centre only) and Place Event (float16
-    frames) memories from one synthetic trajectory, then time reads for top-k in {1, 2, 4, 10, 30}: ms per query, frames
-    scored, clusters, write cost per frame and bytes per frame, beside the paper's numbers
-    (Appendix "Computational Complexity of Query Operation"). With --peers faiss, faiss's flat
-    and IVF indexes and a numpy full scan answer the same range queries on the same frames (times,
-    build times, recalls). With --long-run, a capacity-limited Place Event Memory is followed over
-    a long episode. numpy's BLAS (and faiss) are pinned to one thread, so the numbers are one
-    core's."""
+    """Build FIFO, Place, Event, Place Event, Center Embed (Place Event keeping only event
+    centres) and Place Event (float16 frames) memories from one synthetic trajectory, then time
+    reads for top-k in {1, 2, 4, 10, 30}: ms per query, frames scored, clusters, write cost per
+    frame and bytes per frame, beside the paper's numbers (Appendix "Computational Complexity of
+    Query Operation"). With --peers faiss, faiss's flat and IVF indexes and a numpy full scan
+    answer the same range queries on the same frames (times, build times, recalls). With
+    --long-run, a capacity-limited Place Event Memory is followed over a long episode. numpy's
+    BLAS (and faiss) are pinned to one thread, so the numbers are one core's."""
     pinned = _pin_blas_to_one_thread()
     if frames is None:
         frames = 1_000_000 if long_run else 100_000
@@ -96,15 +103,17 @@ def command(
     ):
         if value < least:
             raise fail(f"{name} must be >= {least}, got {value}")
+
+    from mrsteve.bench import memory as bench  # after BLAS is pinned: it loads numpy
+
     try:
         for name in memory or ():
-            check_name(name, _MEMORY_NAMES, "--memory")
+            check_name(name, bench.MEMORIES, "--memory")
         for name in peers or ():
-            check_name(name, _PEER_NAMES, "--peers")
+            check_name(name, bench.PEERS, "--peers")
     except ValueError as error:
         raise fail(str(error)) from None
-
-    from mrsteve.bench import memory as bench
+    check_outputs([json_path])
 
     if long_run:
         config = bench.LongRunConfig(
@@ -116,7 +125,7 @@ def command(
         report = bench.run_long_run(config, progress=progress)
         text = bench.format_long_run(report)
     else:
-        selected = tuple(name for name in _MEMORY_NAMES if not memory or name in memory)
+        selected = tuple(name for name in bench.MEMORIES if not memory or name in memory)
         config = bench.MemoryBenchConfig(
             frames=frames,
             queries=queries,
@@ -139,4 +148,5 @@ def command(
             fg=typer.colors.YELLOW,
         )
     if json_path is not None:
-        write_json(json_path, report)
+        with writing_results():
+            write_json(json_path, report)

@@ -16,7 +16,7 @@ from typing import Annotated, Any
 import typer
 
 from mrsteve.cli.eval import examples_epilog, options_of
-from mrsteve.cli.output import check_outputs, fail, write_json
+from mrsteve.cli.output import check_outputs, fail, write_json, writing_results
 from mrsteve.eval.experiment import Experiment
 from mrsteve.eval.experiments import EXPERIMENTS
 from mrsteve.eval.sweep import SweepOptions
@@ -29,8 +29,8 @@ SHARED = ("episodes", "seed", "workers", "backend", "address")
 """The sweep options of the benchmark (no outputs: its runs go to temporary folders)."""
 
 EXAMPLES = {
-    "aba-sparse": ("--task water-log-water,beef-log-beef,wool-log-wool,milk-log-milk "
-                   "--agent mrsteve --episodes 1 --workers 2",
+    "aba-sparse": (("--task water-log-water,beef-log-beef,wool-log-wool,milk-log-milk "
+                    "--agent mrsteve --episodes 1 --workers 2"),
                    "--task all --agent mrsteve,steve1 --episodes 8 --workers 16"),
 }
 
@@ -39,8 +39,8 @@ def make_command(experiment: Experiment):
     """The ``mrsteve bench sweep <name>`` command of ``experiment``."""
 
     def command(**values: Any) -> None:
-        from mrsteve.eval.scaling import measure_scaling
         from mrsteve.eval.results import format_table
+        from mrsteve.eval.scaling import measure_scaling
 
         json_path = values.pop("json_path")
         shared = {name: values.pop(name) for name in SHARED}
@@ -69,9 +69,10 @@ def make_command(experiment: Experiment):
                    "busy: their share of the wall time spent in episodes (the rest: start-up, "
                    "the last episodes' tail, the driver)")
         if json_path is not None:
-            write_json(json_path, {"experiment": experiment.name,
-                                   "config": dataclasses.asdict(config),
-                                   "backend": options.backend, **scaling.as_dict()})
+            with writing_results():
+                write_json(json_path, {"experiment": experiment.name,
+                                       "config": dataclasses.asdict(config),
+                                       "backend": options.backend, **scaling.as_dict()})
         if not scaling.identical:
             raise typer.Exit(code=1)
 

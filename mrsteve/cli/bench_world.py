@@ -9,7 +9,15 @@ from typing import Annotated
 
 import typer
 
-from mrsteve.cli.output import fail, write_json
+from mrsteve.cli.output import check_outputs, fail, write_json, writing_results
+
+EXAMPLES = """Examples:
+
+  mrsteve bench world --worlds map1 --sizes 64x64
+
+  mrsteve bench world --worlds map1,flat --steps 200 --json world.json
+
+  mrsteve bench world --renderer-only --sizes 64x64,160x256 --no-first-frame"""
 
 SINGLE_THREAD_ENV = {
     "NUMBA_NUM_THREADS": "1",
@@ -40,15 +48,15 @@ def command(
     first_frame: Annotated[
         bool, typer.Option("--first-frame/--no-first-frame", help="Time a new process's first frame.")
     ] = True,
-    seed: Annotated[int, typer.Option(help="Seed of the worlds and the random policy.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the worlds and the random policy.")] = 0,
     json_path: Annotated[
         Path | None, typer.Option("--json", help="Also write the results as JSON to this file.")
     ] = None,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show a progress bar.")] = True,
 ) -> None:
-    """Measure the embedded world on one core against issue 3's targets: environment steps per
-    second with a random policy, renderer frames per second, reset time, first frame in a new
-    process, memory per environment, and crafter as a peer in the same run."""
+    """Measure the embedded world on one core against the package's speed targets: environment
+    steps per second with a random policy, renderer frames per second, reset time, first frame in
+    a new process, memory per environment, and crafter as a peer in the same run."""
     if "numba" not in sys.modules:  # they act only before numba and numpy load
         for name, value in SINGLE_THREAD_ENV.items():
             os.environ.setdefault(name, value)
@@ -61,6 +69,7 @@ def command(
         )  # fmt: skip
     except ValueError as error:
         raise fail(str(error)) from None
+    check_outputs([json_path])
 
     from tqdm import tqdm
 
@@ -71,9 +80,9 @@ def command(
             bar.update()
 
         report = bench.run_world_bench(config, on_job=advance)
-    if json_path is not None:
-        write_json(json_path, report)
     typer.echo(bench.format_report(report))
     if json_path is not None:
+        with writing_results():
+            write_json(json_path, report)
         typer.echo(f"wrote {json_path}")
 

@@ -10,7 +10,15 @@ from typing import Annotated
 
 import typer
 
-from mrsteve.cli.output import fail, write_json
+from mrsteve.cli.output import check_outputs, fail, write_json, writing_results
+
+EXAMPLES = """Examples:
+
+  mrsteve calibrate --clips 200 --out thresholds.toml
+
+  mrsteve calibrate --clips 400 --event-pairs 100 --json calibration.json
+
+  mrsteve calibrate --encoder pixels --clips 200 --out pixel-thresholds.toml"""
 
 
 def command(
@@ -24,7 +32,7 @@ def command(
                      help="Pairs of clips at one place, scene unchanged or changed (default: "
                           "clips / 8), to fit on and held out."),
     ] = None,
-    seed: Annotated[int, typer.Option(help="Seed of the worlds, poses and motions.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the worlds, poses and motions.")] = 0,
     out: Annotated[
         Path | None, typer.Option("--out", help="Write the thresholds file here instead of printing it.")
     ] = None,
@@ -47,9 +55,11 @@ def command(
     worlds and measure them on held-out clips of the evaluation maps; print the thresholds file
     with its record."""
     from mrsteve.calibration import calibrate_on_world, format_world_calibration
+    from mrsteve.fileio import atomic_path
     from mrsteve.naming import check_name
     from mrsteve.perception import ENCODERS
     from mrsteve.perception._data import data_path
+    from mrsteve.perception.pixels import SHIPPED_PIXEL_THRESHOLDS
     from mrsteve.perception.semantic import SHIPPED_THRESHOLDS
 
     if out is not None and write:
@@ -63,13 +73,15 @@ def command(
     if weights is not None and write:
         raise fail("--write replaces the shipped thresholds, which belong to the shipped "
                    "weights; write the thresholds of other weights with --out")
+    shipped = SHIPPED_PIXEL_THRESHOLDS if encoder == "pixels" else SHIPPED_THRESHOLDS
+    target = data_path(shipped) if write else out
+    check_outputs([target, json_path])
     arguments = [f"--clips {clips}", f"--seed {seed}"]
     if event_pairs is not None:
         arguments.append(f"--event-pairs {event_pairs}")
-    shipped, description, weights_sha256, model = SHIPPED_THRESHOLDS, None, None, None
+    description, weights_sha256, model = None, None, None
     if encoder == "pixels":
         from mrsteve.perception.pixels import (
-            SHIPPED_PIXEL_THRESHOLDS,
             PixelEncoder,
             load_shipped_weights,
             load_weights,
@@ -81,26 +93,27 @@ def command(
         except (OSError, ValueError) as error:
             raise fail(str(error)) from None
         model = PixelEncoder(loaded, placeholder_thresholds())
-        shipped, weights_sha256 = SHIPPED_PIXEL_THRESHOLDS, loaded.sha256
+        weights_sha256 = loaded.sha256
         description = ("the pixel encoder (mrsteve.perception.pixels.PixelEncoder), weights "
                        f"{'data/pixels.npz' if weights is None else weights.name}")
         arguments.insert(0, "--encoder pixels")
-    result = calibrate_on_world(
-        clips, seed, event_pairs=event_pairs, encoder=model,
-        progress=lambda line: typer.echo(line, err=True),
-    )
+    try:
+        result = calibrate_on_world(
+            clips, seed, event_pairs=event_pairs, encoder=model,
+            progress=lambda line: typer.echo(line, err=True),
+        )
+    except ValueError as error:
+        raise fail(str(error)) from None
     text = format_world_calibration(
         result, f"mrsteve calibrate {' '.join(arguments)} --write",
         encoder=description,
         weights_sha256=weights_sha256)
-    target = data_path(shipped) if write else out
-    if target is None:
-        typer.echo(text, nl=False)
-    else:
-        from mrsteve.fileio import atomic_path
-
-        with atomic_path(target) as tmp:
-            tmp.write_text(text, encoding="utf-8")
-        typer.echo(f"wrote {target}", err=True)
-    if json_path is not None:
-        write_json(json_path, result.summary(shlex.join(sys.argv)))
+    with writing_results():
+        if target is None:
+            typer.echo(text, nl=False)
+        else:
+            with atomic_path(target) as tmp:
+                tmp.write_text(text, encoding="utf-8")
+            typer.echo(f"wrote {target}", err=True)
+        if json_path is not None:
+            write_json(json_path, result.summary(shlex.join(sys.argv)))

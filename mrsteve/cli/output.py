@@ -6,14 +6,16 @@ from __future__ import annotations
 import errno
 import shlex
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import typer
 
 from mrsteve.fileio import write_json
 
-__all__ = ["check_outputs", "fail", "fail_on_os_error", "resume_hint", "write_json"]
+__all__ = ["check_outputs", "fail", "fail_on_os_error", "resume_hint", "write_json",
+           "writing_results"]
 
 
 def fail(message: str) -> typer.Exit:
@@ -31,6 +33,18 @@ def check_outputs(files: Iterable[Path | None] = (), folder: Path | None = None)
         check(list(files), folder)
     except ValueError as error:
         raise fail(str(error)) from None
+
+
+@contextmanager
+def writing_results() -> Iterator[None]:
+    """The final writes of a command: an output replaced or made read-only since it was checked
+    (``ValueError`` from the atomic writer) or a full disk (``OSError``) ends in one line."""
+    try:
+        yield
+    except ValueError as error:
+        raise fail(str(error)) from None
+    except OSError as error:
+        raise fail_on_os_error(error) from None
 
 
 def fail_on_os_error(error: OSError, *, resume: tuple[Path | None, Path | None] | None = None

@@ -7,7 +7,15 @@ from typing import Annotated
 
 import typer
 
-from mrsteve.cli.output import fail, write_json
+from mrsteve.cli.output import check_outputs, fail, fail_on_os_error, write_json
+
+ENCODER_EXAMPLES = """Examples:
+
+  mrsteve train encoder --out runs/pixels
+
+  mrsteve train encoder --out runs/pixels-small --clips 2000 --epochs 4
+
+  mrsteve train encoder --out runs/pixels --json runs/pixels-history.json"""
 
 
 def encoder(
@@ -31,21 +39,24 @@ def encoder(
     """Train the pixel encoder (a video-text dual encoder over RGB clips) on clips of the
     procedural calibration worlds captioned from the renderer's ground truth; then calibrate its
     thresholds with `mrsteve calibrate --encoder pixels --weights OUT/pixels.npz --out FILE`."""
+    if out.exists() and not out.is_dir():
+        raise fail(f"--out {out} exists and is not a folder; give a folder or a new path")
+    check_outputs([out / "pixels.npz", json_path])
     from mrsteve.train.encoder import TrainingConfig, train_encoder
 
-    if out.exists() and not out.is_dir():
-        raise fail(f"--out {out} exists and is not a folder")
     try:
         config = TrainingConfig(clips=clips, epochs=epochs, seed=seed, threads=threads,
                                 explored=explored, pairwise=pairwise)
         result = train_encoder(out, config, progress=progress,
                                say=lambda line: typer.echo(line, err=True))
+        if json_path is not None:
+            write_json(json_path, {"weights_sha256": result.weights.sha256,
+                                   "seconds": result.seconds, "history": result.history})
     except (ImportError, ValueError) as error:
         raise fail(str(error)) from None
+    except OSError as error:  # a full disk, say
+        raise fail_on_os_error(error) from None
     last = result.history[-1]
     typer.echo(f"wrote {out / 'pixels.npz'} (sha256 {result.weights.sha256[:16]}...) after "
                f"{result.seconds / 60:.1f} min: validation mAP {last['val_map']:.3f}, loss "
                f"{last['val_loss']:.3f}; curve in {out / 'curve.png'}")
-    if json_path is not None:
-        write_json(json_path, {"weights_sha256": result.weights.sha256,
-                               "seconds": result.seconds, "history": result.history})

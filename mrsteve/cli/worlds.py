@@ -7,6 +7,12 @@ from typing import Annotated
 
 import typer
 
+EXAMPLES = """Examples:
+
+  mrsteve worlds
+
+  mrsteve worlds --json"""
+
 
 def command(
     json_output: Annotated[

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import shlex
 import textwrap
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -134,6 +135,13 @@ class AgentOptions:
             f"{agent}.c{capacity or UNLIMITED}")
 
 
+def _option_text(value: Any) -> str:
+    """An option's value as typed on the command line."""
+    if isinstance(value, tuple | list):
+        return " ".join(map(str, value))
+    return str(value)
+
+
 @cache
 def field_docs(config_type: type) -> Mapping[str, str]:
     """The docstring under each field of a dataclass (``field: int = 1`` then ``\"\"\"...\"\"\"``),
@@ -197,6 +205,25 @@ class Experiment:
         """Draw the sweep's figure into the folder ``plots`` (nothing by default)."""
         return None
 
+    def command_line(self, config: Any, sweep: SweepOptions) -> str:
+        """The ``mrsteve eval`` command that runs ``config`` with ``sweep`` (the options that
+        differ from their defaults), whoever started the run: what the manifest records."""
+        words = ["mrsteve", "eval", self.name]
+        default = self.config_type()
+        for name in self.options:
+            value = getattr(config, name)
+            if value != getattr(default, name):
+                words += [f"--{name.replace('_', '-')}", _option_text(value)]
+        shared = {"episodes": self.default_episodes, "seed": 42, "workers": 1,
+                  "backend": "local", "address": None, "out": None, "json_path": None,
+                  "plots": None}
+        for name, value in shared.items():
+            given = getattr(sweep, name)
+            if given != value:
+                flag = "--json" if name == "json_path" else f"--{name}"
+                words += [flag, _option_text(given)]
+        return shlex.join(words)
+
     @property
     def plots_episodes(self) -> bool:
         return type(self).plot_episode is not Experiment.plot_episode
@@ -221,10 +248,11 @@ class Experiment:
                 name = f"{group.label}_{record['episode']:03d}.png"
                 self.plot_episode(record, group, plots / name)
 
+        command = self.command_line(config, sweep)
         summaries = run_sweep(
             groups, self.metrics(config), sweep, job=self.episode, on_group=plot_group, echo=echo,
             on_start=lambda path: write_json(path, manifest(self.name, config, specs, sweep,
-                                                            started, None)),
+                                                            started, None, command)),
         )  # fmt: skip
         if plots is not None and self.plots_episodes:
             echo(f"plots in {plots}")
@@ -235,6 +263,6 @@ class Experiment:
                 echo(f"wrote {path}")
         if sweep.manifest_path is not None:
             write_json(sweep.manifest_path, manifest(self.name, config, specs, sweep, started,
-                                                     time.time() - started))
+                                                     time.time() - started, command))
             echo(f"wrote {sweep.manifest_path}")
         return summaries

@@ -1,9 +1,10 @@
 """A run's manifest: what produced its results, to reproduce or audit them later.
 
-``manifest.json`` holds the experiment and its full configuration (every group's, agent trees
-included), the sweep's options (episodes, seeds, workers, backend), the versions of Python, of
-``mrsteve`` and of each of its dependencies (and of Ray when it ran the sweep), the git commit of
-the source when it is a checkout, the command line, the start time and the wall time.
+``manifest.json`` holds the experiment and its full configuration (every group's run spec, agent
+trees included), the sweep's options (episodes, seeds, workers, backend), the versions of Python,
+of ``mrsteve`` and of each of its dependencies (and of Ray when it ran the sweep), the git commit
+of the source when it is a checkout, the process's arguments and the ``mrsteve eval`` command
+that runs the same sweep, the start time and the wall time.
 """
 
 from __future__ import annotations
@@ -55,9 +56,11 @@ def git_commit(path: Path | None = None) -> dict[str, Any] | None:
 
 
 def manifest(experiment: str, config: Any, groups: Mapping[str, Any], sweep: Any,
-             started: float, wall_time: float | None) -> dict[str, Any]:
+             started: float, wall_time: float | None,
+             command_line: str | None = None) -> dict[str, Any]:
     """The manifest of a run of ``experiment`` (``config``: its config dataclass; ``groups``:
-    each group's configuration by label; ``sweep``: the :class:`SweepOptions`)."""
+    each group's run spec by label; ``sweep``: the :class:`SweepOptions`; ``command_line``: the
+    ``mrsteve eval`` command that runs it, whoever started it)."""
     options = {k: (str(v) if isinstance(v, Path) else v)
                for k, v in dataclasses.asdict(sweep).items()}
     return {
@@ -70,6 +73,7 @@ def manifest(experiment: str, config: Any, groups: Mapping[str, Any], sweep: Any
         "git": git_commit(),
         "platform": platform.platform(),
         "command": sys.argv,
+        "command_line": command_line,
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(started)),
         "wall_time_s": None if wall_time is None else round(wall_time, 3),
     }

@@ -8,6 +8,20 @@ import sys
 import pytest
 
 from mrsteve.bench import memory as bench
+from mrsteve.memory import MEMORY_VARIANTS, PlaceEventMemory
+
+
+def test_the_memories_measured_are_the_variants_under_their_names_and_one_in_float16():
+    assert list(bench.MEMORIES) == [*MEMORY_VARIANTS, "place-event-fp16"]
+    for name, variant in MEMORY_VARIANTS.items():
+        memory = bench.MEMORIES[name].build()
+        assert bench.MEMORIES[name].title == variant.title
+        assert type(memory) is variant.memory_type and memory.config == variant.config()
+        assert memory.capacity is None
+    float16 = bench.MEMORIES["place-event-fp16"].build()
+    assert type(float16) is PlaceEventMemory
+    assert float16.config == MEMORY_VARIANTS["place-event"].config(frame_precision="float16")
+    assert bench.MEMORIES["place-event-fp16"].title == "Place Event (float16 frames)"
 
 
 def test_peers_answer_the_same_queries_with_recalls():

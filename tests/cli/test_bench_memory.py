@@ -1,4 +1,5 @@
-"""`mrsteve bench memory` end to end, on a tiny trajectory."""
+"""`mrsteve bench memory` end to end, on a tiny trajectory: every memory variant by its one name,
+and Place Event Memory with float16 frames."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import json
 
 from typer.testing import CliRunner
 
+from mrsteve.bench import memory as bench
 from mrsteve.cli import app
 
 runner = CliRunner()
@@ -31,6 +33,10 @@ def test_a_tiny_run_prints_the_table_and_writes_json(tmp_path):
     assert report["config"]["frames"] == 400 and report["config"]["dim"] == 16
     rows = report["rows"]
     assert [(row["memory"], row["top_k"]) for row in rows[:2]] == [("fifo", None), ("place", 1)]
+    assert list(dict.fromkeys(row["memory"] for row in rows)) == [
+        "fifo", "place", "event", "place-event", "center-embed", "place-event-fp16"]
+    assert {row["label"] for row in rows if row["memory"] == "center-embed"} == {
+        "Place Event (centre only)"}
     assert len(rows) == 1 + 5 * 5  # FIFO once, the others at top-k 1, 2, 4, 10, 30
     for row in rows:
         value_bytes = 2 if row["memory"] == "place-event-fp16" else 4
@@ -62,17 +68,26 @@ def test_a_subset_of_memories_can_be_chosen(tmp_path):
         "--no-progress",
     ]
     result = runner.invoke(
-        app, [*arguments, "--memory", "place-event", "--memory", "fifo", "--json", str(path)]
+        app, [*arguments, "--memory", "center-embed", "--memory", "fifo", "--json", str(path)]
     )
     assert result.exit_code == 0, result.output
     rows = json.loads(path.read_text())["rows"]
-    assert {row["memory"] for row in rows} == {"fifo", "place-event"}
+    assert {row["memory"] for row in rows} == {"fifo", "center-embed"}
+
+
+def test_the_help_names_every_memory_the_benchmark_takes():
+    result = runner.invoke(app, ["bench", "memory", "--help"], terminal_width=400)
+    assert result.exit_code == 0
+    for name in bench.MEMORIES:
+        assert name in result.output
+    assert "place-event-centre" not in result.output
 
 
 def test_bad_options_fail_with_a_message():
     for arguments, message in (
         (["--frames", "0"], "--frames must be >= 1"),
-        (["--memory", "lstm"], "unknown --memory"),
+        (["--memory", "lstm"], ("unknown --memory 'lstm'; known: fifo, place, event, "
+                                "place-event, center-embed, place-event-fp16")),
     ):
         result = runner.invoke(app, ["bench", "memory", *arguments])
         assert result.exit_code == 2

@@ -49,9 +49,11 @@ def test_renderer_only_measures_frames_alone(tmp_path):
     assert "crafter" not in report and "first_frame_s" not in report
 
 
-def test_bad_options_fail_with_a_message():
+def test_bad_options_fail_with_a_message_naming_what_is_accepted():
     runner = CliRunner()
-    for args in (["--sizes", "8by8"], ["--worlds", "atlantis"], ["--sizes", "0x8"]):
+    for args, accepted in ((["--sizes", "8by8"], "HxW (like 64x64) or 'default'"),
+                           (["--worlds", "atlantis"], "known: map1, map2"),
+                           (["--sizes", "0x8"], "within 1..4096")):
         result = runner.invoke(app, ["bench", "world", "--no-progress", *args])
         assert result.exit_code == 2
-        assert "error" in result.output
+        assert "error:" in result.output and accepted in result.output

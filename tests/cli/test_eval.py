@@ -8,6 +8,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
+import mrsteve
 from mrsteve.cli import app
 from mrsteve.eval.results import records_path_for
 
@@ -238,7 +239,7 @@ def test_a_run_folder_holds_summary_records_plots_and_manifest(tmp_path):
     assert manifest["config"]["steps"] == 30
     assert manifest["groups"]["count-based"]["agent"]["explorer"]["kind"] == "count-based"
     assert manifest["sweep"]["seeds"] == [7, 8] and manifest["sweep"]["backend"] == "local"
-    assert manifest["versions"]["numpy"] and manifest["versions"]["mrsteve"] == "0.1.0"
+    assert manifest["versions"]["numpy"] and manifest["versions"]["mrsteve"] == mrsteve.__version__
     assert manifest["wall_time_s"] > 0
     assert manifest["git"] is None or len(manifest["git"]["commit"]) == 40
 

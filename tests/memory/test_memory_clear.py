@@ -1,4 +1,4 @@
-"""``clear()`` forgets every frame and leaves a memory as built (a new episode, issue 12)."""
+"""``clear()`` forgets every frame and leaves a memory as built (a new episode)."""
 
 from __future__ import annotations
 

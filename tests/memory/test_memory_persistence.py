@@ -139,7 +139,7 @@ def test_float16_frames_are_saved_as_float16_and_load_exactly(tmp_path):
         np.testing.assert_array_equal(got.score, expected.score)
 
 
-# --- crafted and damaged files (issue 12, defect 6) -------------------------------------------
+# --- crafted and damaged files -------------------------------------------------------------
 
 
 def rewrite_arrays(path, change):

@@ -1,4 +1,4 @@
-"""Writes and reads refuse bad input before changing anything (issue 12, defect 4)."""
+"""Writes and reads refuse bad input before changing anything."""
 
 from __future__ import annotations
 

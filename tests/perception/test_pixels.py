@@ -19,7 +19,7 @@ from mrsteve.perception.pixels import (
 )
 
 MAX_SHIPPED_BYTES = 20 * 2**20
-"""The issue's limit on the shipped weights."""
+"""The package's limit on the size of the shipped weights."""
 
 
 @pytest.fixture(scope="module")

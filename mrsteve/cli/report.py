@@ -1,0 +1,41 @@
+"""`mrsteve report`: the results page of run folders, as Markdown."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from mrsteve.cli.output import check_outputs, fail, writing_results
+
+EXAMPLES = """Examples:
+
+  mrsteve report runs/eval-aba-sparse-20261126-101500
+
+  mrsteve report results/* --out docs/results.md"""
+
+
+def command(
+    folders: Annotated[list[Path], typer.Argument(help="Run folders (mrsteve eval --out DIR).",
+                                                  show_default=False)],
+    out: Annotated[Path | None, typer.Option(help="Write the page here (default: print it).")
+                   ] = None,
+) -> None:
+    """Write the results page of run folders: per run, the command and commit that made it and
+    the experiment's table beside the paper's figures, with the folder's NOTES.md."""
+    from mrsteve.eval.report import report
+
+    check_outputs([out])
+    try:
+        page = report(folders)
+    except ValueError as error:
+        raise fail(str(error)) from None
+    if out is None:
+        typer.echo(page, nl=False)
+        return
+    from mrsteve.fileio import atomic_path
+
+    with writing_results(), atomic_path(out) as temporary:
+        temporary.write_text(page, encoding="utf-8")
+    typer.echo(f"wrote {out}", err=True)
