@@ -18,7 +18,6 @@ from functools import cache
 from pathlib import Path, PurePath
 from typing import Any
 
-
 PACKAGE_ROOT = Path(__file__).resolve().parent
 """The installed package's folder (its data files lie below it)."""
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from mrsteve.agent.mrsteve import MrSteveConfig
+from mrsteve.agent.mrsteve import ModeSelectorConfig
 from mrsteve.control.goals import DirectionConfig, ExplorationConfig
 from mrsteve.control.navigation import NavigatorConfig
 from mrsteve.control.skills import SkillConfig
@@ -117,7 +117,7 @@ class AgentConfig:
     and the explorer's low level."""
     skills: SkillConfig = field(default_factory=SkillConfig)
     """The scripted instruction policy (STEVE-1 stand-in)."""
-    mode_selector: MrSteveConfig = field(default_factory=MrSteveConfig)
+    mode_selector: ModeSelectorConfig = field(default_factory=ModeSelectorConfig)
     """MrSteve's mode selector (Algorithm 2)."""
     data: DataDigests = ()
     """Digests of the data files the parts load (thresholds, lexicon, skills, weights)."""

@@ -30,7 +30,7 @@ from mrsteve.agent.config import (
     MemoryPart,
     NavigatorAgentConfig,
 )
-from mrsteve.agent.mrsteve import MrSteve, MrSteveConfig
+from mrsteve.agent.mrsteve import ModeSelectorConfig, MrSteve
 from mrsteve.agent.standalone import ExplorerAgent, NavigatorAgent
 from mrsteve.control.explorers import HierarchicalExplorer
 from mrsteve.control.goals import (
@@ -137,7 +137,7 @@ def agent_config(
     patch_size: float = 15.0,
     capacity: int | None = None,
     encoder: str = "semantic",
-    mode_selector: MrSteveConfig | None = None,
+    mode_selector: ModeSelectorConfig | None = None,
 ) -> AgentConfig:
     """The configuration tree of the agent called ``name`` (:data:`AGENTS`). ``patch_size`` is
     the exploration goal patch side G, a task-level setting as in the paper (15 on 100 x 100
@@ -156,7 +156,7 @@ def agent_config(
         memory=memory,
         encoder=EncoderConfig(encoder, encoder_weights(encoder)),
         explorer=explorer,
-        mode_selector=mode_selector or MrSteveConfig(),
+        mode_selector=mode_selector or ModeSelectorConfig(),
         data=data_digests(data),
     )
 
@@ -251,7 +251,7 @@ def make_agent(
     *,
     patch_size: float = 15.0,
     capacity: int | None = None,
-    config: MrSteveConfig | AgentConfig | None = None,
+    config: ModeSelectorConfig | AgentConfig | None = None,
     encoder: str = "semantic",
 ) -> Agent:
     """The agent called ``name`` (see :func:`agent_config`). ``config`` is the mode selector's

@@ -12,11 +12,11 @@ Algorithm 2 of the paper (appendix "MrSteve Algorithm") with the modes of the au
   exploring (so exploration stops as soon as a candidate appears), and after ``L = 600`` steps in
   any other mode (lines 9-13: the agent state is reset and the mode selector runs again);
 - with candidates, the one nearest the agent is the target (for an image goal, by default the
-  best-matching one: :attr:`MrSteveConfig.image_goal_target`): NAVIGATE to its position (done
+  best-matching one: :attr:`ModeSelectorConfig.image_goal_target`): NAVIGATE to its position (done
   within the navigator's 3 blocks), CAM_ADJUST to its stored yaw and pitch (within 5 degrees),
   then EXECUTE the instruction policy with the task's *execute* prompt;
 - without candidates, EXPLORE with the hierarchical explorer (pi_H-Nav + pi_L-Nav);
-- optionally (:attr:`MrSteveConfig.searched_radius`, off by default: beyond the paper and the
+- optionally (:attr:`ModeSelectorConfig.searched_radius`, off by default: beyond the paper and the
   release), a target reached and executed at for L steps without the task ending is *searched*:
   the frames seen around it are no longer candidates for this task, so the re-read finds a new
   target instead of the same wrong one.
@@ -44,11 +44,11 @@ from mrsteve.spaces import noop_action
 from mrsteve.world.camera import Camera
 
 IMAGE_GOAL_TARGETS = ("best", "nearest")
-"""Which matching frame an image goal targets (:attr:`MrSteveConfig.image_goal_target`)."""
+"""Which matching frame an image goal targets (:attr:`ModeSelectorConfig.image_goal_target`)."""
 
 
 @dataclass(frozen=True)
-class MrSteveConfig:
+class ModeSelectorConfig:
     """Parameters of the mode selector (paper, appendix "MrSteve Algorithm")."""
 
     requery_interval: int = 600
@@ -86,6 +86,10 @@ class MrSteveConfig:
         check_name(self.image_goal_target, IMAGE_GOAL_TARGETS, "image_goal_target")
 
 
+MrSteveConfig = ModeSelectorConfig
+"""The mode selector's configuration under its former name."""
+
+
 class MrSteve:
     """Memory-augmented instruction following (paper, Section 3 and Algorithms 1-2)."""
 
@@ -96,7 +100,7 @@ class MrSteve:
         explorer: Explorer,
         navigator: Navigator,
         policy: InstructionPolicy,
-        config: MrSteveConfig | None = None,
+        config: ModeSelectorConfig | None = None,
         name: str = "mrsteve",
     ):
         self.memory = memory
@@ -104,7 +108,7 @@ class MrSteve:
         self.explorer = explorer
         self.navigator = navigator
         self.policy = policy
-        self.config = config or MrSteveConfig()
+        self.config = config or ModeSelectorConfig()
         self.name = name
         self.mode: Mode | None = None
         self.task: TaskPrompts | None = None
@@ -123,7 +127,7 @@ class MrSteve:
         self._nearest = True
         """Whether a read's target is the matching frame nearest the agent (else the best)."""
         self._searched = np.empty((0, 2))
-        """The task's searched targets (:attr:`MrSteveConfig.searched_radius`): memory ``x, z``,
+        """The task's searched targets (:attr:`ModeSelectorConfig.searched_radius`): memory ``x, z``,
         one row each."""
 
     # -- the Agent interface -----------------------------------------------------------------------
@@ -166,7 +170,7 @@ class MrSteve:
         """An image goal (paper Section 4.3, Memory Tasks): ``embedding``, the encoder's embedding
         of a 16-frame clip, is the memory query instead of a text prompt, with ``threshold`` (the
         encoder's calibrated ``image_goal``). The agent recalls the best-matching frame (the
-        nearest matching one if :attr:`MrSteveConfig.image_goal_target` says ``nearest``) and
+        nearest matching one if :attr:`ModeSelectorConfig.image_goal_target` says ``nearest``) and
         navigates there, exploring while memory has none; once there it stands still (there is
         nothing to execute: the goal is the place)."""
         query = np.asarray(embedding, dtype=np.float32).reshape(-1)
@@ -269,13 +273,13 @@ class MrSteve:
 
     def _searched_target(self) -> None:
         """The target was reached and executed at for L steps without the task ending: remember
-        it as searched (when :attr:`MrSteveConfig.searched_radius` is on)."""
+        it as searched (when :attr:`ModeSelectorConfig.searched_radius` is on)."""
         if self.config.searched_radius > 0:
             rel = self.memory_pose(np.asarray(self.target, dtype=np.float64))
             self._searched = np.vstack([self._searched, (rel[0], rel[2])])
 
     def _unsearched(self, found: MemoryRead) -> MemoryRead:
-        """``found`` without the frames seen within :attr:`MrSteveConfig.searched_radius` of a
+        """``found`` without the frames seen within :attr:`ModeSelectorConfig.searched_radius` of a
         searched target."""
         if not (len(found) and len(self._searched)):
             return found

@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 
 from mrsteve.agent.config import AgentConfig
 from mrsteve.agent.factory import AGENTS, agent_config
-from mrsteve.agent.mrsteve import IMAGE_GOAL_TARGETS, MrSteveConfig
+from mrsteve.agent.mrsteve import IMAGE_GOAL_TARGETS, ModeSelectorConfig
 from mrsteve.eval.spec import Group
 from mrsteve.eval.sweep import Record, SweepOptions, run_sweep
 from mrsteve.naming import check_name
@@ -104,8 +104,8 @@ class AgentOptions:
         return parse_capacities(self.capacity)
 
     @property
-    def mode_selector(self) -> MrSteveConfig:
-        return MrSteveConfig(image_goal_target=self.image_goal_target,
+    def mode_selector(self) -> ModeSelectorConfig:
+        return ModeSelectorConfig(image_goal_target=self.image_goal_target,
                              searched_radius=self.searched_radius)
 
     def agent_tree(self, name: str, world: str, capacity: int | None) -> AgentConfig:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import shlex
 import typing
 from dataclasses import dataclass
@@ -127,10 +128,10 @@ def run_section(run: Run, folder_name: str) -> str:
         "",
         f"`{command_line(run, folder_name)}`",
         "",
-        f"Commit {commit}, {started}; {run.episodes} episode{'s' * (run.episodes > 1)} per "
-        f"group ({seeds}), "
-        f"{sweep['workers']} worker{'s' * (sweep['workers'] > 1)} ({sweep['backend']}), "
-        f"{minutes:.1f} min; run folder `{folder_name}`.",
+        (f"Commit {commit}, {started}; {run.episodes} episode{'s' * (run.episodes > 1)} per "
+         f"group ({seeds}), "
+         f"{sweep['workers']} worker{'s' * (sweep['workers'] > 1)} ({sweep['backend']}), "
+         f"{minutes:.1f} min; run folder `{folder_name}`."),
         "",
         "```text",
         run.experiment.table(run.config, run.groups, run.summaries),
@@ -187,7 +188,7 @@ def headline_value(run: Run, agent: str, metric: str) -> float | None:
         if group.agent != agent or (memory is not None and memory.capacity != default):
             continue
         mean = run.summaries[group.label].get(metric, {}).get("mean")
-        if mean is not None and mean == mean:  # NaN: no episode reported it
+        if mean is not None and not math.isnan(mean):  # NaN: no episode reported it
             means.append(mean)
     return sum(means) / len(means) if means else None
 

@@ -276,8 +276,8 @@ class AbaSparse(SequentialExperiment):
 
     name = suite = "aba-sparse"
     examples = ("--task water-log-water --agent mrsteve,steve1 --episodes 5",
-                "--task all --agent mrsteve,pm,em,fm,steve1 --capacity 100,500,1000,2000,12000 "
-                "--episodes 20 --workers 2 --out runs/capacity")
+                ("--task all --agent mrsteve,pm,em,fm,steve1 --capacity 100,500,1000,2000,12000 "
+                 "--episodes 20 --workers 2 --out runs/capacity"))
 
 
 class AbaRandom(SequentialExperiment):

@@ -45,7 +45,7 @@ def test_make_agent_builds_the_config_tree_with_the_papers_defaults():
 
     from mrsteve.agent.config import AgentConfig, MemoryPart
     from mrsteve.agent.factory import agent_config
-    from mrsteve.agent.mrsteve import MrSteveConfig
+    from mrsteve.agent.mrsteve import ModeSelectorConfig
     from mrsteve.memory import MemoryConfig
 
     agent = make_agent("pmc-fm", capacity=500)
@@ -54,14 +54,14 @@ def test_make_agent_builds_the_config_tree_with_the_papers_defaults():
     assert tree.memory == MemoryPart("fifo", 500, MemoryConfig())
     assert (tree.explorer.kind, tree.explorer.navigator) == ("plan4mc", "straight")
     assert tree.explorer.goals.patch_size == 15.0 and tree.explorer.direction.cell_size == 9.0
-    assert tree.mode_selector == MrSteveConfig() and tree.mode_selector.requery_interval == 600
+    assert tree.mode_selector == ModeSelectorConfig() and tree.mode_selector.requery_interval == 600
     mrsteve = agent_config("mrsteve", patch_size=exploration_patch_size("long_instruction"))
     assert mrsteve.explorer.goals.patch_size == 30.0, "G = 30 on 200 x 200"
     assert exploration_patch_size("map1") == 15.0
     assert mrsteve.memory.capacity is None, "unlimited, as in ABA-Sparse"
     assert agent_config("steve1").memory is None
     assert asdict(tree)["explorer"]["kind"] == "plan4mc"  # what summaries save
-    custom = make_agent("mrsteve", config=MrSteveConfig(requery_interval=50))
+    custom = make_agent("mrsteve", config=ModeSelectorConfig(requery_interval=50))
     assert custom.config.requery_interval == 50
     rebuilt = make_agent("mrsteve", config=AgentConfig("mrsteve"))
     assert rebuilt.config_tree.memory == MemoryPart()

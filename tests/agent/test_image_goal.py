@@ -13,7 +13,7 @@ from test_mode_selector import (
 
 from mrsteve.agent.baselines import Steve1
 from mrsteve.agent.factory import memory_part
-from mrsteve.agent.mrsteve import Mode, MrSteve, MrSteveConfig
+from mrsteve.agent.mrsteve import Mode, ModeSelectorConfig, MrSteve
 from mrsteve.memory import memory_variant
 from mrsteve.perception import SemanticEncoder
 from mrsteve.world.camera import Camera
@@ -22,7 +22,7 @@ from mrsteve.world.camera import Camera
 @pytest.fixture
 def agent():
     agent = MrSteve(ScriptedMemory(), SemanticEncoder(), RecordingExplorer(), ScriptedNavigator(),
-                    RecordingPolicy(), MrSteveConfig())
+                    RecordingPolicy(), ModeSelectorConfig())
     agent.reset(observation(), np.random.default_rng(0), Camera(40, 64))
     return agent
 
@@ -96,7 +96,7 @@ def test_an_image_goal_targets_its_best_match_unless_told_nearest(kind, rule, ex
     part = memory_part(kind)
     memory = memory_variant(kind).build(dim=encoder.dim, config=part.config)
     agent = MrSteve(memory, encoder, RecordingExplorer(),
-                    ScriptedNavigator(), RecordingPolicy(), MrSteveConfig(image_goal_target=rule))
+                    ScriptedNavigator(), RecordingPolicy(), ModeSelectorConfig(image_goal_target=rule))
     agent.reset(observation(), np.random.default_rng(0), Camera(40, 64))
     seen = encoder.observe(observation())  # what the agent writes while it stands at START
     encoder.reset()
@@ -117,4 +117,4 @@ def test_an_image_goal_targets_its_best_match_unless_told_nearest(kind, rule, ex
 
 def test_an_unknown_image_goal_rule_is_refused_naming_the_accepted_ones():
     with pytest.raises(ValueError, match="best.*nearest"):
-        MrSteveConfig(image_goal_target="farthest")
+        ModeSelectorConfig(image_goal_target="farthest")

@@ -11,7 +11,7 @@ the agent reached and executed at for L steps is not picked again for the same t
 import numpy as np
 import pytest
 
-from mrsteve.agent.mrsteve import Mode, MrSteve, MrSteveConfig
+from mrsteve.agent.mrsteve import Mode, ModeSelectorConfig, MrSteve
 from mrsteve.memory import FIFOMemory, MemoryRead
 from mrsteve.perception import SemanticEncoder
 from mrsteve.tasks import task_prompts
@@ -109,7 +109,7 @@ def agent():
         explorer=RecordingExplorer(),
         navigator=ScriptedNavigator(),
         policy=RecordingPolicy(),
-        config=MrSteveConfig(requery_interval=600),
+        config=ModeSelectorConfig(requery_interval=600),
     )
     agent.reset(observation(), np.random.default_rng(0), Camera(40, 64))
     agent.set_task(task_prompts("water_bucket"), 0)
@@ -213,10 +213,10 @@ def test_a_new_task_resets_the_mode_and_queries_with_its_explore_prompt(agent):
 
 def test_config_rejects_a_bad_interval():
     with pytest.raises(ValueError, match="requery_interval"):
-        MrSteveConfig(requery_interval=0)
+        ModeSelectorConfig(requery_interval=0)
 
 
-# -- searched targets (MrSteveConfig.searched_radius) ---------------------------------------------
+# -- searched targets (ModeSelectorConfig.searched_radius) ---------------------------------------------
 
 WRONG = [2.0, 0.0, 0.0, 0.0, 0.0]
 """A matching frame nearest the agent, where the task cannot be done (a false match)."""
@@ -226,7 +226,7 @@ RIGHT = [20.0, 0.0, 0.0, 0.0, 0.0]
 
 def searching_agent(radius):
     agent = MrSteve(ScriptedMemory(), SemanticEncoder(), RecordingExplorer(), ScriptedNavigator(),
-                    RecordingPolicy(), MrSteveConfig(searched_radius=radius))
+                    RecordingPolicy(), ModeSelectorConfig(searched_radius=radius))
     agent.reset(observation(), np.random.default_rng(0), Camera(40, 64))
     agent.set_task(task_prompts("log"), 0)
     agent.memory.candidates = [(3, WRONG), (4, [4.0, 0.0, 1.0, 0.0, 0.0]), (5, RIGHT)]
@@ -289,4 +289,4 @@ def test_with_every_match_searched_the_agent_explores_and_a_new_task_forgets_the
 @pytest.mark.parametrize("radius", [-1.0, True, "6", float("nan")])
 def test_config_rejects_a_bad_searched_radius(radius):
     with pytest.raises(ValueError, match="searched_radius"):
-        MrSteveConfig(searched_radius=radius)
+        ModeSelectorConfig(searched_radius=radius)
