@@ -96,12 +96,9 @@ def exploration_episode(spec: RunSpec) -> Record:
     """One episode of the explorer the spec's tree describes: metrics, goals and the trajectory
     (every ``trajectory_every``-th position, rounded to 0.01 block)."""
     task = spec.task
-    env = gym.make("mrsteve/Voxel-v0", world=task.world, obs_size=task.obs_size)
-    try:
+    with gym.make("mrsteve/Voxel-v0", world=task.world, obs_size=task.obs_size) as env:
         episode = run_exploration(env, build_agent(spec.agent), seed=spec.seed, steps=task.steps,
                                   grid=task.grid, linger_steps=task.linger_steps)
-    finally:
-        env.close()
     return {
         **episode.metrics,
         "trajectory": compact_trajectory(episode.trajectory, task.trajectory_every),

@@ -105,14 +105,11 @@ def resident_memory(task, agent: Agent) -> list[EpisodeCallback]:
 def long_instruction_episode(spec: RunSpec) -> Record:
     """One Long-Instruction episode: tasks solved, and each task's item, start and duration."""
     task = spec.task
-    env = gym.make("mrsteve/Voxel-v0", world=task.world, noop_steps=task.noop_steps)
-    try:
+    with gym.make("mrsteve/Voxel-v0", world=task.world, noop_steps=task.noop_steps) as env:
         agent = build_agent(spec.agent)
         sampler = resident_memory(task, agent)
         record = li.run_long_instruction(env, agent, spec.seed, steps=task.steps,
                                          task_limit=task.task_limit, callbacks=sampler)
-    finally:
-        env.close()
     if sampler:
         record["rss"] = sampler[0].samples
     return record
@@ -121,15 +118,12 @@ def long_instruction_episode(spec: RunSpec) -> Record:
 def long_navigation_episode(spec: RunSpec) -> Record:
     """One Long-Navigation episode: goals reached, and each goal's scene, frame and duration."""
     task = spec.task
-    env = gym.make("mrsteve/Voxel-v0", world=task.world)
-    try:
+    with gym.make("mrsteve/Voxel-v0", world=task.world) as env:
         agent = build_agent(spec.agent)
         sampler = resident_memory(task, agent)
         record = ln.run_long_navigation(env, agent, make_encoder(spec.agent.encoder.kind),
                                         spec.seed, steps=task.steps, goal_limit=task.goal_limit,
                                         radius=task.radius, route=task.route, callbacks=sampler)
-    finally:
-        env.close()
     if sampler:
         record["rss"] = sampler[0].samples
     return record

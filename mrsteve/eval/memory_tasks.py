@@ -247,17 +247,14 @@ def memory_tasks_episode(spec: RunSpec) -> Record:
     """One episode of the spec's Memory Task for the agent its tree describes: metrics, the
     goal's step and place, and the trajectory."""
     run = spec.task
-    env = gym.make("mrsteve/Voxel-v0", **world_of(run.memory_task), obs_size=tuple(run.obs_size))
     encoder = getattr(spec.agent, "encoder", None)
-    try:
+    with gym.make("mrsteve/Voxel-v0", **world_of(run.memory_task), obs_size=tuple(run.obs_size)) as env:
         episode = run_memory_task(
             env, build_agent(spec.agent), run.memory_task,
             ScriptedRoute(run.memory_task, run.route),
             make_encoder(encoder.kind if encoder is not None else "semantic"), seed=spec.seed,
             explore_steps=run.explore_steps, task_steps=run.task_steps, radius=run.radius,
         )  # fmt: skip
-    finally:
-        env.close()
     return {
         **episode.metrics,
         "goal_t": episode.goal_t,

@@ -161,16 +161,13 @@ def navigation_episode(spec: RunSpec) -> Record:
     the goal from the seed, the navigator until success or ``max_steps``; metrics, goal and
     trajectory (every ``trajectory_every``-th position)."""
     task = spec.task
-    env = gym.make("mrsteve/Voxel-v0", world=task.world, obs_size=task.obs_size)
 
     def goal(blocks: np.ndarray, start: tuple[float, float], rng: np.random.Generator):
         return pick_goal(blocks, start, rng, task, across_water=task.terrain == "river")
 
-    try:
+    with gym.make("mrsteve/Voxel-v0", world=task.world, obs_size=task.obs_size) as env:
         episode = run_navigation(env, build_agent(spec.agent), goal, seed=spec.seed,
                                  max_steps=task.max_steps)
-    finally:
-        env.close()
     return {
         **episode.metrics,
         "goal": list(episode.goal),

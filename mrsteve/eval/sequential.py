@@ -106,13 +106,10 @@ def sequential_episode(spec: RunSpec) -> Record:
     """One episode of ``spec.task`` (a :class:`SequentialRun`) for the agent its tree describes:
     success, duration and Explore-mode steps of each sub-task."""
     task = spec.task
-    env = gym.make("mrsteve/Voxel-v0", **env_kwargs(task, task.obs_size))
     modes = ModeSteps(has_modes=spec.agent.memory is not None)
-    try:
+    with gym.make("mrsteve/Voxel-v0", **env_kwargs(task, task.obs_size)) as env:
         result = run_tasks(env, build_agent(spec.agent), task.items, seed=spec.seed,
                            max_steps=task.max_steps, callbacks=[modes])
-    finally:
-        env.close()
     return {**sequential_record(task, result), **modes.record(task.labels)}
 
 

@@ -149,13 +149,10 @@ class PastureTrace(ModeSteps):
 def find_cow_episode(spec: RunSpec) -> Record:
     """One find-cow episode: the agent told to obtain beef on Map 2 for ``steps`` steps."""
     task = spec.task
-    env = gym.make("mrsteve/Voxel-v0", world=task.world, noop_steps=NOOP_STEPS)
     trace = PastureTrace(task.pasture_mobs, has_modes=spec.agent.memory is not None)
-    try:
+    with gym.make("mrsteve/Voxel-v0", world=task.world, noop_steps=NOOP_STEPS) as env:
         result = run_tasks(env, build_agent(spec.agent), (task.item,), seed=spec.seed,
                            max_steps=task.steps, callbacks=[trace])
-    finally:
-        env.close()
     checkpoints = list(range(task.every, task.steps + 1, task.every))
     ratios = pasture_ratios(trace.positions, trace.mask, checkpoints)
     return {
