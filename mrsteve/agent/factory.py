@@ -72,14 +72,16 @@ AGENTS: dict[str, AgentSpec] = {
     "pm": AgentSpec("MrSteve-PM: Place Memory", "place"),
     "em": AgentSpec("MrSteve-EM: Event Memory", "event"),
     "fm": AgentSpec("MrSteve-FM: FIFO Memory", "fifo"),
-    "pmc-fm": AgentSpec("PMC-MrSteve-FM: FIFO Memory, Plan4MC-style exploration", "fifo", "plan4mc"),
+    "pmc-fm": AgentSpec("PMC-MrSteve-FM: FIFO Memory, Plan4MC-style exploration", "fifo",
+                        "plan4mc"),
     "mrsteve-tc": AgentSpec("MrSteve with task-conditioned exploration (appendix)", "place-event",
                             "task-conditioned"),
     "steve1": AgentSpec("STEVE-1: the instruction policy alone, no memory", None),
 }
 
 EXPLORERS: dict[str, tuple[str, str, str]] = {
-    "count-based": ("count-based", "depth", "Count-based goals over the VPT-Nav stand-in (MrSteve)"),
+    "count-based": ("count-based", "depth",
+                    "Count-based goals over the VPT-Nav stand-in (MrSteve)"),
     "count-based-straight": ("count-based", "straight",
                              "Count-based goals over a navigator without terrain skills"),
     "plan4mc": ("plan4mc", "depth", "Plan4MC's direction picking over the VPT-Nav stand-in"),

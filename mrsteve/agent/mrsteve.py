@@ -127,8 +127,8 @@ class MrSteve:
         self._nearest = True
         """Whether a read's target is the matching frame nearest the agent (else the best)."""
         self._searched = np.empty((0, 2))
-        """The task's searched targets (:attr:`ModeSelectorConfig.searched_radius`): memory ``x, z``,
-        one row each."""
+        """The task's searched targets (:attr:`ModeSelectorConfig.searched_radius`): memory
+        ``x, z``, one row each."""
 
     # -- the Agent interface -----------------------------------------------------------------------
 

@@ -64,8 +64,8 @@ def fail_on_os_error(error: OSError, *, resume: tuple[Path | None, Path | None] 
 
 def resume_hint(out: Path | None, json_path: Path | None) -> typer.Exit:
     """What an interrupted sweep prints: where its records are and how to resume them."""
-    typer.secho(f"interrupted: the finished episodes are recorded; run {_same_command(out, json_path)}"
-                " to resume", err=True, fg=typer.colors.YELLOW)
+    typer.secho(f"interrupted: the finished episodes are recorded; run "
+                f"{_same_command(out, json_path)} to resume", err=True, fg=typer.colors.YELLOW)
     return typer.Exit(code=130)
 
 

@@ -248,7 +248,8 @@ def memory_tasks_episode(spec: RunSpec) -> Record:
     goal's step and place, and the trajectory."""
     run = spec.task
     encoder = getattr(spec.agent, "encoder", None)
-    with gym.make("mrsteve/Voxel-v0", **world_of(run.memory_task), obs_size=tuple(run.obs_size)) as env:
+    world = world_of(run.memory_task)
+    with gym.make("mrsteve/Voxel-v0", **world, obs_size=tuple(run.obs_size)) as env:
         episode = run_memory_task(
             env, build_agent(spec.agent), run.memory_task,
             ScriptedRoute(run.memory_task, run.route),

@@ -71,7 +71,8 @@ class RunSpec:
 
 
 def episode_seed(base_seed: int, index: int) -> int:
-    """The seed of episode ``index`` of a sweep seeded with ``base_seed`` (the paper: 42 + episode)."""
+    """The seed of episode ``index`` of a sweep seeded with ``base_seed`` (the paper: 42 +
+    episode)."""
     return int(base_seed) + int(index)
 
 

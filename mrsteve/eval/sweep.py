@@ -1,7 +1,7 @@
 """Running a sweep: every episode of every group in one queue, resumable records, summaries.
 
-An experiment (:mod:`mrsteve.eval.experiment`) is a list of groups (:class:`~mrsteve.eval.spec.Group`:
-one task and one agent configuration each) whose episodes are run specs
+An experiment (:mod:`mrsteve.eval.experiment`) is a list of groups
+(:class:`~mrsteve.eval.spec.Group`: one task and one agent configuration each) whose episodes are run specs
 (:class:`~mrsteve.eval.spec.RunSpec`). :func:`run_sweep` puts every episode of every group that
 its group's records file does not already hold into one queue, most expensive first, and hands
 it to a backend (:mod:`mrsteve.eval.backends`): worker processes that live for the whole sweep
@@ -71,7 +71,8 @@ def parse_records(text: str, path: Path | str) -> list[Record]:
         except json.JSONDecodeError:
             if number == len(lines) and not text.endswith("\n"):  # interrupted while writing
                 break
-            raise ValueError(f"{path}:{number}: not a JSON record; delete or fix the line") from None
+            raise ValueError(f"{path}:{number}: not a JSON record; delete or fix the "
+                             "line") from None
         if not isinstance(record, dict) or any(
             not isinstance(record.get(name), kind) or isinstance(record.get(name), bool)
             for name, kind in RECORD_FIELDS.items()
@@ -83,7 +84,8 @@ def parse_records(text: str, path: Path | str) -> list[Record]:
 
 
 def read_records(path: Path | None) -> list[Record]:
-    """Records already written to ``path`` (JSON lines); a torn last line from a crash is ignored."""
+    """Records already written to ``path`` (JSON lines); a torn last line from a crash is
+    ignored."""
     if path is None or not Path(path).exists():
         return []
     with open(path, encoding="utf-8") as handle:

@@ -1,4 +1,5 @@
-"""The paper's tasks: what a task is (data), the episode loops and the metrics.
+"""The paper's tasks: what a task is (data), the driver loop every episode runs on, and the
+metrics.
 
 Tasks hand over tools, read success from the inventory and tell the agent its prompts; they import
 no agent or control code (they run any :class:`mrsteve.protocols.Agent`). Every episode steps the

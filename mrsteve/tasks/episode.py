@@ -1,7 +1,7 @@
 """Item tasks given one after another to an agent, success read from the inventory.
 
-:func:`run_tasks` serves every experiment (ABA-Sparse, ABA-Random, SEQ(4), Long-Instruction, the memory
-tasks' task phase): a task is an item to obtain; it starts with the item it needs in hand
+:func:`run_tasks` serves every experiment of item tasks (ABA-Sparse, ABA-Random, SEQ(4),
+Long-Instruction): a task is an item to obtain; it starts with the item it needs in hand
 (``data/tasks.toml``: a bucket for water or milk, a sword for killing), the agent is told its
 prompts (``agent.set_task(prompts, t)``), it succeeds when the item's count in the inventory rises
 (MineDojo's success checker, appendix "Environments Setting"), and the next task starts only after

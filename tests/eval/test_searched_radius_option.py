@@ -1,6 +1,6 @@
-"""``--searched-radius`` (ModeSelectorConfig.searched_radius) on the experiments that run MrSteve: it
-reaches each group's run spec, which is what the summary saves and what the worker builds, and a
-bad value is a clear error before any episode runs."""
+"""``--searched-radius`` (ModeSelectorConfig.searched_radius) on the experiments that run MrSteve:
+it reaches each group's run spec, which is what the summary saves and what the worker builds,
+and a bad value is a clear error before any episode runs."""
 
 from dataclasses import replace
 
