@@ -92,14 +92,13 @@ class LongNavigationTask:
     route: ln.RouteConfig
 
 
-def resident_memory(task, agent: Agent) -> list[EpisodeCallback]:
+def resident_memory(spec: RunSpec, agent: Agent) -> list[EpisodeCallback]:
     """The resident-memory sampler of a task that asks for one (``rss_every``), counting the
-    agent's memory frames."""
-    if not task.rss_every:
+    frames of the agent's memory when its tree has one."""
+    if not spec.task.rss_every:
         return []
-    memory = getattr(agent, "memory", None)
-    return [li.ResidentMemory(task.rss_every, (lambda: len(memory)) if memory is not None
-                              else (lambda: None))]
+    frames = (lambda: len(agent.memory)) if spec.agent.memory is not None else (lambda: None)
+    return [li.ResidentMemory(spec.task.rss_every, frames)]
 
 
 def long_instruction_episode(spec: RunSpec) -> Record:
@@ -107,7 +106,7 @@ def long_instruction_episode(spec: RunSpec) -> Record:
     task = spec.task
     with gym.make("mrsteve/Voxel-v0", world=task.world, noop_steps=task.noop_steps) as env:
         agent = build_agent(spec.agent)
-        sampler = resident_memory(task, agent)
+        sampler = resident_memory(spec, agent)
         record = li.run_long_instruction(env, agent, spec.seed, steps=task.steps,
                                          task_limit=task.task_limit, callbacks=sampler)
     if sampler:
@@ -120,7 +119,7 @@ def long_navigation_episode(spec: RunSpec) -> Record:
     task = spec.task
     with gym.make("mrsteve/Voxel-v0", world=task.world) as env:
         agent = build_agent(spec.agent)
-        sampler = resident_memory(task, agent)
+        sampler = resident_memory(spec, agent)
         record = ln.run_long_navigation(env, agent, make_encoder(spec.agent.encoder.kind),
                                         spec.seed, steps=task.steps, goal_limit=task.goal_limit,
                                         radius=task.radius, route=task.route, callbacks=sampler)
