@@ -12,6 +12,7 @@ ran.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any
 
 from mrsteve.agent.config import AgentTree
@@ -59,12 +60,13 @@ class RunSpec:
             tree.pop("seed"), tree.pop("index")
         return tree
 
-    @property
+    @cached_property
     def digest(self) -> str:
-        """The key of this episode's record: a digest of the whole spec."""
+        """The key of this episode's record: a digest of the whole spec (computed once: a spec
+        is frozen)."""
         return digest(self.tree(episode=True))
 
-    @property
+    @cached_property
     def settings_digest(self) -> str:
         """A digest of the group's configuration (the spec without seed and index)."""
         return digest(self.tree())

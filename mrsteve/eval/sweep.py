@@ -294,7 +294,8 @@ class SweepProgress:
         self.groups = len(runs)
         self.finished = sum(run.finished for run in runs)
         self.bar = SweepBar(total=total, initial=resumed, disable=not enabled, unit="ep",
-                        dynamic_ncols=True, desc=f"{self.groups} group{'s' * (self.groups > 1)}")
+                            dynamic_ncols=True,
+                            desc=f"{self.groups} group{'s' * (self.groups > 1)}")
         if resumed:
             self.write(f"resuming: {resumed} of {total} episodes are in the records")
         self._postfix("")
