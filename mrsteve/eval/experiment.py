@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import itertools
 import shlex
 import textwrap
 import time
@@ -52,7 +53,7 @@ def parse_capacities(value: str | int | None) -> tuple[int | None, ...]:
     accepted = (f"a number of frames >= 1, {UNLIMITED!r}, or a comma-separated list of them "
                 f"(e.g. {','.join(map(str, PAPER_CAPACITIES))})")
     if isinstance(value, bool) or not isinstance(value, int | str):
-        raise ValueError(f"capacity must be {accepted}, got {value!r}")
+        raise ValueError(f"capacity must be {accepted}, got {value!r}")  # noqa: TRY004
     parts = [value] if isinstance(value, int) else [p.strip() for p in value.split(",")]
     capacities: list[int | None] = []
     for part in parts:
@@ -153,7 +154,7 @@ def field_docs(config_type: type) -> Mapping[str, str]:
         except (OSError, TypeError):
             continue
         body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
-        for node, after in zip(body, body[1:]):
+        for node, after in itertools.pairwise(body):
             if (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
                     and isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant)
                     and isinstance(after.value.value, str)):
