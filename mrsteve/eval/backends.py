@@ -133,12 +133,18 @@ def run_local(job: Job, specs: list, *, workers: int = 1, max_retries: int = MAX
     queue = deque(specs)
     deaths: dict[int, int] = {}
     pool = [_Worker(context, job) for _ in range(min(workers, len(specs)))]
+
+    def feed(worker: _Worker) -> None:
+        """Hand ``worker`` the next spec, if any (before the driver handles a record, so workers
+        never wait on the driver's writes and plots)."""
+        if worker.spec is None and queue:
+            worker.spec = queue.popleft()
+            worker.conn.send(worker.spec)
+
     try:
         while queue or any(w.spec is not None for w in pool):
             for worker in pool:
-                if worker.spec is None and queue:
-                    worker.spec = queue.popleft()
-                    worker.conn.send(worker.spec)
+                feed(worker)
             busy = [w for w in pool if w.spec is not None]
             ready = wait([w.conn for w in busy] + [w.process.sentinel for w in busy])
             for index, worker in enumerate(pool):
@@ -155,6 +161,7 @@ def run_local(job: Job, specs: list, *, workers: int = 1, max_retries: int = MAX
                     continue
                 spec, worker.spec = worker.spec, None
                 if status == "ok":
+                    feed(worker)
                     yield value
                 elif status == "error":
                     raise value
@@ -222,14 +229,19 @@ def run_ray(job: Job, specs: list, *, workers: int = 1, address: str | None = No
         job_ref = ray.put(job)
         queue = deque(specs)
         pending: dict[Any, Any] = {}
+
+        def submit() -> None:
+            while queue and len(pending) < window:
+                spec = queue.popleft()
+                pending[remote.remote(job_ref, spec)] = spec
+
         try:
             while queue or pending:
-                while queue and len(pending) < window:
-                    spec = queue.popleft()
-                    pending[remote.remote(job_ref, spec)] = spec
+                submit()
                 ready, _ = ray.wait(list(pending), num_returns=1)
                 for ref in ready:
                     spec = pending.pop(ref)
+                    submit()  # before the driver handles the record
                     try:
                         record = ray.get(ref)
                     except ray.exceptions.RayTaskError as error:  # the episode raised

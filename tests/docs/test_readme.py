@@ -1,0 +1,83 @@
+"""The README's examples run as written (at small budgets), and its headline table is the one
+the results page was generated with."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+ROOT = Path(__file__).resolve().parents[2]
+README = ROOT / "README.md"
+
+BUDGETS = {"12_000": "400", "12_001": "401", "episodes=2": "episodes=1"}
+"""Step and episode counts of the examples, cut for the test (the code is otherwise as written)."""
+
+
+def code_blocks(language: str) -> list[str]:
+    text = README.read_text(encoding="utf-8")
+    return re.findall(rf"```{language}\n(.*?)```", text, flags=re.DOTALL)
+
+
+def test_the_python_examples_run_in_order(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    namespace: dict = {"__name__": "readme"}
+    blocks = code_blocks("python")
+    assert len(blocks) >= 5
+    for number, block in enumerate(blocks, start=1):
+        for written, small in BUDGETS.items():
+            block = block.replace(written, small)
+        exec(compile(block, f"README.md python block {number}", "exec"), namespace)  # noqa: S102
+    assert (tmp_path / "runs" / "aba-example" / "manifest.json").exists()
+
+
+def shell_commands() -> list[list[str]]:
+    """Every ``mrsteve ...`` command of the README's bash blocks (comments dropped)."""
+    commands = []
+    for block in code_blocks("bash"):
+        for line in block.splitlines():
+            line = line.split("#", 1)[0].strip()
+            for part in line.split("&&"):
+                words = part.split()
+                if words and words[0] == "mrsteve":
+                    commands.append(words[1:])
+    return commands
+
+
+def test_the_shell_examples_are_valid_command_lines(monkeypatch):
+    """Each parses into its command with its options valid (the work itself is replaced: the
+    demo and the sweeps are run by other tests)."""
+    from mrsteve.cli import app
+    from mrsteve.eval.experiment import Experiment
+
+    ran = []
+
+    def demo(*args, **kwargs):
+        ran.append("demo")
+        raise ValueError("stopped by the test")
+
+    monkeypatch.setattr(Experiment, "run", lambda self, config, sweep, echo: ran.append(self))
+    monkeypatch.setattr("mrsteve.eval.demo.run_demo", demo)
+    commands = shell_commands()
+    assert ["demo"] in commands
+    for words in commands:
+        result = CliRunner().invoke(app, words)
+        if words[0] == "demo":
+            assert "stopped by the test" in result.output
+        else:
+            assert result.exit_code == 0, (words, result.output)
+    assert len(ran) == len(commands)
+
+
+def test_the_readme_headline_is_the_results_pages():
+    from mrsteve.eval.report import headline_block
+
+    page = (ROOT / "docs" / "results.md").read_text(encoding="utf-8")
+    assert headline_block(README.read_text(encoding="utf-8")) == headline_block(page)
+
+
+@pytest.mark.parametrize("word", ["issue", "session"])
+def test_the_readme_speaks_of_the_package_and_the_paper(word):
+    assert not re.search(rf"\b{word}s?\b", README.read_text(encoding="utf-8"), re.IGNORECASE)
