@@ -57,7 +57,7 @@ class MemoryVariant:
                 raise ValueError(f"{self.name} memory has {name}={value!r}; got {name}="
                                  f"{hyperparameters[name]!r}")
         return make_config(self.config_type, {**dict(self.fixed), **hyperparameters},
-                           f"{self.name} memory")
+                           self.memory_type.__name__)
 
     def build(self, capacity: int | None = None, *, dim: int | None = None,
               config: MemoryConfig | None = None) -> Memory:

@@ -2,42 +2,61 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from functools import partial
 
 import numpy as np
 
-from mrsteve.memory import EventMemory, FIFOMemory, PlaceEventMemory, PlaceMemory
+from mrsteve.memory import MEMORY_VARIANTS, Memory, MemoryVariant
 
-MEMORIES: dict[str, Callable[..., object]] = {
-    "fifo": FIFOMemory,
-    "place": PlaceMemory,
-    "event": EventMemory,
-    "place_event": PlaceEventMemory,
-    "place_event_centre_only": partial(PlaceEventMemory, center_only=True),
-    "fifo_float16": partial(FIFOMemory, frame_precision="float16"),
-    "place_event_float16": partial(PlaceEventMemory, frame_precision="float16"),
+
+def build(variant: MemoryVariant, capacity: int | None = None, *, dim: int | None = None,
+          **hyperparameters) -> Memory:
+    """A memory of ``variant`` with ``hyperparameters`` over its own."""
+    return variant.build(capacity, dim=dim, config=variant.config(**hyperparameters))
+
+
+VARIANTS: dict[str, tuple[MemoryVariant, dict]] = {
+    **{name: (variant, {}) for name, variant in MEMORY_VARIANTS.items()},
+    "fifo-float16": (MEMORY_VARIANTS["fifo"], {"frame_precision": "float16"}),
+    "place-event-float16": (MEMORY_VARIANTS["place-event"], {"frame_precision": "float16"}),
 }
-"""Each factory takes ``(capacity=None, *, dim=None, **hyperparameters)``; ``*_float16`` keep
-their frames in float16."""
+"""Every memory variant of the registry by its name, and two keeping their frames in float16
+(``*-float16``), with the hyperparameters that make them so."""
+MEMORIES: dict[str, Callable[..., Memory]] = {
+    name: partial(build, variant, **extra) for name, (variant, extra) in VARIANTS.items()}
+"""Each factory takes ``(capacity=None, *, dim=None, **hyperparameters)``."""
+
+
+def clusters_events(name: str) -> bool:
+    """Whether memory ``name`` clusters its frames into events (it has an ``update_freq``)."""
+    return "update_freq" in {field.name for field in dataclasses.fields(
+        VARIANTS[name][0].config_type)}
+
+
+def memory_class(name: str) -> tuple[type, dict]:
+    """The class of memory ``name`` and the hyperparameters that make it that memory."""
+    variant, extra = VARIANTS[name]
+    return variant.memory_type, {**dict(variant.fixed), **extra}
 QUICK_CLUSTERING: dict[str, dict[str, int]] = {
     "event": {"update_freq": 10},
-    "place_event": {"update_freq": 10},
-    "place_event_centre_only": {"update_freq": 10},
-    "place_event_float16": {"update_freq": 10},
+    "place-event": {"update_freq": 10},
+    "center-embed": {"update_freq": 10},
+    "place-event-float16": {"update_freq": 10},
 }
 """Settings that make small tests cluster events (the paper's R = 100 needs long streams)."""
 
 
 def base_name(name: str) -> str:
-    """The memory a ``*_float16`` variant keeps its frames like (its name without the suffix)."""
-    return name.removesuffix("_float16")
+    """The memory a ``*-float16`` variant keeps its frames like (its name without the suffix)."""
+    return name.removesuffix("-float16")
 
 
 def as_stored(name: str, embeddings: np.ndarray) -> np.ndarray:
     """``embeddings`` (float32) as memory ``name`` keeps them: rounded to float16 by the
-    ``*_float16`` memories."""
-    if name.endswith("_float16"):
+    ``*-float16`` memories."""
+    if name.endswith("-float16"):
         return embeddings.astype(np.float16).astype(np.float32)
     return embeddings
 

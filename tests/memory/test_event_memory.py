@@ -152,7 +152,7 @@ def test_event_centres_are_one_stored_frame_per_cluster():
         np.testing.assert_array_equal(centre, view.embedding[view.centre_index])
 
 
-@pytest.mark.parametrize("name", ["event", "place_event", "place_event_float16"])
+@pytest.mark.parametrize("name", ["event", "place-event", "place-event-float16"])
 def test_a_taken_centre_passes_to_the_remaining_frame_most_like_it(name):
     """Eviction takes the oldest frame of the largest event; when that frame is the event's
     centre, the frame of the event most similar to it (the oldest of equals) becomes the centre.

@@ -56,7 +56,7 @@ def test_len_counts_frames_and_capacity_bounds_it(name, make, frames):
     assert len(make()) == 0
     memory = filled(make, frames)
     assert len(memory) == sum(len(view.t) for view in memory.clusters())
-    if name == "place_event_centre_only":  # clustering keeps only the centre frames
+    if name == "center-embed":  # clustering keeps only the centre frames
         assert len(memory) < 400
     else:
         assert len(memory) == 400
@@ -141,7 +141,7 @@ def test_stats_and_clusters_describe_the_frames(name, make, frames):
     sizes = [len(view.t) for view in views]
     assert (stats.frames_per_cluster_min, stats.frames_per_cluster_max) == (min(sizes), max(sizes))
     assert stats.frames_per_cluster_mean == pytest.approx(np.mean(sizes))
-    value_bytes = 2 if name.endswith("_float16") else 4
+    value_bytes = 2 if name.endswith("-float16") else 4
     assert stats.bytes >= 1001 * DIM * value_bytes  # frame rows are allocated up to the capacity
     stored = sorted(t for view in views for t in view.t.tolist())
     assert len(set(stored)) == len(stored) and set(stored) <= set(range(400))
@@ -152,9 +152,9 @@ def test_stats_and_clusters_describe_the_frames(name, make, frames):
             np.testing.assert_array_equal(
                 view.embedding[view.centre_index], as_stored(name, frames[0][centre])
             )
-    if base_name(name) in ("place", "place_event", "place_event_centre_only"):
+    if base_name(name) in ("place", "place-event", "center-embed"):
         assert stats.places > 0
-    if base_name(name) in ("event", "place_event", "place_event_centre_only"):
+    if base_name(name) in ("event", "place-event", "center-embed"):
         assert stats.events == stats.clusters
 
 

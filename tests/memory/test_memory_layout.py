@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from memory_streams import MEMORIES, random_frames
+from memory_streams import MEMORIES, clusters_events, random_frames
 
 from mrsteve.memory import clusters
 from mrsteve.memory.frames import FrameStore
@@ -63,7 +63,7 @@ def brute_force(memory, query: np.ndarray, threshold: np.float32, top_k: int) ->
 
 @settings(max_examples=60, deadline=None)
 @given(
-    name=st.sampled_from(["place", "event", "place_event"]),
+    name=st.sampled_from(["place", "event", "place-event"]),
     seed=st.integers(0, 2**16),
     count=st.integers(1, 200),
     capacity=st.one_of(st.none(), st.integers(1, 50)),  # pivots prune unlimited memories only
@@ -88,7 +88,7 @@ def test_every_write_keeps_the_layout_and_reads_match_a_scan(
 
 
 def write_and_check(name, seed, count, capacity, update_freq, spread, top_k, pivots=False):
-    hyperparameters = {"update_freq": update_freq} if "event" in name else {}
+    hyperparameters = {"update_freq": update_freq} if clusters_events(name) else {}
     memory = MEMORIES[name](capacity, **hyperparameters)
     rng = np.random.default_rng(seed)
     embeddings, poses = random_frames(rng, count, DIM, spread=spread)

@@ -10,7 +10,15 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from memory_streams import MEMORIES, as_stored, base_name, random_frames, write_all
+from memory_streams import (
+    MEMORIES,
+    as_stored,
+    base_name,
+    clusters_events,
+    memory_class,
+    random_frames,
+    write_all,
+)
 
 from mrsteve.memory import load
 
@@ -31,7 +39,7 @@ streams = st.fixed_dictionaries(
 
 
 def build(name: str, stream: dict, count: int | None = None):
-    hyperparameters = {"update_freq": stream["update_freq"]} if "event" in name else {}
+    hyperparameters = {"update_freq": stream["update_freq"]} if clusters_events(name) else {}
     memory = MEMORIES[name](stream["capacity"], **hyperparameters)
     rng = np.random.default_rng(stream["seed"])
     frames = random_frames(rng, stream["count"], DIM, spread=stream["spread"])
@@ -47,7 +55,7 @@ def test_capacity_is_never_exceeded_and_len_is_exact(name, stream):
         memory.write(embedding, pose, t)
         if capacity is not None:
             assert len(memory) <= capacity
-        if name != "place_event_centre_only":  # which drops non-centre frames on clustering
+        if name != "center-embed":  # which drops non-centre frames on clustering
             assert len(memory) == min(t + 1, capacity or t + 1)
     views = memory.clusters()
     assert len(memory) == sum(len(view.t) for view in views) == memory.stats().frames
@@ -85,7 +93,7 @@ def reference_read(name, memory, query, threshold, top_k, since, until, within):
     def passing(views, margin):
         frames = set()
         for view in views:
-            rows = [view.centre_index] if name == "place_event_centre_only" else range(len(view.t))
+            rows = [view.centre_index] if name == "center-embed" else range(len(view.t))
             for row in rows:
                 t, pose = int(view.t[row]), view.pose[row].astype(np.float64)
                 if view.embedding[row].astype(np.float64) @ query < threshold + margin:
@@ -173,12 +181,11 @@ def test_save_then_load_then_write_matches_never_saving(name, stream, split, thr
 
 def variant(mixin: type, name: str, stream: dict):
     """Memory ``name`` as :func:`build` makes it, with ``mixin``'s methods in front."""
-    factory = MEMORIES[name]
-    base = factory.func if hasattr(factory, "func") else factory
+    base, hyperparameters = memory_class(name)
     cls = type(mixin.__name__ + base.__name__, (mixin, base), {})
     return cls(stream["capacity"], **{
-        **getattr(factory, "keywords", {}),
-        **({"update_freq": stream["update_freq"]} if "event" in name else {}),
+        **hyperparameters,
+        **({"update_freq": stream["update_freq"]} if clusters_events(name) else {}),
     })
 
 
@@ -245,7 +252,7 @@ def test_reads_that_nothing_held_can_match_score_only_the_new_frame(name):
     """Reading every step for something no frame matches (MrSteve exploring): after the first
     read's search, each read scores only the frame written since, but for one scan of every
     frame at the first cluster change, although eviction keeps changing the clusters."""
-    memory = MEMORIES[name](40, **({"update_freq": 5} if "event" in name else {}))
+    memory = MEMORIES[name](40, **({"update_freq": 5} if clusters_events(name) else {}))
     embeddings, poses = random_frames(np.random.default_rng(7), 200, DIM, spread=10.0)
     query = np.random.default_rng(8).normal(size=DIM).astype(np.float32)
     query /= np.linalg.norm(query)

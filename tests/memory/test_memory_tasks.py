@@ -65,9 +65,9 @@ def find_first_visited_house(world: SceneWorld):
 @pytest.mark.parametrize(
     ("task", "keepers"),
     [
-        (find_water, {"place", "event", "place_event", "place_event_centre_only"}),
-        (find_zombies_death_spot, {"event", "place_event", "place_event_centre_only"}),
-        (find_first_visited_house, {"place", "place_event", "place_event_centre_only"}),
+        (find_water, {"place", "event", "place-event", "center-embed"}),
+        (find_zombies_death_spot, {"event", "place-event", "center-embed"}),
+        (find_first_visited_house, {"place", "place-event", "center-embed"}),
     ],
 )
 def test_which_memories_keep_the_goal(task, keepers):
