@@ -57,5 +57,7 @@ def data_digests(paths: Iterable[str]) -> tuple[tuple[str, str], ...]:
     return tuple((path, data_digest(path)) for path in sorted(set(paths)))
 
 
-WORLD_DATA = ("world/data/content.toml", "world/data/worlds.toml", "tasks/data/tasks.toml")
-"""The data files every task loads: blocks and items, world recipes, the task catalogue."""
+WORLD_DATA = ("world/data/content.toml", "world/data/crafting.toml", "world/data/worlds.toml",
+              "tasks/data/tasks.toml")
+"""The data files every task loads: blocks and items, crafting recipes, world recipes, the task
+catalogue."""

@@ -13,6 +13,7 @@ from mrsteve.env.commands import parse_commands
 from mrsteve.naming import check_name, unknown_name
 from mrsteve.world.camera import DEFAULT_FOV_DEG, Camera
 from mrsteve.world.content import load_content
+from mrsteve.world.crafting import load_recipes
 from mrsteve.world.interaction import WorldEvent
 from mrsteve.world.layout import WorldLayout
 from mrsteve.world.recipes import WORLD_RECIPES, build_layout
@@ -33,7 +34,7 @@ MAX_INVENTORY_COUNT = np.iinfo(np.int32).max
 NOOP = Controls()
 
 _BUTTON_SLOTS = {name: slot for slot, name in enumerate(BUTTONS)}
-_ACTION_KEYS = (*BUTTONS, "camera", "equip")
+_ACTION_KEYS = (*BUTTONS, "camera", "equip", "place", "craft")
 
 
 class VoxelEnv(gym.Env):
@@ -73,6 +74,12 @@ class VoxelEnv(gym.Env):
       down, positive yaw turns right); values outside the box are rejected.
     - ``equip``: ``Discrete(1 + n_items)``: 0 keeps the held item, ``k`` holds item ``k - 1`` (an
       item not in the inventory leaves the hand empty until one arrives).
+    - ``place``: ``Discrete(2)``: put the held block item (a crafting table, planks, dirt, ...)
+      down in front of the face the crosshair points at (MineDojo's functional action).
+    - ``craft``: ``Discrete(1 + n_recipes)``: 0 crafts nothing, ``k`` crafts recipe ``k - 1``
+      once (``env.unwrapped.recipe_names``; the item's name is accepted too). A recipe larger than
+      the 2 x 2 grid needs a crafting table within reach; a craft that cannot happen changes
+      nothing and ``info["craft"]`` says why.
 
     ## Rewards
     Always 0: tasks (:mod:`mrsteve.tasks`) judge success from the inventory, as MineDojo does.
@@ -139,6 +146,8 @@ class VoxelEnv(gym.Env):
         self.config = config if config is not None else WorldConfig()
         self.content = load_content()
         self.item_names = self.content.item_names
+        self.recipe_names = load_recipes().names
+        """The craftable items, in the ``craft`` action's order (``k`` crafts ``[k - 1]``)."""
         self._renderer = Renderer(*self.obs_size, fov_deg=fov_deg, content=self.content)
         self.camera: Camera = self._renderer.camera
         """The camera the observations are rendered with (also ``info["camera"]`` after
@@ -160,6 +169,8 @@ class VoxelEnv(gym.Env):
             **{name: spaces.Discrete(2) for name in BUTTONS},
             "camera": spaces.Box(-MAX_CAMERA_DEGREES, MAX_CAMERA_DEGREES, (2,), np.float32),
             "equip": spaces.Discrete(1 + n_items),
+            "place": spaces.Discrete(2),
+            "craft": spaces.Discrete(1 + len(self.recipe_names)),
         })  # fmt: skip
         self.world: World | None = None
         """The running world (rebuilt by every ``reset``): scripted policies and tests read it."""
@@ -195,11 +206,16 @@ class VoxelEnv(gym.Env):
     def step(self, action: Mapping[str, Any]):
         if self.world is None:
             raise RuntimeError("call reset() before step()")
-        events = self.world.step(self._controls(action))
+        controls = self._controls(action)
+        events = self.world.step(controls)
         self._steps += 1
         observation = self._observe()
         truncated = self.max_steps is not None and self._steps >= self.max_steps
         info = {"events": events, "inventory_changes": inventory_changes(events) if events else {}}
+        if controls.craft >= 0:
+            result = self.world.last_craft
+            info["craft"] = {"item": result.item, "crafted": result.crafted,
+                             "reason": result.reason}
         return observation, 0.0, False, truncated, info
 
     def render(self) -> np.ndarray | None:
@@ -237,7 +253,8 @@ class VoxelEnv(gym.Env):
             )
         pressed = [False] * len(BUTTONS)
         pitch = yaw = 0.0
-        equip = -1
+        equip = craft = -1
+        place = False
         for key, value in action.items():
             slot = _BUTTON_SLOTS.get(key)
             if slot is not None:
@@ -255,9 +272,25 @@ class VoxelEnv(gym.Env):
                             f"[k - 1]), got {value!r}"
                         )
                     equip = int(value) - 1
+            elif key == "place":
+                if value != 0 and value != 1:
+                    raise ValueError(f"action 'place' must be 0 or 1, got {value!r}")
+                place = value == 1
+            elif key == "craft":
+                craft = self._recipe_index(value)
             else:
                 raise unknown_name("action key", key, _ACTION_KEYS)
-        return Controls(*pressed, pitch, yaw, equip)
+        return Controls(*pressed, pitch, yaw, equip, place, craft)
+
+    def _recipe_index(self, value: Any) -> int:
+        """The recipe a ``craft`` value names (an index from 1, or the item's name); -1: none."""
+        if isinstance(value, str):
+            return self.recipe_names.index(check_name(value, self.recipe_names, "recipe"))
+        if isinstance(value, (int, np.integer)) and not isinstance(value, bool) and (
+                0 <= value <= len(self.recipe_names)):
+            return int(value) - 1
+        raise ValueError(f"action 'craft' must be 0 (nothing), 1..{len(self.recipe_names)} or "
+                         f"an item name ({', '.join(self.recipe_names)}), got {value!r}")
 
 
 def _is_count(value, minimum: int) -> bool:

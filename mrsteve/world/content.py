@@ -49,6 +49,10 @@ class Block:
     drops: tuple[BlockDrop, ...] = ()
     tool_speed: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
     unbreakable: bool = False
+    semantic: str | None = None
+    """The semantic class the block shows as (``None``: its own name): a crafting table reads as
+    planks to the semantic stand-in, so its classes, and every encoder's dimension, stay as
+    calibrated."""
 
     def drops_with(self, held: str | None) -> tuple[BlockDrop, ...]:
         """The drops that may come when the block is broken with ``held`` in hand (``None``: a
@@ -74,6 +78,8 @@ class Item:
     name: str
     attack: Attack | None = None
     """A weapon's hit; ``None``: it hits like a bare hand (:attr:`Content.hand`)."""
+    places: str | None = None
+    """The block the item puts down when placed (``None``: it cannot be placed)."""
 
 
 @dataclass(frozen=True)
@@ -160,7 +166,8 @@ class Content:
     def block_semantic(self) -> np.ndarray:
         """``uint8[n_blocks]``: semantic class of each block id (air maps to sky)."""
         return np.array(
-            [self.semantic_id("sky" if b.name == "air" else b.name) for b in self.blocks],
+            [self.semantic_id("sky" if b.name == "air" else b.semantic or b.name)
+             for b in self.blocks],
             dtype=np.uint8,
         )
 
@@ -223,7 +230,8 @@ def _counted(raw, item_names: set[str], where: str) -> tuple[str, int, int]:
 def parse_content(raw: Mapping) -> Content:
     """Build and validate :class:`Content` from the parsed TOML mapping."""
     items = tuple(
-        Item(id=i, name=entry["name"], attack=_attack(entry, f"content: item {entry['name']!r}"))
+        Item(id=i, name=entry["name"], attack=_attack(entry, f"content: item {entry['name']!r}"),
+             places=entry.get("places"))
         for i, entry in enumerate(raw["item"])
     )
     item_names = {item.name for item in items}
@@ -263,6 +271,7 @@ def parse_content(raw: Mapping) -> Content:
                 drops=drops,
                 tool_speed=MappingProxyType(tool_speed),
                 unbreakable=bool(entry.get("unbreakable", False)),
+                semantic=entry.get("semantic"),
             )
         )
     if blocks[0].name != "air":
@@ -297,14 +306,24 @@ def parse_content(raw: Mapping) -> Content:
             )
         )
 
+    block_names = {block.name for block in blocks}
+    for item in items:
+        if item.places is not None and item.places not in block_names - {"air"}:
+            raise ValueError(f"content: item {item.name!r} places the unknown block "
+                             f"{item.places!r}")
     classes = tuple(raw["semantic"]["classes"])
-    expected = {"sky", "burning_zombie"} | {b.name for b in blocks[1:]} | {m.name for m in mobs}
+    shown = {block.name for block in blocks[1:] if block.semantic is None}
+    for block in blocks:
+        if block.semantic is not None and block.semantic not in shown:
+            raise ValueError(f"content: block {block.name!r} shows as {block.semantic!r}, which "
+                             "is not a block shown as itself")
+    expected = {"sky", "burning_zombie"} | shown | {m.name for m in mobs}
     if set(classes) != expected or len(classes) != len(expected):
         missing = sorted(expected - set(classes))
         extra = sorted(set(classes) - expected)
         raise ValueError(
-            f"content: semantic classes must name sky, every block and mob and "
-            f"burning_zombie once (missing {missing}, unexpected {extra})"
+            f"content: semantic classes must name sky, every block shown as itself, every mob "
+            f"and burning_zombie once (missing {missing}, unexpected {extra})"
         )
     return Content(tuple(blocks), items, tuple(mobs), classes, hand)
 

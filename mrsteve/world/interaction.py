@@ -73,7 +73,8 @@ class WorldEvent(NamedTuple):
     """Something that happened during a step.
 
     ``kind`` is one of ``collected`` (``name`` is an item, ``count`` how many arrived),
-    ``consumed`` (an item used up), ``broke`` (a block), ``killed`` (a mob the player killed),
+    ``consumed`` (``count`` of an item used up), ``broke`` (a block), ``placed`` (a block put
+    down), ``crafted`` (``count`` of an item made), ``killed`` (a mob the player killed),
     ``died`` (a mob that burnt out), ``spawned`` (mobs of kind ``name``) or ``exploded`` (``count``
     blocks vanished; ``name`` is the block kind or ``blocks``).
     """
@@ -240,6 +241,21 @@ class Hands:
             return Target("block", block_dist, cell=(i, j, k))
         return Target("none", math.inf)
 
+    def facing_cell(self, world: HandsWorld) -> tuple[int, int, int] | None:
+        """The empty cell in front of the block face the crosshair points at, within reach:
+        where a placed block goes (``None``: no block in reach, or that cell is not air)."""
+        ox, oy, oz = world.eye
+        dx, dy, dz = world.look
+        reach = self.config.reach
+        dist, i, j, k, face = cast_ray(world.blocks, self.attack_mask, ox, oy, oz, dx, dy, dz,
+                                       reach)
+        if face == NO_HIT or dist > reach:
+            return None
+        di, dj, dk = FACE_NORMALS[face]
+        cell = (i + di, j + dj, k + dk)
+        inside = all(0 <= c < n for c, n in zip(cell, world.blocks.shape))
+        return cell if inside and world.blocks[cell] == 0 else None
+
     def act(self, world: HandsWorld, attack: bool, use: bool, events: list[WorldEvent]) -> None:
         """One step of the hands: continue or start breaking, hit a mob, or use the held item."""
         if self._break_delay > 0:
@@ -352,6 +368,11 @@ class Hands:
         if count:
             world.collect(result, count, events)
         self._use_cooldown = self.config.use_cooldown_steps
+
+
+FACE_NORMALS = ((-1, 0, 0), (1, 0, 0), (0, -1, 0), (0, 1, 0), (0, 0, -1), (0, 0, 1))
+"""The outward normal of each face :func:`~mrsteve.world.raycast.cast_ray` reports (0/1: -x/+x,
+2/3: -y/+y, 4/5: -z/+z)."""
 
 
 def _steps(seconds: float, minimum: int = 0) -> int:

@@ -20,6 +20,7 @@ import numpy as np
 
 from mrsteve.naming import check_name
 from mrsteve.world.content import Content, load_content
+from mrsteve.world.crafting import TABLE, CraftResult, load_recipes
 from mrsteve.world.interaction import Hands, InteractionConfig, Inventory, Target, WorldEvent
 from mrsteve.world.layout import ScheduledEvent, WorldLayout
 from mrsteve.world.mobs import MobConfig, Mobs, ground_height
@@ -78,6 +79,11 @@ class Controls(NamedTuple):
     camera_pitch: float = 0.0
     camera_yaw: float = 0.0
     equip: int = -1
+    place: bool = False
+    """Put the held block down in front of the face the crosshair points at."""
+    craft: int = -1
+    """Index of the recipe to craft once (:attr:`~mrsteve.world.crafting.RecipeBook.names`); -1:
+    none."""
 
 
 def wrap_yaw(yaw: float) -> float:
@@ -112,6 +118,9 @@ class World:
         self.water = np.array([b.shape == "liquid" for b in self.content.blocks], dtype=np.bool_)
         self.inventory = Inventory(self.content)
         self.hands = Hands(self.content, config.interaction)
+        self.recipes = load_recipes()
+        self.last_craft: CraftResult | None = None
+        """What the last ``craft`` did (the environment's info reports it)."""
         self.mobs = Mobs(self.content, config.mobs)
         self.t = 0
         """Steps since the world was built."""
@@ -198,6 +207,10 @@ class World:
             self.inventory.held = c.equip
         events: list[WorldEvent] = []
         self.hands.act(self, bool(c.attack), bool(c.use), events)
+        if c.place:
+            self.place(events)
+        if c.craft >= 0:
+            self.craft(self.recipes.names[c.craft], events)
         step_player(
             self.blocks,
             self.solid,
@@ -221,6 +234,68 @@ class World:
         while self._schedule and self._schedule[0].step <= self.t:
             self._run(self._schedule.pop(0), events)
         return tuple(events) if events else ()
+
+    # ----------------------------------------------------------------------------- crafting
+
+    def place(self, events: list[WorldEvent] | None = None) -> bool:
+        """Put the held block item down in front of the face the crosshair points at (the
+        functional ``place`` action); nothing happens without such an item, a face in reach, or
+        room (the player and the mobs keep theirs). Returns whether a block was placed."""
+        held = self.inventory.held_item
+        block = self.content.item(held).places if held is not None else None
+        cell = self.hands.facing_cell(self) if block is not None else None
+        if cell is None or self._occupied(cell):
+            return False
+        i, j, k = cell
+        self.blocks[i, j, k] = self.content.block(block).id
+        self.heights.refresh(self.blocks, i, k, i + 1, k + 1)
+        self.inventory.take(held)
+        if events is not None:
+            events += [WorldEvent("consumed", held), WorldEvent("placed", block)]
+        return True
+
+    def _occupied(self, cell: tuple[int, int, int]) -> bool:
+        """Whether the player's box or a mob's overlaps the block cell ``cell``."""
+        i, j, k = cell
+        half = PLAYER_WIDTH / 2
+        boxes = [(float(self.player[X]), float(self.player[Y]), float(self.player[Z]), half,
+                  PLAYER_HEIGHT)]
+        boxes += [(float(x), float(y), float(z), float(w) / 2, float(h))
+                  for x, y, z, w, h, _ in self.mob_boxes()]
+        return any(x + w > i and x - w < i + 1 and y + h > j and y < j + 1
+                   and z + w > k and z - w < k + 1 for x, y, z, w, h in boxes)
+
+    def table_in_reach(self) -> bool:
+        """Whether a crafting table stands within the hands' reach of the eye (its 3 x 3 grid
+        can be used)."""
+        reach = self.hands.config.reach
+        eye = np.array(self.eye)
+        low = np.maximum(np.floor(eye - reach).astype(int), 0)
+        high = np.minimum(np.floor(eye + reach).astype(int) + 1, self.blocks.shape)
+        found = np.argwhere(self.blocks[low[0]:high[0], low[1]:high[1], low[2]:high[2]]
+                            == self.content.block(TABLE).id)
+        if not len(found):
+            return False
+        nearest = np.clip(eye, found + low, found + low + 1)  # the nearest point of each table
+        return bool((np.linalg.norm(nearest - eye, axis=1) <= reach).any())
+
+    def craft(self, item: str, events: list[WorldEvent] | None = None) -> CraftResult:
+        """Craft ``item`` once (the functional ``craft`` action, as MineDojo's): take the
+        recipe's ingredients and give its output, or change nothing and say why."""
+        reason = self.recipes.check(item, self.inventory.as_dict(), self.table_in_reach())
+        if reason is not None:
+            self.last_craft = CraftResult(item, 0, reason)
+            return self.last_craft
+        recipe = self.recipes.recipe(item)
+        for name, count in recipe.ingredients.items():
+            self.inventory.take(name, count)
+            if events is not None:
+                events.append(WorldEvent("consumed", name, count))
+        self.collect(item, recipe.count, events)
+        if events is not None:
+            events.append(WorldEvent("crafted", item, recipe.count))
+        self.last_craft = CraftResult(item, recipe.count)
+        return self.last_craft
 
     # ----------------------------------------------------------------------------- commands
 
