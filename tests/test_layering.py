@@ -10,7 +10,8 @@ under ``if TYPE_CHECKING:`` and inside functions alike. The rules (lowest layer 
   control do not import each other, nor memory and world);
 * ``tasks`` imports no ``agent`` or ``control``; ``perception`` of the world only
   ``world.content``; the agent's parts (``perception``, ``control``, ``agent``) no ``env`` and of
-  the world only its camera and content: what the agent sees comes through the observation;
+  the world only its camera, content and crafting recipes: what the agent sees comes through the
+  observation;
 * the root leaf modules (``naming``, ``seeding``, ``spaces``, ``protocols``, ``fileio``,
   ``digests``, ``visibility``, ``jitcache``) may be imported by anyone and import no other module
   of the package but leaves;
@@ -68,10 +69,10 @@ FORBIDDEN: tuple[tuple[str, str], ...] = (
 AGENT_PARTS = ("perception", "control", "agent")
 """What the agent is made of: it sees the world only through observations (``notes/design.md``)."""
 
-WORLD_FOR_AGENTS = ("world.camera", "world.content")
-"""The world modules agent parts may import: the camera's intrinsics (the frame's geometry) and
-the names of the blocks, items and semantic classes; never the world's state, its maps or the
-renderer."""
+WORLD_FOR_AGENTS = ("world.camera", "world.content", "world.crafting")
+"""The world modules agent parts may import: the camera's intrinsics (the frame's geometry), the
+names of the blocks, items and semantic classes, and the crafting recipes (public knowledge, as a
+player's recipe book); never the world's state, its maps or the renderer."""
 
 ONLY_FROM_LOWER: dict[str, tuple[str, ...]] = {"perception": ("world.content",)}
 """Packages that import nothing of lower layers but these modules (and the leaves): the encoders
