@@ -21,7 +21,7 @@ import numpy as np
 from mrsteve.spaces import Action, Observation
 
 __all__ = ["Action", "Agent", "Decision", "DestinationAgent", "GoalAgent", "Mode", "Observation",
-           "Query"]
+           "Query", "RememberingAgent", "Sighting"]
 
 
 class Mode(enum.Enum):
@@ -58,11 +58,12 @@ class Decision(dict):
     An agent that only acts (a scripted controller) may return a plain action dict; the driver
     reads it as a decision with nothing else set."""
 
-    __slots__ = ("goal", "mode", "query", "target")
+    __slots__ = ("goal", "mode", "query", "subgoal", "target")
 
     def __init__(self, action: Action | None = None, *, mode: Mode | None = None,
                  target: tuple[float, ...] | None = None,
-                 goal: tuple[float, float] | None = None, query: Query | None = None) -> None:
+                 goal: tuple[float, float] | None = None, query: Query | None = None,
+                 subgoal: str | None = None) -> None:
         super().__init__(action or {})
         self.mode = mode
         """The mode the action was taken in (``None``: an agent without modes)."""
@@ -72,6 +73,8 @@ class Decision(dict):
         """The exploration goal ``(x, z)`` (episode frame) while exploring, if any."""
         self.query = query
         """The memory read made at this step, if one was."""
+        self.subgoal = subgoal
+        """The planner's subgoal the step serves (a hierarchical agent), if any."""
 
     @classmethod
     def of(cls, returned: Action) -> Decision:
@@ -79,11 +82,12 @@ class Decision(dict):
         return returned if isinstance(returned, Decision) else cls(returned)
 
     def __reduce__(self):  # slots of a dict subclass are not pickled by default
-        return (_decision, (dict(self), self.mode, self.target, self.goal, self.query))
+        return (_decision, (dict(self), self.mode, self.target, self.goal, self.query,
+                            self.subgoal))
 
 
-def _decision(action, mode, target, goal, query) -> Decision:
-    return Decision(action, mode=mode, target=target, goal=goal, query=query)
+def _decision(action, mode, target, goal, query, subgoal) -> Decision:
+    return Decision(action, mode=mode, target=target, goal=goal, query=query, subgoal=subgoal)
 
 
 @runtime_checkable
@@ -120,6 +124,41 @@ class GoalAgent(Agent, Protocol):
     def recall(self, embedding: np.ndarray, threshold: float) -> np.ndarray:
         """``float[n, 2]``: the episode-frame ``(x, z)`` of the remembered frames that match
         ``embedding`` (none without a memory). Evaluators ask it whether a goal was kept."""
+
+
+@dataclass(frozen=True)
+class Sighting:
+    """Where and when an agent's memory saw what a prompt describes, from the agent's place now
+    (what-where-when, for a planner above the agent)."""
+
+    prompt: str
+    distance: float
+    """Blocks on the ground plane from the agent to the remembered place."""
+    bearing: float
+    """Degrees from the agent's heading to the place: 0 ahead, positive to its right."""
+    steps_ago: int
+    """Steps since the memory's frame of it was seen."""
+
+    @property
+    def side(self) -> str:
+        """``ahead``, ``right``, ``behind`` or ``left``."""
+        angle = abs(self.bearing)
+        return ("ahead" if angle <= 45 else "behind" if angle >= 135
+                else "right" if self.bearing > 0 else "left")
+
+    def describe(self) -> str:
+        return (f"{self.prompt}: seen {self.steps_ago} steps ago, {self.distance:.0f} blocks "
+                f"{self.side}")
+
+
+@runtime_checkable
+class RememberingAgent(GoalAgent, Protocol):
+    """A goal agent a planner can ask what its memory holds (the crafting tasks' controllers)."""
+
+    def sighting(self, prompt: str, obs: Observation, t: int) -> Sighting | None:
+        """Where and when the memory saw what ``prompt`` describes, seen from ``obs`` at step
+        ``t`` (the matching frame nearest the agent), or ``None``: not remembered (an agent
+        without a memory remembers nothing)."""
 
 
 @runtime_checkable

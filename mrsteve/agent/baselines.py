@@ -6,7 +6,7 @@ import numpy as np
 
 from mrsteve.control.skills import InstructionPolicy
 from mrsteve.perception import TaskPrompts
-from mrsteve.protocols import Action, Decision, Observation
+from mrsteve.protocols import Action, Decision, Observation, Sighting
 from mrsteve.world.camera import Camera
 
 
@@ -52,6 +52,10 @@ class Steve1:
     def recall(self, embedding: np.ndarray, threshold: float) -> np.ndarray:
         """Nothing: STEVE-1 has no memory."""
         return np.empty((0, 2))
+
+    def sighting(self, prompt: str, obs: Observation, t: int) -> Sighting | None:
+        """Nothing: STEVE-1 has no memory."""
+        return None
 
     def act(self, obs: Observation, t: int) -> Decision:
         return Decision(self._action(obs))

@@ -8,16 +8,19 @@ its own whole configuration (the memory its every hyperparameter, the event thre
 the encoder's calibration included), and :attr:`AgentConfig.data` the digests of the data files
 and weights the parts load, so a recalibration or a retrain is a different tree.
 
-Three kinds of tree (:data:`AgentTree`): :class:`AgentConfig` (MrSteve and its variants, and
-STEVE-1 alone), :class:`ExplorerAgentConfig` (an explorer run alone: the Exploration experiment)
-and :class:`NavigatorAgentConfig` (a navigator alone: the Navigation experiment).
+Four kinds of tree (:data:`AgentTree`): :class:`AgentConfig` (MrSteve and its variants, and
+STEVE-1 alone), :class:`ExplorerAgentConfig` (an explorer run alone: the Exploration experiment),
+:class:`NavigatorAgentConfig` (a navigator alone: the Navigation experiment) and
+:class:`HierarchicalAgentConfig` (a planner over MrSteve or STEVE-1: the crafting tasks).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from mrsteve.agent.hierarchical import MineInstruction
 from mrsteve.agent.mrsteve import ModeSelectorConfig
+from mrsteve.agent.planners import PlannerConfig
 from mrsteve.control.goals import DirectionConfig, ExplorationConfig
 from mrsteve.control.navigation import NavigatorConfig
 from mrsteve.control.skills import SkillConfig
@@ -149,5 +152,22 @@ class NavigatorAgentConfig:
         check_name(self.name, NAVIGATOR_KINDS, "navigator")
 
 
-AgentTree = AgentConfig | ExplorerAgentConfig | NavigatorAgentConfig
+@dataclass(frozen=True)
+class HierarchicalAgentConfig:
+    """A planner over a controller, for crafting tasks (paper appendix "LLM-Augmented Agent with
+    MrSteve"): :class:`mrsteve.agent.hierarchical.HierarchicalAgent`."""
+
+    name: str
+    description: str = ""
+    controller: AgentConfig = field(default_factory=lambda: AgentConfig("mrsteve"))
+    """The low-level controller (MrSteve or STEVE-1) that runs the ``mine`` subgoals."""
+    planner: PlannerConfig = field(default_factory=PlannerConfig)
+    mining: tuple[MineInstruction, ...] = ()
+    """How the controller obtains each raw item (prompts and tool, as the item tasks give
+    them)."""
+    data: DataDigests = ()
+    """The controller's data digests and the crafting recipes'."""
+
+
+AgentTree = AgentConfig | ExplorerAgentConfig | NavigatorAgentConfig | HierarchicalAgentConfig
 """Any agent's configuration tree."""

@@ -27,10 +27,13 @@ from mrsteve.agent.config import (
     EncoderConfig,
     ExplorerAgentConfig,
     ExplorerConfig,
+    HierarchicalAgentConfig,
     MemoryPart,
     NavigatorAgentConfig,
 )
+from mrsteve.agent.hierarchical import HierarchicalAgent, MineInstruction
 from mrsteve.agent.mrsteve import ModeSelectorConfig, MrSteve
+from mrsteve.agent.planners import PlannerConfig, make_planner
 from mrsteve.agent.standalone import ExplorerAgent, NavigatorAgent
 from mrsteve.control.explorers import HierarchicalExplorer
 from mrsteve.control.goals import (
@@ -51,6 +54,8 @@ from mrsteve.protocols import Agent
 
 SKILL_DATA = ("control/data/skills.toml",)
 """The data files the scripted instruction policy loads."""
+RECIPE_DATA = ("world/data/crafting.toml",)
+"""The crafting recipes a planner reads (Minecraft's public rules, as a recipe book)."""
 EVENT_MEMORIES = ("event", "place-event", "center-embed")
 """The variants that cluster events, whose thresholds come from the encoder's calibration."""
 
@@ -178,6 +183,18 @@ def navigator_agent_config(name: str, *, success_radius: float = 3.0) -> Navigat
                                 NavigatorConfig(success_radius=success_radius))
 
 
+def hierarchical_agent_config(controller: AgentConfig, planner: PlannerConfig,
+                              mining: tuple[MineInstruction, ...]) -> HierarchicalAgentConfig:
+    """The tree of a planner over ``controller`` (MrSteve or STEVE-1) for crafting tasks,
+    ``mining`` saying how the controller obtains each raw item; named
+    ``<controller>+<planner>`` (``+memory`` when the planner reads the memory)."""
+    name = f"{controller.name}+{planner.kind}" + ("+memory" if planner.memory_access else "")
+    reads = "reading the controller's memory" if planner.memory_access else "blind to its memory"
+    description = f"{planner.kind} planner over {controller.description}, {reads}"
+    return HierarchicalAgentConfig(name, description, controller, planner, tuple(mining),
+                                   (*controller.data, *data_digests(RECIPE_DATA)))
+
+
 def check_data(data: DataDigests) -> None:
     """Raise ``ValueError`` if a tree's data digests are not those of the installed files (the
     tree was made for other thresholds, weights or rules)."""
@@ -229,6 +246,19 @@ def _(config: ExplorerAgentConfig) -> Agent:
 def _(config: NavigatorAgentConfig) -> Agent:
     check_data(config.data)
     return NavigatorAgent(make_navigator(config.name, config.navigator), name=config.name)
+
+
+@build_agent.register
+def _(config: HierarchicalAgentConfig) -> Agent:
+    from mrsteve.world.crafting import load_recipes
+
+    check_data(config.data)
+    recipes = load_recipes()
+    mining = {instruction.item: instruction for instruction in config.mining}
+    return HierarchicalAgent(build_agent(config.controller),
+                             make_planner(config.planner, recipes, tuple(mining)), mining,
+                             recipes, memory_access=config.planner.memory_access,
+                             explore_horizon=config.planner.explore_horizon, name=config.name)
 
 
 def build_explorer(config: ExplorerConfig, memory: Memory | None = None,

@@ -33,13 +33,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from mrsteve.control.explorers import Explorer
-from mrsteve.control.motion import clamp, wrap_degrees
+from mrsteve.control.motion import clamp, heading_to, wrap_degrees
 from mrsteve.control.navigation import Navigator
 from mrsteve.control.skills import InstructionPolicy
 from mrsteve.memory import Memory, MemoryRead
 from mrsteve.naming import check_name
 from mrsteve.perception import Encoder, TaskPrompts
-from mrsteve.protocols import Action, Decision, Mode, Observation, Query
+from mrsteve.protocols import Action, Decision, Mode, Observation, Query, Sighting
 from mrsteve.spaces import noop_action
 from mrsteve.world.camera import Camera
 
@@ -224,6 +224,24 @@ class MrSteve:
             return np.empty((0, 2))
         found = self.memory.read(np.asarray(embedding, dtype=np.float32), threshold)
         return found.pose[:, [0, 2]] + self._start[[0, 2]]
+
+    def sighting(self, prompt: str, obs: Observation, t: int) -> Sighting | None:
+        """Where and when the memory saw what ``prompt`` describes (what-where-when, for a
+        planner above the agent): the matching frame nearest the agent, as the mode selector
+        would target it, with its distance, bearing from the agent's heading and age; ``None``
+        when no remembered frame matches (never seen, or forgotten)."""
+        if len(self.memory) == 0:
+            return None
+        pose = self.memory_pose(np.asarray(obs["pose"], dtype=np.float64))
+        found = self.memory.read(self.encoder.encode_text(prompt),
+                                 self.encoder.task_threshold(prompt), top_k=self.config.top_k,
+                                 near=(pose[0], pose[2]))
+        if not len(found):
+            return None
+        x, z = float(found.pose[0, 0]), float(found.pose[0, 2])
+        bearing = wrap_degrees(heading_to(pose[0], pose[2], x, z) - pose[3])
+        return Sighting(prompt, float(np.hypot(x - pose[0], z - pose[2])), float(bearing),
+                        max(0, t + self._t_offset - int(found.t[0])))
 
     # -- helpers -----------------------------------------------------------------------------------
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from types import MappingProxyType
@@ -57,11 +57,29 @@ class SequentialTask:
 
 
 @dataclass(frozen=True)
+class CraftingTask:
+    """Obtain ``item`` within ``max_steps`` on ``world``, crafting what the world does not give
+    (appendix "LLM-Augmented Agent with MrSteve"); ``tools`` are given at the start."""
+
+    name: str
+    item: str
+    world: str
+    max_steps: int
+    tools: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> str:
+        """``crafting/name``, as stored in episode records."""
+        return f"crafting/{self.name}"
+
+
+@dataclass(frozen=True)
 class TaskCatalog:
-    """Every item task and every suite of sequential tasks."""
+    """Every item task, every suite of sequential tasks, and the crafting tasks."""
 
     items: Mapping[str, ItemTask]
     suites: Mapping[str, Mapping[str, SequentialTask]]
+    crafting: Mapping[str, CraftingTask] = field(default_factory=dict)
 
     def item(self, item: str) -> ItemTask:
         return lookup(self.items, item, "task item")
@@ -74,6 +92,11 @@ class TaskCatalog:
         """The tasks of ``suite`` named in ``names`` (comma separated, or ``all``)."""
         tasks = lookup(self.suites, suite, "task suite")
         return [tasks[name] for name in choose(names, list(tasks), f"{suite} task")]
+
+    def find_crafting(self, names: str) -> list[CraftingTask]:
+        """The crafting tasks named in ``names`` (comma separated, or ``all``)."""
+        return [self.crafting[name] for name in choose(names, list(self.crafting),
+                                                       "crafting task")]
 
     def by_key(self, key: str) -> SequentialTask:
         """A task from its ``suite/name`` key."""
@@ -119,7 +142,30 @@ def parse_catalog(raw: Mapping[str, Any], item_names: tuple[str, ...],
             tasks[name] = SequentialTask(name, suite, world, sequence, labels,
                                          int(task.get("max_steps", spec["max_steps"])))
         suites[suite] = MappingProxyType(tasks)
-    return TaskCatalog(MappingProxyType(items), MappingProxyType(suites))
+    return TaskCatalog(MappingProxyType(items), MappingProxyType(suites),
+                       MappingProxyType(parse_crafting(raw.get("crafting"), item_names,
+                                                       world_names)))
+
+
+def parse_crafting(spec: Mapping[str, Any] | None, item_names: tuple[str, ...],
+                   world_names: tuple[str, ...]) -> dict[str, CraftingTask]:
+    """The ``[crafting]`` table's tasks, their items, tools and world checked."""
+    if spec is None:
+        return {}
+    world = spec["world"]
+    if world not in world_names:
+        raise unknown_name("world (tasks.toml [crafting])", world, world_names)
+    tools = tuple(spec.get("tools", ()))
+    tasks = {}
+    for entry in spec["tasks"]:
+        for item in (entry["item"], *tools):
+            if item not in item_names:
+                raise unknown_name("item (tasks.toml [crafting])", item, item_names)
+        if entry["name"] in tasks:
+            raise ValueError(f"tasks.toml: duplicate crafting task {entry['name']!r}")
+        tasks[entry["name"]] = CraftingTask(entry["name"], entry["item"], world,
+                                            int(entry["max_steps"]), tools)
+    return tasks
 
 
 @cache

@@ -28,6 +28,8 @@ EXPERIMENT_OPTIONS = {
     "tc-exploration": ("--task", "--agent", "--steps", "--every"),
     "long-instruction": ("--agent", "--steps", "--capacity", "--task-limit", "--rss-every"),
     "long-navigation": ("--agent", "--steps", "--capacity", "--task-limit", "--radius"),
+    "llm-planner": ("--task", "--agent", "--planner", "--memory-access", "--llm-url",
+                    "--llm-model"),
 }
 
 

@@ -1,0 +1,188 @@
+"""The LLM-augmented experiment (paper appendix "LLM-Augmented Agent with MrSteve"): crafting tasks
+for a planner over MrSteve or STEVE-1.
+
+Each group is one crafting task (:mod:`mrsteve.tasks.crafting`), one controller, one planner
+(``gt``: the ground-truth plan, the paper's second table; ``deps``: DEPS with a language model
+behind an OpenAI-compatible server, its first table) and one memory-access setting (``on``: the
+planner reads the controller's memory, beyond the paper). The raw items are mined as the item
+tasks tell them (log, wool, leather: ``data/tasks.toml``). Records hold success (the item in the
+inventory), the steps it took, the planner's replans and failures, and with ``deps`` every prompt
+and answer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import gymnasium as gym
+
+import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
+from mrsteve.agent.factory import AGENTS, build_agent, hierarchical_agent_config
+from mrsteve.agent.hierarchical import MineInstruction
+from mrsteve.agent.planners import PLANNERS, LLMConfig, PlannerConfig
+from mrsteve.eval.experiment import AgentOptions, Experiment
+from mrsteve.eval.results import format_metric, format_table
+from mrsteve.eval.spec import Group, RunSpec
+from mrsteve.eval.sweep import Record
+from mrsteve.naming import check_name, choose
+from mrsteve.tasks.catalog import exploration_patch_size, load_catalog
+from mrsteve.tasks.crafting import CraftingTask, crafting_env_kwargs, find_crafting, run_crafting
+
+MINED = ("log", "wool", "leather")
+"""The raw items of the crafting tasks, obtained by the controller as the item tasks say."""
+
+MEMORY_ACCESS = ("off", "on")
+
+PAPER_GT = {"oak-stairs": (80, 83), "sign": (70, 67), "fence": (67, 70), "bed": (37, 60),
+            "painting": (60, 73), "carpet": (43, 60), "item-frame": (53, 63),
+            "leather-boots": (13, 33), "leather-chestplate": (3, 17),
+            "leather-helmet": (20, 20), "leather-leggings": (0, 13)}
+"""The appendix's table "Success Rate of two low-level controllers with the Ground-Truth plan":
+(STEVE-1, MrSteve) success %."""
+
+PAPER_DEPS = {"oak-stairs": (67, 80), "sign": (53, 60), "fence": (40, 50), "bed": (27, 50)}
+"""The appendix's DEPS table (Qwen2.5-72B): (STEVE-1, MrSteve) success %."""
+
+SPARSE = ("bed", "painting", "carpet", "item-frame", "leather-boots", "leather-chestplate",
+          "leather-helmet", "leather-leggings")
+"""The tasks whose items are sparse (wool, leather: a herd somewhere on the map)."""
+
+
+@dataclass(frozen=True)
+class LLMPlannerConfig(AgentOptions):
+    """A sweep of crafting tasks (the paper's settings)."""
+
+    task: str = "all"
+    """Crafting task(s): oak-stairs, sign, fence, bed, painting, carpet, item-frame,
+    leather-boots, leather-chestplate, leather-helmet, leather-leggings (comma-separated, or
+    'all')."""
+    agent: str = "mrsteve,steve1"
+    """The controller(s) under the planner: mrsteve, steve1, or a variant (comma-separated)."""
+    planner: str = "gt"
+    """gt (the ground-truth plan from the recipes) or deps (DEPS: a language model plans and
+    replans; needs --llm-url)."""
+    memory_access: str = "off"
+    """Whether the planner reads the controller's memory: off, on, or on,off for both."""
+    llm_url: str = ""
+    """The base URL of an OpenAI-compatible chat-completions server (vLLM, llama.cpp's server,
+    ollama), e.g. http://localhost:8000/v1 (deps only)."""
+    llm_model: str = ""
+    """The model name the server serves (deps only)."""
+    llm_key_env: str = "OPENAI_API_KEY"
+    """The environment variable holding the server's API key (unset: none sent)."""
+    llm_timeout: float = 60.0
+    """Seconds to wait for one answer of the language model."""
+    max_replans: int = 3
+    """Replans after a failed subgoal at most (DEPS's N)."""
+
+    def __post_init__(self) -> None:
+        choose(self.agent, list(AGENTS), "agent")
+        find_crafting(self.task)
+        check_name(self.planner, PLANNERS, "planner")
+        choose(self.memory_access, list(MEMORY_ACCESS), "memory access")
+        for access in self.accesses:
+            self.planner_config(access)  # its checks, its messages (deps without --llm-url)
+        super().__post_init__()
+
+    @property
+    def accesses(self) -> list[bool]:
+        return [value == "on" for value in choose(self.memory_access, list(MEMORY_ACCESS),
+                                                  "memory access")]
+
+    def planner_config(self, memory_access: bool) -> PlannerConfig:
+        llm = LLMConfig(self.llm_url, self.llm_model, self.llm_key_env, self.llm_timeout)
+        return PlannerConfig(self.planner, memory_access, self.max_replans, llm=llm)
+
+
+def mining_instructions() -> tuple[MineInstruction, ...]:
+    """How the controller obtains each raw item: the item tasks' prompts and tools."""
+    catalog = load_catalog()
+    return tuple(MineInstruction(catalog.prompts(item), catalog.item(item).tool)
+                 for item in MINED)
+
+
+def crafting_episode(spec: RunSpec) -> Record:
+    """One crafting episode: success, steps, and what the planner did."""
+    task: CraftingTask = spec.task
+    agent = build_agent(spec.agent)
+    with gym.make("mrsteve/Voxel-v0", **crafting_env_kwargs(task)) as env:
+        result = run_crafting(env, agent, task, seed=spec.seed)
+    report = agent.report
+    record: dict[str, Any] = {
+        "steps": result.steps,
+        "success_rate": 100.0 if result.success else 0.0,
+        "duration": result.steps if result.success else None,
+        "replans": report.replans,
+        "planner_failures": report.planner_failures,
+        "subgoals_done": report.done,
+        "subgoals_failed": report.failed,
+        "plans": report.plans,
+    }
+    transcript = getattr(agent.planner, "transcript", None)
+    if transcript is not None:
+        record["llm_transcript"] = transcript
+    return record
+
+
+class LLMPlanner(Experiment):
+    """Crafting tasks for a planner over MrSteve or STEVE-1 (paper appendix "LLM-Augmented Agent
+    with MrSteve"): the ground-truth plan (gt) or DEPS with a language model (deps); the planner
+    may read the controller's memory (--memory-access on, beyond the paper). Success: the item in
+    the inventory within 3,000 steps (oak-stairs, sign, fence) or 6,000 (the rest), on the
+    procedural plains."""
+
+    name = "llm-planner"
+    config_type = LLMPlannerConfig
+    options = ("task", "agent", "planner", "memory_access", "llm_url", "llm_model",
+               "llm_key_env", "llm_timeout", "max_replans", "encoder")
+    default_episodes = 30
+    episode = staticmethod(crafting_episode)
+    examples = ("--task bed --agent mrsteve,steve1 --episodes 10",
+                "--task all --memory-access on,off --workers 2 --out runs/crafting",
+                ("--task oak-stairs,sign,fence,bed --planner deps "
+                 "--llm-url http://localhost:8000/v1 --llm-model Qwen2.5-72B-Instruct"))
+
+    def groups(self, config: LLMPlannerConfig) -> list[Group]:
+        groups = []
+        mining = mining_instructions()
+        for task in find_crafting(config.task):
+            for agent in choose(config.agent, list(AGENTS), "agent"):
+                controller = config.agent_tree(agent, task.world, None)
+                for access in config.accesses:
+                    if access and AGENTS[agent].memory is None and False in config.accesses:
+                        continue  # no memory to read: the flag changes nothing
+                    tree = hierarchical_agent_config(controller, config.planner_config(access),
+                                                     mining)
+                    label = f"{task.name}.{agent}" + (".memory" if access else "")
+                    spec = RunSpec(self.name, label, task.key, task, tree)
+                    groups.append(Group(spec, cost=task.max_steps))
+        return groups
+
+    def metrics(self, config: LLMPlannerConfig) -> tuple[str, ...]:
+        return ("success_rate", "duration", "replans", "planner_failures")
+
+    def table(self, config: LLMPlannerConfig, groups, summaries) -> str:
+        paper = PAPER_GT if config.planner == "gt" else PAPER_DEPS
+        rows = []
+        for group in groups:
+            summary = summaries[group.label]
+            task = group.spec.task.name
+            controller = group.spec.agent.controller.name
+            side = 0 if AGENTS[controller].memory is None else 1
+            cited = paper.get(task)
+            rows.append([task, controller, "on" if group.spec.agent.planner.memory_access
+                         else "off", format_metric(summary["success_rate"], 1),
+                         format_metric(summary["duration"], 0),
+                         format_metric(summary["replans"], 2),
+                         "-" if cited is None or controller not in ("mrsteve", "steve1")
+                         else f"{cited[side]}"])
+        headers = ["task", "controller", "memory access", "success %", "steps",
+                   "replans", "paper %"]
+        which = ("the ground-truth plan" if config.planner == "gt"
+                 else "DEPS with Qwen2.5-72B")
+        return (format_table(headers, rows) + "\nsteps: mean steps of the successful episodes; "
+                f"paper %: the appendix's table for {which} (MineDojo, 30 episodes)")
+
+
+LLM_PLANNER = LLMPlanner()
