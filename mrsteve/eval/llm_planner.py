@@ -26,7 +26,7 @@ from mrsteve.eval.results import format_metric, format_table
 from mrsteve.eval.spec import Group, RunSpec
 from mrsteve.eval.sweep import Record
 from mrsteve.naming import check_name, choose
-from mrsteve.tasks.catalog import exploration_patch_size, load_catalog
+from mrsteve.tasks.catalog import load_catalog
 from mrsteve.tasks.crafting import CraftingTask, crafting_env_kwargs, find_crafting, run_crafting
 
 MINED = ("log", "wool", "leather")
