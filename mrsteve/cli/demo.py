@@ -15,34 +15,43 @@ EXAMPLES = """Examples:
 
   mrsteve demo --task beef-log-beef --agent fm --seed 3 --out runs/fm-beef
 
+  mrsteve demo --task bed --agent steve1
+
   mrsteve demo --encoder pixels --no-video"""
 
 
 def command(
-    task: Annotated[str, typer.Option(help="ABA-Sparse task, e.g. water-log-water or beef-log-beef.")] = "water-log-water",
+    task: Annotated[str, typer.Option(help="ABA-Sparse task (water-log-water, beef-log-beef, ...) or crafting task (bed, sign, leather-boots, ...).")] = "water-log-water",
     agent: Annotated[str, typer.Option(help="Agent: mrsteve, mrsteve-tc, center-embed, pm, em, fm, pmc-fm, steve1.")] = "mrsteve",
     seed: Annotated[int, typer.Option(min=0, help="Episode seed (world, mobs and agent).")] = 0,
     out: Annotated[Path | None, typer.Option(help="Output folder (default: runs/demo-TASK-AGENT-seedN).")] = None,
     video: Annotated[bool, typer.Option(help="Write a GIF of the agent's view (and an MP4 with the video extra).")] = True,
     encoder: Annotated[str, typer.Option(help="The agent's encoder: semantic or pixels.")] = "semantic",
 ) -> None:
-    """Run one episode of an ABA-Sparse task and show what the agent did: the sub-task results,
-    a top-down plot of its path coloured by mode with the remembered targets, and a GIF of its view."""
+    """Run one episode of an ABA-Sparse task, or of a crafting task with the ground-truth planner
+    over the agent, and show what the agent did: the sub-task results, a top-down plot of its path
+    coloured by mode with the remembered targets, and a GIF of its view (the subgoal in its
+    caption)."""
     from mrsteve.eval.demo import run_demo
     from mrsteve.eval.results import format_table
 
     try:
-        demo = run_demo(f"aba-sparse/{task}", agent, seed, out, video, encoder=encoder,
+        from mrsteve.naming import unknown_name
+        from mrsteve.tasks.catalog import load_catalog
+
+        catalog = load_catalog()
+        suite = "crafting" if task in catalog.crafting else "aba-sparse"
+        if task not in catalog.crafting and task not in catalog.suites["aba-sparse"]:
+            raise unknown_name("task", task, (*catalog.suites["aba-sparse"], *catalog.crafting))
+        demo = run_demo(f"{suite}/{task}", agent, seed, out, video, encoder=encoder,
                         say=lambda line: typer.echo(line, err=True))
     except ValueError as error:
         raise fail(str(error)) from None
     except OSError as error:
         raise fail_on_os_error(error) from None
-    labels = ("A", "B", "A'")
-    rows = [
-        [f"{labels[i] if i < 3 else i}: {t.item}", "yes" if t.success else "no", t.duration]
-        for i, t in enumerate(demo.result.tasks)
-    ]
+    labels = ("A: ", "B: ", "A': ") if suite == "aba-sparse" else ("",)
+    rows = [[f"{labels[i]}{t.item}", "yes" if t.success else "no", t.duration]
+            for i, t in enumerate(demo.result.tasks)]
     typer.echo(format_table(["sub-task", "success", "steps"], rows))
     typer.echo(f"\n{demo.result.steps} steps. Wrote to {demo.out}/:")
     for name, path in demo.files.items():

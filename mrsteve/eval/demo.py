@@ -1,8 +1,9 @@
 """``mrsteve demo``: one MrSteve episode, watched and recorded.
 
-Runs an ABA-Sparse task with live progress (mode, task, step), then writes to an output folder a
-top-down plot of the trajectory coloured by the agent's mode with the remembered targets marked,
-a GIF of the agent's first-person view with a caption, and the results as JSON.
+Runs an ABA-Sparse task, or a crafting task under the ground-truth planner, with live progress
+(mode, task or subgoal, step), then writes to an output folder a top-down plot of the trajectory
+coloured by the agent's mode with the remembered targets marked, a GIF of the agent's
+first-person view with a caption, and the results as JSON.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ import numpy as np
 from tqdm import tqdm
 
 import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
-from mrsteve.agent.factory import make_agent
+from mrsteve.agent.factory import agent_config, build_agent, hierarchical_agent_config, make_agent
+from mrsteve.agent.planners import PlannerConfig
 from mrsteve.digests import plain
 from mrsteve.eval.plots import save_figure
 from mrsteve.eval.spec import check_seed
@@ -24,7 +26,8 @@ from mrsteve.eval.sweep import check_outputs
 from mrsteve.fileio import atomic_path, write_json
 from mrsteve.jitcache import kernels_cached
 from mrsteve.spaces import AgentFrame
-from mrsteve.tasks.catalog import exploration_patch_size
+from mrsteve.tasks.catalog import exploration_patch_size, load_catalog
+from mrsteve.tasks.crafting import crafting_env_kwargs, run_crafting
 from mrsteve.tasks.driver import EpisodeCallback, Step
 from mrsteve.tasks.episode import EpisodeResult, TaskOutcome, run_tasks
 from mrsteve.tasks.sequential import env_kwargs, task_by_key
@@ -60,7 +63,8 @@ class ProgressBar(EpisodeCallback):
     def on_step(self, step: Step) -> None:
         if step.t % self.every == 0:
             mode = step.decision.mode
-            self.bar.set_postfix(task=self.task, mode=mode.value if mode else "-", done=self.done)
+            task = self.task if step.decision.subgoal is None else step.decision.subgoal
+            self.bar.set_postfix(task=task, mode=mode.value if mode else "-", done=self.done)
             self.bar.update(step.t - self.bar.n)
 
     def close(self, steps: int | None = None) -> None:
@@ -109,7 +113,8 @@ class EpisodeRecording(EpisodeCallback):
             frame = self.renderer.render(world.blocks, world.eye, world.yaw, world.pitch,
                                          world.mob_boxes(), time=world.t, heights=world.heights)
             self.frames.append(frame.rgb.copy())
-            self.captions.append(f"t={step.t}  task: {self.task}  mode: {self.modes[-1] or '-'}")
+            task = self.task if step.decision.subgoal is None else step.decision.subgoal
+            self.captions.append(f"t={step.t}  task: {task}  mode: {self.modes[-1] or '-'}")
 
 
 def save_mode_plot(path: Path, blocks: np.ndarray, recording: EpisodeRecording, title: str) -> Path:
@@ -248,14 +253,27 @@ def run_demo(
     ``imageio-ffmpeg`` is installed) and the results to ``out``; every output is checked before
     the episode starts. ``say`` gets status lines (the first run's compiling notice)."""
     check_seed(seed)
-    task = task_by_key(task_key)
+    crafting = task_key.startswith("crafting/")
+    if crafting:
+        task = load_catalog().find_crafting(task_key.partition("/")[2])[0]
+        controller = agent_config(agent_name, patch_size=exploration_patch_size(task.world),
+                                  encoder=encoder)
+        from mrsteve.eval.llm_planner import mining_instructions
+
+        tree = hierarchical_agent_config(controller, PlannerConfig("gt"), mining_instructions())
+        agent = build_agent(tree)
+        agent.config_tree = tree
+    else:
+        task = task_by_key(task_key)
+        agent = make_agent(agent_name, patch_size=exploration_patch_size(task.world),
+                           encoder=encoder)
     out = Path(out) if out is not None else demo_folder(task_key, agent_name, seed)
-    agent = make_agent(agent_name, patch_size=exploration_patch_size(task.world), encoder=encoder)
     check_demo_outputs(out)
     if say is not None and not kernels_cached():
         say("first run: compiling the world's and the memory's kernels (once, 1-2 minutes)...")
     out.mkdir(parents=True, exist_ok=True)
-    env = gym.make("mrsteve/Voxel-v0", **env_kwargs(task))
+    env = gym.make("mrsteve/Voxel-v0", **(crafting_env_kwargs(task) if crafting
+                                          else env_kwargs(task)))
     recording = EpisodeRecording(frame_every=4 if video else 10**9)
     callbacks: list[Any] = [recording]
     bar = ProgressBar(task.max_steps) if progress else None
@@ -263,8 +281,13 @@ def run_demo(
         callbacks.append(bar)
     result = None
     try:
-        result = run_tasks(env, agent, task.items, seed=seed, max_steps=task.max_steps,
-                           callbacks=callbacks)
+        if crafting:
+            crafted = run_crafting(env, agent, task, seed=seed, callbacks=callbacks)
+            result = EpisodeResult([TaskOutcome(task.item, 0, crafted.steps, crafted.success)],
+                                   crafted.steps)
+        else:
+            result = run_tasks(env, agent, task.items, seed=seed, max_steps=task.max_steps,
+                               callbacks=callbacks)
     finally:
         if bar is not None:
             bar.close(None if result is None else result.steps)
@@ -283,10 +306,12 @@ def run_demo(
             notes.append(MP4_MISSING)
     files["results"] = out / DEMO_FILES["results"]
     tree = agent.config_tree
+    memory = getattr(getattr(agent, "controller", agent), "memory", None)
     write_json(files["results"], {
         "task": task_key, "agent": agent_name, "seed": seed, "world": task.world,
         "steps": result.steps, "tasks": [asdict(t) | {"duration": t.duration} for t in result.tasks],
-        "memory": asdict(agent.memory.stats()) if tree.memory is not None else None,
+        "memory": asdict(memory.stats()) if memory is not None else None,
+        "plans": agent.report.plans if crafting else None,
         "config": plain(tree),
     })  # fmt: skip
     env.close()

@@ -81,3 +81,12 @@ def test_the_progress_bar_ends_full_at_the_steps_the_episode_took(capsys):
     bar.close(1794)
     final = capsys.readouterr().err.split("\r")[-1]
     assert "100%" in final and "1794/1794" in final
+
+
+def test_a_crafting_demo_shows_the_plan_and_its_subgoals(tmp_path):
+    demo = run_demo("crafting/oak-stairs", "steve1", seed=0, out=tmp_path, progress=False)
+    results = json.loads(demo.files["results"].read_text())
+    assert results["tasks"][0]["item"] == "oak_stairs" and results["tasks"][0]["success"]
+    assert results["plans"][0][-1] == "craft oak_stairs x4"
+    assert results["config"]["controller"]["name"] == "steve1"
+    assert results["memory"] is None  # STEVE-1 remembers nothing
