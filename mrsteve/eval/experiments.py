@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from mrsteve.eval.ablation import ABLATION
 from mrsteve.eval.experiment import Experiment
-from mrsteve.eval.llm_planner import LLM_PLANNER
 from mrsteve.eval.exploration import EXPLORATION
+from mrsteve.eval.llm_planner import LLM_PLANNER
 from mrsteve.eval.long_tasks import LONG_INSTRUCTION, LONG_NAVIGATION
 from mrsteve.eval.memory_tasks import MEMORY_TASKS_EXPERIMENT
 from mrsteve.eval.navigation import NAVIGATION
