@@ -126,11 +126,13 @@ def crafting_episode(spec: RunSpec) -> Record:
 
 
 class LLMPlanner(Experiment):
-    """Crafting tasks for a planner over MrSteve or STEVE-1 (paper appendix "LLM-Augmented Agent
-    with MrSteve"): the ground-truth plan (gt) or DEPS with a language model (deps); the planner
-    may read the controller's memory (--memory-access on, beyond the paper). Success: the item in
-    the inventory within 3,000 steps (oak-stairs, sign, fence) or 6,000 (the rest), on the
-    procedural plains."""
+    """Crafting with a planner (paper appendix "LLM-Augmented Agent"): success per task.
+
+    A planner over MrSteve or STEVE-1: the ground-truth plan (gt) or DEPS with a language model
+    (deps); the planner may read the controller's memory (--memory-access on, beyond the paper).
+    Success: the item in the inventory within 3,000 steps (oak-stairs, sign, fence) or 6,000 (the
+    rest), on the procedural plains.
+    """
 
     name = "llm-planner"
     config_type = LLMPlannerConfig
