@@ -49,6 +49,8 @@ class Block:
     drops: tuple[BlockDrop, ...] = ()
     tool_speed: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
     unbreakable: bool = False
+    replaceable: bool = False
+    """Whether a block placed onto it takes its cell, as Minecraft's tall grass does."""
     semantic: str | None = None
     """The semantic class the block shows as (``None``: its own name): a crafting table reads as
     planks to the semantic stand-in, so its classes, and every encoder's dimension, stay as
@@ -271,6 +273,7 @@ def parse_content(raw: Mapping) -> Content:
                 drops=drops,
                 tool_speed=MappingProxyType(tool_speed),
                 unbreakable=bool(entry.get("unbreakable", False)),
+                replaceable=bool(entry.get("replaceable", False)),
                 semantic=entry.get("semantic"),
             )
         )

@@ -181,6 +181,7 @@ class Hands:
         self.attack_mask = np.array([s not in ("none", "liquid") for s in shapes], dtype=np.bool_)
         self.use_mask = np.array([s != "none" for s in shapes], dtype=np.bool_)
         self.plant_mask = np.array([s == "cross" for s in shapes], dtype=np.bool_)
+        self.replace_mask = np.array([b.replaceable for b in content.blocks], dtype=np.bool_)
         held_names = (None, *content.item_names)  # row 0: bare hand, row i + 1: item i held
         self._break_steps_held = np.array(
             [
@@ -242,8 +243,9 @@ class Hands:
         return Target("none", math.inf)
 
     def facing_cell(self, world: HandsWorld) -> tuple[int, int, int] | None:
-        """The empty cell in front of the block face the crosshair points at, within reach:
-        where a placed block goes (``None``: no block in reach, or that cell is not air)."""
+        """Where a placed block goes: the cell of a replaceable block the crosshair points at
+        (tall grass), else the empty cell in front of the face it points at, within reach
+        (``None``: no block in reach, or that cell is not air)."""
         ox, oy, oz = world.eye
         dx, dy, dz = world.look
         reach = self.config.reach
@@ -251,6 +253,8 @@ class Hands:
                                        reach)
         if face == NO_HIT or dist > reach:
             return None
+        if self.replace_mask[world.blocks[i, j, k]]:
+            return int(i), int(j), int(k)
         di, dj, dk = FACE_NORMALS[face]
         cell = (i + di, j + dj, k + dk)
         inside = all(0 <= c < n for c, n in zip(cell, world.blocks.shape))

@@ -112,6 +112,23 @@ def test_the_crafting_table_shows_as_planks_to_the_semantic_frame(env):
     assert (obs["semantic"] == content.semantic_id("planks")).any()
 
 
+def test_a_block_placed_onto_tall_grass_takes_its_cell(env):
+    """Minecraft's replaceable blocks: the table replaces the grass it is placed on, where the
+    face in front of the grass would often be the player's own cell."""
+    env.reset(seed=0, options={"give": {"crafting_table": 1}, "equip": "crafting_table"})
+    world = env.unwrapped.world
+    content = load_content()
+    feet = int(world.player[1])
+    grass = [(20, feet, z) for z in range(21, 24)]
+    for cell in grass:
+        world.blocks[cell] = content.block("tall_grass").id
+    _, _, _, _, info = place_table(env, pitch=45.0)
+    table = [tuple(int(c) for c in cell) for cell in np.argwhere(
+        world.blocks == content.block("crafting_table").id)]
+    assert [e.kind for e in info["events"]] == ["consumed", "placed"]
+    assert len(table) == 1 and table[0] in grass
+
+
 @pytest.mark.parametrize(("pitch", "held"), [(90.0, "crafting_table"), (-60.0, "crafting_table"),
                                              (60.0, "sword")])
 def test_nothing_is_placed_into_the_player_into_the_air_or_from_a_non_block(env, pitch, held):
