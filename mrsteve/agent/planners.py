@@ -98,10 +98,17 @@ class PlannerConfig:
         if isinstance(self.max_replans, bool) or not isinstance(self.max_replans, int) or (
                 self.max_replans < 0):
             raise ValueError(f"max_replans must be an int >= 0, got {self.max_replans!r}")
+        if not self.explore_horizon > 0:
+            raise ValueError(f"explore_horizon must be > 0 (thousands of steps), got "
+                             f"{self.explore_horizon!r}")
 
 
 class Planner(Protocol):
     """What the hierarchical agent asks (module docstring)."""
+
+    replans: int
+    """Replans given in this episode."""
+    max_replans: int
 
     def plan(self, target: str, inventory: Mapping[str, int],
              memory: MemorySummary | None) -> list[Subgoal] | None: ...
@@ -236,8 +243,6 @@ class DepsPlanner:
         self.mineable = tuple(mineable)
         self.max_replans = max_replans
         self.replans = 0
-        self.failures = 0
-        """Answers that were not a plan, and requests that got none."""
         self.transcript: list[dict[str, Any]] = []
         """Every exchange: the messages sent, the answer, the plan or the error."""
         self._messages: list[dict[str, str]] = []
@@ -275,7 +280,6 @@ class DepsPlanner:
             self._messages.append({"role": "assistant", "content": answer})
             plan = parse_plan(answer, self.mineable, self.recipes)
         except LLMError as error:
-            self.failures += 1
             entry["error"] = str(error)
             self.transcript.append(entry)
             return None

@@ -286,3 +286,17 @@ def test_every_experiment_has_an_example_in_its_help_that_parses(name, monkeypat
         result = CliRunner().invoke(app, ["eval", name, *example.split()])
         assert result.exit_code == 0, (example, result.output)
     assert len(ran) == len(experiment.examples), "every example is a valid command line"
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (("--planner", "deps"), "--llm-url http://"),
+    (("--planner", "gpt"), "unknown planner 'gpt'"),
+    (("--memory-access", "maybe"), "memory access"),
+    (("--task", "bed,diamond-sword"), "diamond-sword"),
+    (("--planner", "deps", "--llm-url", "localhost:8000"), "http:// or https://"),
+])
+def test_the_crafting_experiment_refuses_bad_settings_before_any_episode(args, says, tmp_path):
+    result = invoke("llm-planner", *args, "--out", str(tmp_path / "run"))
+    assert result.exit_code != 0
+    assert says in result.output and "Traceback" not in result.output
+    assert not (tmp_path / "run").exists()
