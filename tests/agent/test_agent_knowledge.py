@@ -118,3 +118,26 @@ def test_the_pose_an_agent_sees_is_relative_to_the_block_it_started_in():
     assert np.all((0.0 <= poses[0][[0, 2]]) & (poses[0][[0, 2]] < 1.0))  # within its first block
     assert abs(world_start[0]) > 1.0  # while the map's own coordinates are elsewhere
     assert np.linalg.norm(poses[-1][[0, 2]] - poses[0][[0, 2]]) > 1.0  # and it moves with it
+
+
+def test_a_planner_over_the_agent_sees_only_the_agent_observation_and_never_the_world():
+    from dataclasses import replace
+
+    from mrsteve.agent.factory import agent_config, build_agent, hierarchical_agent_config
+    from mrsteve.agent.planners import PlannerConfig
+    from mrsteve.eval.llm_planner import mining_instructions
+    from mrsteve.tasks.crafting import crafting_env_kwargs, find_crafting, run_crafting
+
+    task = replace(find_crafting("bed")[0], max_steps=300)
+    env = LeakyObservations(gym.make("mrsteve/Voxel-v0", **crafting_env_kwargs(task),
+                                     obs_size=(24, 40)))
+    agent = build_agent(hierarchical_agent_config(
+        agent_config("mrsteve", patch_size=19.0), PlannerConfig("gt", memory_access=True),
+        mining_instructions()))
+    seen: list[frozenset[str]] = []
+    agent.controller = KeySpy(agent.controller, ("reset", "observe", "act", "sighting"), seen)
+    spied_agent = KeySpy(agent, ("reset", "act"), seen)
+    spied_agent.name = agent.name
+    run_crafting(env, spied_agent, task, seed=0)
+    assert seen and set(seen) == {frozenset(AGENT_OBSERVATION_KEYS)}
+    assert not reaches(agent, (World, gym.Env))
