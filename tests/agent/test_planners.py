@@ -321,3 +321,25 @@ def test_the_selector_prefers_what_the_memory_holds_near_only_with_access(memory
     expected = 1 / (1 + np.exp(-1.3)) if memory_access else 0.5
     assert abs(share - expected) < 0.04
     assert set(picks) == {"log", "wool"}  # only the leading mine subgoals are drawn
+
+
+def test_the_deps_experiment_keeps_every_prompt_and_answer_in_the_run_folder(tmp_path):
+    from typer.testing import CliRunner
+
+    from mrsteve.cli import app
+
+    out = tmp_path / "run"
+    with ScriptedServer([SIGN_WITHOUT_TABLE, SIGN_WITH_TABLE]) as server:
+        result = CliRunner().invoke(app, [
+            "eval", "llm-planner", "--task", "sign", "--agent", "steve1", "--planner", "deps",
+            "--llm-url", server.url, "--llm-model", "scripted", "--episodes", "1",
+            "--out", str(out), "--no-progress"])
+    assert result.exit_code == 0, result.output
+    records = [json.loads(line) for line in (out / "summary.episodes.jsonl")  # one group
+               .read_text().splitlines()]
+    assert records[0]["success_rate"] == 100.0 and records[0]["replans"] == 1
+    transcript = records[0]["llm_transcript"]
+    assert [("prompt" in entry, "answer" in entry) for entry in transcript[1:]] == [
+        (True, True), (True, True)]
+    assert transcript[1]["answer"] == SIGN_WITHOUT_TABLE
+    assert "DEPS with Qwen2.5-72B" in result.output  # the paper's DEPS table beside ours
