@@ -17,7 +17,7 @@ import numpy as np
 from tqdm import tqdm
 
 import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
-from mrsteve.agent.factory import agent_config, build_agent, hierarchical_agent_config, make_agent
+from mrsteve.agent.factory import build_agent, make_agent
 from mrsteve.agent.planners import PlannerConfig
 from mrsteve.digests import plain
 from mrsteve.eval.plots import save_figure
@@ -255,12 +255,11 @@ def run_demo(
     check_seed(seed)
     crafting = task_key.startswith("crafting/")
     if crafting:
-        task = load_catalog().find_crafting(task_key.partition("/")[2])[0]
-        controller = agent_config(agent_name, patch_size=exploration_patch_size(task.world),
-                                  encoder=encoder)
-        from mrsteve.eval.llm_planner import mining_instructions
+        from mrsteve.eval.experiment import AgentOptions
+        from mrsteve.eval.llm_planner import crafting_tree
 
-        tree = hierarchical_agent_config(controller, PlannerConfig("gt"), mining_instructions())
+        task = load_catalog().find_crafting(task_key.partition("/")[2])[0]
+        tree = crafting_tree(agent_name, task, PlannerConfig("gt"), AgentOptions(encoder=encoder))
         agent = build_agent(tree)
         agent.config_tree = tree
     else:

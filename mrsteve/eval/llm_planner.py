@@ -18,6 +18,7 @@ from typing import Any
 import gymnasium as gym
 
 import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
+from mrsteve.agent.config import HierarchicalAgentConfig
 from mrsteve.agent.factory import AGENTS, build_agent, hierarchical_agent_config
 from mrsteve.agent.hierarchical import MineInstruction
 from mrsteve.agent.planners import PLANNERS, LLMConfig, PlannerConfig
@@ -102,6 +103,14 @@ def mining_instructions() -> tuple[MineInstruction, ...]:
                  for item in MINED)
 
 
+def crafting_tree(agent: str, task: CraftingTask, planner: PlannerConfig,
+                  options: AgentOptions | None = None) -> HierarchicalAgentConfig:
+    """The tree of ``planner`` over the agent called ``agent`` (its settings from ``options``)
+    for ``task``: the controller mines as the item tasks say (:func:`mining_instructions`)."""
+    controller = (options or AgentOptions()).agent_tree(agent, task.world, None)
+    return hierarchical_agent_config(controller, planner, mining_instructions())
+
+
 def crafting_episode(spec: RunSpec) -> Record:
     """One crafting episode: success, steps, and what the planner did."""
     task: CraftingTask = spec.task
@@ -147,15 +156,12 @@ class LLMPlanner(Experiment):
 
     def groups(self, config: LLMPlannerConfig) -> list[Group]:
         groups = []
-        mining = mining_instructions()
         for task in find_crafting(config.task):
             for agent in choose(config.agent, list(AGENTS), "agent"):
-                controller = config.agent_tree(agent, task.world, None)
                 for access in config.accesses:
                     if access and AGENTS[agent].memory is None and False in config.accesses:
                         continue  # no memory to read: the flag changes nothing
-                    tree = hierarchical_agent_config(controller, config.planner_config(access),
-                                                     mining)
+                    tree = crafting_tree(agent, task, config.planner_config(access), config)
                     label = f"{task.name}.{agent}" + (".memory" if access else "")
                     spec = RunSpec(self.name, label, task.key, task, tree)
                     groups.append(Group(spec, cost=task.max_steps))
