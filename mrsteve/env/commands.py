@@ -61,12 +61,15 @@ class SetupCommands:
             world.inventory.give(item, count)
         if self.equip_given:
             world.equip(self.equip)
+        ox, oz = world.origin  # positions are given in the frame the pose is reported in
         if self.teleport is not None:
-            world.teleport(**self.teleport)
+            world.teleport(**(self.teleport | {"x": self.teleport["x"] - ox,
+                                               "z": self.teleport["z"] - oz}))
         for spawn in self.spawn_mobs:
-            world.spawn_mob(spawn.kind, spawn.x, spawn.z, roam=spawn.roam, burning=spawn.burning)
+            world.spawn_mob(spawn.kind, spawn.x - ox, spawn.z - oz, roam=spawn.roam,
+                            burning=spawn.burning)
         for event in self.schedule:
-            world.schedule(event)
+            world.schedule(dataclasses.replace(event, x=event.x - ox, z=event.z - oz))
 
 
 def parse_commands(options: Mapping | None) -> SetupCommands:

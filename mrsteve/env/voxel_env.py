@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
@@ -18,6 +19,7 @@ from mrsteve.world.interaction import WorldEvent
 from mrsteve.world.layout import WorldLayout
 from mrsteve.world.recipes import WORLD_RECIPES, build_layout
 from mrsteve.world.render import Renderer
+from mrsteve.world.spawning import SpawnRules
 from mrsteve.world.world import Controls, World, WorldConfig
 
 DEFAULT_OBS_SIZE = (40, 64)
@@ -99,7 +101,11 @@ class VoxelEnv(gym.Env):
 
     ## Registered Configurations
     - ``mrsteve/Voxel-v0``: ``gymnasium.make("mrsteve/Voxel-v0", world=NAME, obs_size=(H, W),
-      max_steps=None, noop_steps=0)`` for every ``NAME`` of ``mrsteve.world.recipes.WORLD_RECIPES``.
+      max_steps=None, noop_steps=0, spawn_cycle=False)`` for every ``NAME`` of
+      ``mrsteve.world.recipes.WORLD_RECIPES``: bounded maps and unbounded worlds (chunks generated
+      as the player walks, :mod:`mrsteve.world.chunks`; the pose is then in the frame of the first
+      loaded window). ``spawn_cycle=True`` runs Minecraft 1.11's passive spawn cycle
+      (:mod:`mrsteve.world.spawning`).
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"], "render_fps": 20}
@@ -113,6 +119,7 @@ class VoxelEnv(gym.Env):
         fov_deg: float = DEFAULT_FOV_DEG,
         render_mode: str | None = None,
         config: WorldConfig | None = None,
+        spawn_cycle: bool = False,
     ):
         if isinstance(world, str):
             check_name(world, WORLD_RECIPES, "world")
@@ -143,7 +150,11 @@ class VoxelEnv(gym.Env):
         self.max_steps = max_steps
         self.noop_steps = int(noop_steps)
         self.render_mode = render_mode
+        if not isinstance(spawn_cycle, bool):
+            raise TypeError(f"spawn_cycle must be True or False, got {spawn_cycle!r}")
         self.config = config if config is not None else WorldConfig()
+        if spawn_cycle and self.config.spawn_cycle is None:
+            self.config = dataclasses.replace(self.config, spawn_cycle=SpawnRules())
         self.content = load_content()
         self.item_names = self.content.item_names
         self.recipe_names = load_recipes().names
@@ -190,7 +201,7 @@ class VoxelEnv(gym.Env):
         for _ in range(self.noop_steps):
             self.world.step(NOOP)
         self._steps = 0
-        self.start_pose = np.array(self.world.pose)
+        self.start_pose = np.array(self.world.frame_pose)
         observation = self._observe()
         info = {"events": (), "inventory_changes": {}, "start_pose": self.start_pose.copy(),
                 "camera": self.camera}
@@ -234,13 +245,14 @@ class VoxelEnv(gym.Env):
             world.mob_boxes(),
             time=world.t,
             heights=world.heights,
+            origin=world.origin,
         )
         self._rgb = frame.rgb.copy()
         return {
             "rgb": self._rgb,
             "depth": frame.depth.copy(),
             "semantic": frame.semantic.copy(),
-            "pose": np.array(world.pose),
+            "pose": np.array(world.frame_pose),
             "inventory": world.inventory.counts.copy(),
         }
 

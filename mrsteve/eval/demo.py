@@ -111,7 +111,8 @@ class EpisodeRecording(EpisodeCallback):
         if step.t % self.frame_every == 0 and len(self.frames) < self.max_frames:
             world = self.world
             frame = self.renderer.render(world.blocks, world.eye, world.yaw, world.pitch,
-                                         world.mob_boxes(), time=world.t, heights=world.heights)
+                                         world.mob_boxes(), time=world.t, heights=world.heights,
+                                         origin=world.origin)
             self.frames.append(frame.rgb.copy())
             task = self.task if step.decision.subgoal is None else step.decision.subgoal
             self.captions.append(f"t={step.t}  task: {task}  mode: {self.modes[-1] or '-'}")

@@ -31,9 +31,10 @@ from mrsteve.eval.experiment import Experiment
 from mrsteve.eval.results import format_metric, format_table
 from mrsteve.eval.spec import Group, RunSpec
 from mrsteve.eval.sweep import Record
-from mrsteve.naming import choose
+from mrsteve.naming import check_name, choose
 from mrsteve.tasks.driver import compact_trajectory
 from mrsteve.tasks.exploration import METRICS, run_exploration
+from mrsteve.world.recipes import WORLD_RECIPES
 
 PAPER_RESULTS = {
     "count-based": (84.42, 0.38),  # Count-based + VPT-Nav (ours)
@@ -44,6 +45,12 @@ PAPER_RESULTS = {
 }
 """Table 1 of the paper, ``(map coverage %, revisit count)`` for the column each agent stands in
 for."""
+
+WISE_COVERAGE = {"count-based": 69.0}
+"""Coverage % of the 384 x 384 square around the start after 40K steps that WISE (TMLR 2026)
+reports for MrSteve's explorer."""
+WISE_OWN_COVERAGE = 83.0
+"""... and for WISE's own explorer."""
 
 
 @dataclass(frozen=True)
@@ -56,9 +63,14 @@ class ExplorationTaskConfig:
     steps: int = 6000
     """Steps per episode (the paper: 6K)."""
     world: str = "map1"
-    """The world recipe (the paper: Map 1, 100 x 100 with walls)."""
-    patch_size: float = 15.0
-    """Goal patch side G of the count-based selector (the paper: 15 on 100 x 100 maps)."""
+    """The world recipe (the paper: Map 1, 100 x 100 with walls; WISE's follow-up: 384 x 384 of
+    an unbounded world, e.g. plains_unbounded with --area 384 --steps 40000)."""
+    area: float | None = None
+    """Measure coverage on the square of this side (blocks) centred on the start instead of the
+    walkable area inside the walls (needed on an unbounded world)."""
+    patch_size: float | None = None
+    """Goal patch side G of the count-based selector; by default 15 % of the map's side or of
+    --area (the paper: 15 on 100 x 100 maps, 30 on 200 x 200)."""
     grid: int = 11
     """Cells per side of the coverage grid (the paper: 11 x 11)."""
     linger_steps: int = 300
@@ -71,9 +83,24 @@ class ExplorationTaskConfig:
 
     def __post_init__(self) -> None:
         choose(self.agent, list(EXPLORERS), "agent")
-        if min(self.steps, self.grid, self.trajectory_every) < 1 or not self.patch_size > 0:
-            raise ValueError(f"steps, grid and trajectory_every must be >= 1 and patch_size > 0, "
-                             f"got {self}")
+        check_name(self.world, WORLD_RECIPES, "world")
+        if min(self.steps, self.grid, self.trajectory_every) < 1:
+            raise ValueError(f"steps, grid and trajectory_every must be >= 1, got {self}")
+        for name in ("patch_size", "area"):
+            value = getattr(self, name)
+            if value is not None and not value > 0:
+                raise ValueError(f"{name} must be positive, got {value}")
+        if self.area is None and WORLD_RECIPES[self.world].size is None:
+            raise ValueError(f"world {self.world!r} is unbounded: give --area, the side of the "
+                             f"square around the start to measure coverage on (e.g. 384)")
+
+    @property
+    def goal_patch(self) -> float:
+        """G: as given, or 15 % of the measured square's side, rounded to a block."""
+        if self.patch_size is not None:
+            return self.patch_size
+        side = self.area if self.area is not None else min(WORLD_RECIPES[self.world].size) - 2
+        return float(round(0.15 * side))
 
     @property
     def agents(self) -> list[str]:
@@ -90,6 +117,7 @@ class ExplorationTask:
     linger_steps: int
     trajectory_every: int
     obs_size: tuple[int, int]
+    area: float | None = None
 
 
 def exploration_episode(spec: RunSpec) -> Record:
@@ -98,7 +126,7 @@ def exploration_episode(spec: RunSpec) -> Record:
     task = spec.task
     with gym.make("mrsteve/Voxel-v0", world=task.world, obs_size=task.obs_size) as env:
         episode = run_exploration(env, build_agent(spec.agent), seed=spec.seed, steps=task.steps,
-                                  grid=task.grid, linger_steps=task.linger_steps)
+                                  grid=task.grid, linger_steps=task.linger_steps, area=task.area)
     return {
         **episode.metrics,
         "trajectory": compact_trajectory(episode.trajectory, task.trajectory_every),
@@ -115,17 +143,18 @@ class Exploration(Experiment):
     """
 
     name = "exploration"
-    examples = ('--agent count-based,go-explore --episodes 5 --out runs/exploration', '--agent all --workers 2',)
+    examples = ('--agent count-based,go-explore --episodes 5 --out runs/exploration', '--agent all --workers 2',
+                '--world plains_unbounded --area 384 --steps 40000 --agent count-based --workers 2')
     config_type = ExplorationTaskConfig
-    options = ("agent", "steps")
+    options = ("agent", "steps", "world", "area")
     default_episodes = 20
     episode = staticmethod(exploration_episode)
 
     def groups(self, config: ExplorationTaskConfig) -> list[Group]:
         task = ExplorationTask(config.world, config.steps, config.grid, config.linger_steps,
-                               config.trajectory_every, tuple(config.obs_size))
+                               config.trajectory_every, tuple(config.obs_size), config.area)
         return [Group(RunSpec(self.name, name, "exploration", task,
-                              explorer_agent_config(name, patch_size=config.patch_size)),
+                              explorer_agent_config(name, patch_size=config.goal_patch)),
                       cost=config.steps)
                 for name in config.agents]
 
@@ -133,6 +162,8 @@ class Exploration(Experiment):
         return METRICS
 
     def table(self, config, groups, summaries) -> str:
+        if config.area is not None:
+            return self._area_table(config, groups, summaries)
         rows = []
         for group in groups:
             summary = summaries[group.label]
@@ -143,12 +174,30 @@ class Exploration(Experiment):
         return format_table(["agent", "map coverage %", "revisit count", "paper coverage %",
                              "paper revisits"], rows)
 
+    @staticmethod
+    def _area_table(config, groups, summaries) -> str:
+        rows = []
+        for group in groups:
+            summary = summaries[group.label]
+            reported = WISE_COVERAGE.get(group.agent)
+            rows.append([group.agent, format_metric(summary["map_coverage"]),
+                         format_metric(summary["revisit_count"]),
+                         "-" if reported is None else f"{reported:.0f}"])
+        table = format_table(["agent", f"coverage % of {config.area:g} x {config.area:g}",
+                              "revisit count", "WISE's report %"], rows)
+        return (f"{table}\nWISE (TMLR 2026) reports MrSteve's coverage of 384 x 384 after 40K "
+                f"steps at {WISE_COVERAGE['count-based']:.0f} % and its own at "
+                f"{WISE_OWN_COVERAGE:.0f} %.")
+
     def plot_episode(self, record: Record, group: Group, path: Path) -> None:
         from mrsteve.eval.plots import save_trajectory_plot, world_blocks
 
+        trajectory, goals = np.asarray(record["trajectory"]), np.asarray(record["goals"])
+        blocks, corner = world_blocks(group.spec.task.world, record["seed"],
+                                      covering=np.concatenate([trajectory, goals.reshape(-1, 2)]))
         save_trajectory_plot(
-            path, world_blocks(group.spec.task.world, record["seed"]), record["trajectory"],
-            goals=record["goals"], goals_label="exploration goals",
+            path, blocks, trajectory - corner, goals=goals.reshape(-1, 2) - corner,
+            goals_label="exploration goals",
             title=f"{record['agent']}, seed {record['seed']}: coverage "
                   f"{record['map_coverage']:.1f} %, revisits {record['revisit_count']:.2f}",
         )  # fmt: skip

@@ -18,7 +18,7 @@ from mrsteve.eval.experiment import AgentOptions, Experiment
 from mrsteve.eval.results import format_metric, format_table
 from mrsteve.eval.spec import Group, RunSpec
 from mrsteve.eval.sweep import Record
-from mrsteve.naming import choose
+from mrsteve.naming import check_name, choose
 from mrsteve.perception import make_encoder
 from mrsteve.protocols import Agent
 from mrsteve.tasks import long_instruction as li
@@ -54,9 +54,13 @@ class LongTaskConfig(AgentOptions):
     """Long-Navigation: a goal is reached within this many blocks of where its frame was seen."""
     rss_every: int = 0
     """Sample the resident memory every this many steps into each record (0: never)."""
+    spawn_cycle: str = "on"
+    """Long-Instruction: Minecraft 1.11's passive spawn cycle on the map (on, as the paper's
+    episodes ran in Minecraft; off: killed animals never come back)."""
 
     def __post_init__(self) -> None:
         choose(self.agent, list(AGENTS), "agent")
+        check_name(self.spawn_cycle, ("on", "off"), "spawn_cycle")
         super().__post_init__()
         if min(self.steps, self.task_limit) < 1 or self.rss_every < 0:
             raise ValueError(f"steps and task_limit must be >= 1 and rss_every >= 0, got "
@@ -78,6 +82,8 @@ class LongInstructionTask:
     task_limit: int
     noop_steps: int
     rss_every: int
+    spawn_cycle: bool = False
+    """Minecraft's passive spawn cycle runs on the map."""
 
 
 @dataclass(frozen=True)
@@ -104,7 +110,8 @@ def resident_memory(spec: RunSpec, agent: Agent) -> list[EpisodeCallback]:
 def long_instruction_episode(spec: RunSpec) -> Record:
     """One Long-Instruction episode: tasks solved, and each task's item, start and duration."""
     task = spec.task
-    with gym.make("mrsteve/Voxel-v0", world=task.world, noop_steps=task.noop_steps) as env:
+    with gym.make("mrsteve/Voxel-v0", world=task.world, noop_steps=task.noop_steps,
+                  spawn_cycle=task.spawn_cycle) as env:
         agent = build_agent(spec.agent)
         sampler = resident_memory(spec, agent)
         record = li.run_long_instruction(env, agent, spec.seed, steps=task.steps,
@@ -182,20 +189,21 @@ class LongTaskExperiment(Experiment):
 
 class LongInstruction(LongTaskExperiment):
     """Long-Instruction (paper Section 4.4, Figure 7): random "Obtain X" tasks, X in water, beef,
-    wool, log, dirt, seeds, one after another on the 200 x 200 long_instruction map; a task
-    changes on success or after --task-limit steps. Metric: tasks solved in --steps steps."""
+    wool, log, dirt, seeds, one after another on the 200 x 200 long_instruction map with
+    Minecraft's passive spawn cycle (--spawn-cycle); a task changes on success or after
+    --task-limit steps. Metric: tasks solved in --steps steps."""
 
     name = "long-instruction"
     examples = ("--agent mrsteve,fm --steps 100000 --episodes 1 --workers 2",
                 "--steps 500000 --rss-every 10000 --workers 2 --out runs/long-instruction")
-    options = ("agent", "steps", "capacity", "task_limit", "rss_every", "encoder",
+    options = ("agent", "steps", "capacity", "task_limit", "rss_every", "spawn_cycle", "encoder",
                "searched_radius")
     episode = staticmethod(long_instruction_episode)
     world, metric, paper = li.WORLD, "tasks_solved", PAPER_TASKS_SOLVED
 
     def task(self, config: LongTaskConfig) -> LongInstructionTask:
         return LongInstructionTask(li.WORLD, config.steps, config.task_limit, li.NOOP_STEPS,
-                                   config.rss_every)
+                                   config.rss_every, config.spawn_cycle == "on")
 
 
 class LongNavigation(LongTaskExperiment):

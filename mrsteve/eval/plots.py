@@ -24,18 +24,25 @@ def save_figure(figure, path: str | Path, dpi: int = 120) -> Path:
     return path
 
 
-def world_blocks(world: str, seed: int) -> np.ndarray:
+def world_blocks(world: str, seed: int, covering: np.ndarray | None = None):
     """The blocks an episode of ``world`` seeded with ``seed`` starts with (the environment is
-    reset with the same seed, so this is the episode's world)."""
+    reset with the same seed, so this is the episode's world).
+
+    With ``covering`` (``[N, 2]`` points in the reported frame) returns ``(blocks, corner)``:
+    for an unbounded world, its terrain as generated over the chunks the points lie in, and the
+    reported-frame position of ``blocks[0, :, 0]`` (``(0, 0)`` for a bounded map)."""
     import gymnasium as gym
 
     import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
 
     env = gym.make("mrsteve/Voxel-v0", world=world, obs_size=(4, 4))
     env.reset(seed=seed)
-    blocks = env.unwrapped.world.blocks.copy()
+    world_ = env.unwrapped.world
+    blocks, corner = world_.blocks.copy(), np.zeros(2)
+    if covering is not None and world_.window is not None and len(covering):
+        blocks, corner = world_.window.region(np.min(covering, axis=0), np.max(covering, axis=0))
     env.close()
-    return blocks
+    return blocks if covering is None else (blocks, corner)
 
 
 def save_trajectory_plot(

@@ -41,6 +41,9 @@ class SequentialTask:
     items: tuple[str, ...]
     labels: tuple[str, ...]
     max_steps: int
+    spawn_cycle: bool = False
+    """Run the world with Minecraft's passive spawn cycle (:mod:`mrsteve.world.spawning`), as
+    the paper's tasks ran in Minecraft: animals come back after being killed."""
 
     @property
     def key(self) -> str:
@@ -139,8 +142,13 @@ def parse_catalog(raw: Mapping[str, Any], item_names: tuple[str, ...],
             world = task.get("world", spec.get("world"))
             if world not in world_names:
                 raise unknown_name("world (tasks.toml)", world, world_names)
+            spawn_cycle = task.get("spawn_cycle", spec.get("spawn_cycle", False))
+            if not isinstance(spawn_cycle, bool):
+                raise ValueError(f"tasks.toml: {suite}/{name}: spawn_cycle must be true or false, "
+                                 f"got {spawn_cycle!r}")
             tasks[name] = SequentialTask(name, suite, world, sequence, labels,
-                                         int(task.get("max_steps", spec["max_steps"])))
+                                         int(task.get("max_steps", spec["max_steps"])),
+                                         spawn_cycle)
         suites[suite] = MappingProxyType(tasks)
     return TaskCatalog(MappingProxyType(items), MappingProxyType(suites),
                        MappingProxyType(parse_crafting(raw.get("crafting"), item_names,
@@ -186,7 +194,14 @@ def exploration_patch_size(world: str) -> float:
     from mrsteve.world.recipes import WORLD_RECIPES
 
     size = lookup(WORLD_RECIPES, world, "world").size
+    if size is None:  # unbounded: the side of the agent's exploration map (the release's 128)
+        size = (EXPLORATION_MAP_SIDE, EXPLORATION_MAP_SIDE)
     return float(round(0.15 * min(size)))
+
+
+EXPLORATION_MAP_SIDE = 128
+"""Side in blocks of the authors' exploration map around the start, the extent G is set for on
+an unbounded world."""
 
 
 def task_prompts(item: str) -> TaskPrompts:

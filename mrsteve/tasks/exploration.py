@@ -68,16 +68,29 @@ def walkable_bounds(blocks: np.ndarray) -> Bounds:
     return (1.0, 1.0, float(blocks.shape[0] - 1), float(blocks.shape[2] - 1))
 
 
+def square_bounds(centre: tuple[float, float], side: float) -> Bounds:
+    """``(x_min, z_min, x_max, z_max)`` of the square of ``side`` blocks centred on ``centre``."""
+    x, z = centre
+    return (x - side / 2, z - side / 2, x + side / 2, z + side / 2)
+
+
 def run_exploration(env: Any, agent: Agent, *, seed: int, steps: int, grid: int = 11,
-                    linger_steps: int = 300) -> ExplorationEpisode:
+                    linger_steps: int = 300, area: float | None = None) -> ExplorationEpisode:
     """One episode: ``env.reset(seed=seed)``, then ``agent`` (an explorer) explores for ``steps``
     steps with the episode's agent generator. It sees the world only in the episode frame (it is
     told nothing of the map: not its size, nor its walls); the metrics are measured on the
-    walkable area inside the wall ring."""
+    walkable area inside the wall ring, or with ``area`` on the square of that side centred on
+    the start (an unbounded world's measure)."""
     trajectory, goals = Trajectory(), GoalTrace()
     driver = Driver(env, [trajectory, goals])
     info = driver.reset(seed=seed)
-    bounds = walkable_bounds(env.unwrapped.world.blocks)
+    if area is not None:
+        bounds = square_bounds(driver.position, area)
+    elif env.unwrapped.world.window is not None:
+        raise ValueError("an unbounded world has no walls to measure coverage inside: give the "
+                         "side of the square around the start to measure (area)")
+    else:
+        bounds = walkable_bounds(env.unwrapped.world.blocks)
     agent.reset(driver.view, episode_rng(seed), info["camera"])
     driver.run(agent.act, steps=steps)
     path = trajectory.array()

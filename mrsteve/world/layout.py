@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -66,6 +66,9 @@ class WorldLayout:
     landmarks: Mapping[str, tuple[float, float]] = field(
         default_factory=lambda: MappingProxyType({})
     )
+    terrain: Any = None
+    """For an unbounded world, its :class:`~mrsteve.world.chunks.UnboundedTerrain`: ``blocks``
+    is then the first loaded window of chunks, and the world loads more as the player walks."""
 
     @property
     def size(self) -> tuple[int, int]:

@@ -330,6 +330,17 @@ class Mobs:
         self._records[: len(kept)] = kept
         self.count = len(kept)
 
+    def insert(self, records: np.ndarray) -> None:
+        """Add mobs as they were (records of :data:`MOB_DTYPE`, e.g. saved with a chunk)."""
+        need = self.count + len(records)
+        if need > len(self._records):
+            grown = np.zeros(max(need, 2 * len(self._records)), dtype=MOB_DTYPE)
+            grown[: self.count] = self.records
+            self._records = grown
+            self._boxes = np.zeros((len(grown), 6), dtype=np.float32)
+        self._records[self.count : need] = records
+        self.count = need
+
     def step(
         self, blocks, solid, water, player_x, player_z, rng: np.random.Generator
     ) -> np.ndarray:

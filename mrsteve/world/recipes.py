@@ -19,6 +19,7 @@ from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 import numpy as np
 
 from mrsteve.naming import lookup, unknown_name
+from mrsteve.world.chunks import UnboundedRecipe
 from mrsteve.world.layout import WorldLayout
 from mrsteve.world.terrain import FEATURES, Feature, Site
 
@@ -62,21 +63,43 @@ def build_layout(name: str, rng: np.random.Generator) -> WorldLayout:
 
 
 @cache
-def load_world_recipes() -> Mapping[str, WorldRecipe]:
+def load_world_recipes() -> Mapping[str, WorldRecipe | UnboundedRecipe]:
     """Every recipe of ``data/worlds.toml`` by name, parsed and checked once per process."""
     text = resources.files("mrsteve.world").joinpath("data/worlds.toml").read_text("utf-8")
     return parse_world_recipes(tomllib.loads(text))
 
 
-def parse_world_recipes(raw: Mapping[str, Any]) -> Mapping[str, WorldRecipe]:
+def parse_world_recipes(raw: Mapping[str, Any]) -> Mapping[str, WorldRecipe | UnboundedRecipe]:
     """Build and validate the recipes of a parsed ``worlds.toml``."""
-    recipes: dict[str, WorldRecipe] = {}
-    for table in raw.get("world", []):
-        recipe = _parse_world(table)
+    recipes: dict[str, WorldRecipe | UnboundedRecipe] = {}
+    parsed = [_parse_world(table) for table in raw.get("world", [])]
+    parsed += [_parse_unbounded(table) for table in raw.get("unbounded", [])]
+    for recipe in parsed:
         if recipe.name in recipes:
             raise ValueError(f"worlds.toml: world {recipe.name!r} is defined twice")
         recipes[recipe.name] = recipe
     return types.MappingProxyType(recipes)
+
+
+_UNBOUNDED_KEYS = {"name", "description", "spawn_biome"}
+
+
+def _parse_unbounded(table: Mapping[str, Any]) -> UnboundedRecipe:
+    where = f"worlds.toml: unbounded world {table.get('name', '?')!r}"
+    for key in table:
+        if key not in _UNBOUNDED_KEYS:
+            raise ValueError(f"{where}: {unknown_name('key', key, sorted(_UNBOUNDED_KEYS))}")
+    missing = {"name", "description"} - set(table)
+    if missing:
+        raise ValueError(f"{where}: missing keys {sorted(missing)}")
+    try:
+        return UnboundedRecipe(
+            name=_coerce(table["name"], str, f"{where}: name"),
+            description=_coerce(table["description"], str, f"{where}: description"),
+            spawn_biome=_coerce(table.get("spawn_biome", "plains"), str, f"{where}: spawn_biome"),
+        )
+    except ValueError as error:
+        raise ValueError(f"{where}: {error}") from None
 
 
 _WORLD_KEYS = {"name", "size", "description", "spawn", "spawn_yaw", "features"}
@@ -169,5 +192,6 @@ def _coerce(value: Any, hint: Any, where: str) -> Any:
     raise ValueError(f"{where}: expected {hint.__name__}, got {value!r}")
 
 
-WORLD_RECIPES: Mapping[str, WorldRecipe] = load_world_recipes()
-"""Every world recipe by name (``mrsteve worlds`` lists them)."""
+WORLD_RECIPES: Mapping[str, WorldRecipe | UnboundedRecipe] = load_world_recipes()
+"""Every world recipe by name (``mrsteve worlds`` lists them): bounded maps and unbounded
+worlds (``size`` ``None``)."""

@@ -141,6 +141,7 @@ class Renderer:
         *,
         time: int = 0,
         heights: ColumnHeights | None = None,
+        origin: tuple[int, int] = (0, 0),
     ) -> RenderedFrame:
         """Render the view from ``eye_xyz`` at ``yaw`` / ``pitch`` degrees.
 
@@ -148,7 +149,9 @@ class Renderer:
         ``(x, y_feet, z, width, height, semantic_id)``; ``time`` (the environment step) animates the
         fire of burning zombies. ``heights`` is the grid's :class:`ColumnHeights`, kept up to date
         by the caller; without it the renderer recomputes them from ``blocks`` (about 0.2 ms for a
-        200 x 200 world). The returned buffers are reused by the next call.
+        200 x 200 world). ``origin`` is where ``blocks[0, :, 0]`` lies in the world (an unbounded
+        world's loaded window): the blocks' textures are the world cells', so they do not change
+        when the window moves. The returned buffers are reused by the next call.
         """
         if not isinstance(blocks, np.ndarray) or blocks.dtype != np.uint8 or blocks.ndim != 3:
             raise ValueError(
@@ -172,6 +175,7 @@ class Renderer:
             float(pitch), self._rays, self._tan_half, self.max_distance, self.fog_start, float(time),
             self._shape_of, self._colors, self._semantic_of, boxes, self._mob_colors,
             self._burning_class, self._frame.rgb, self._frame.depth, self._frame.semantic,
+            int(origin[0]), int(origin[1]),
         )  # fmt: skip
         return self._frame
 
@@ -255,12 +259,13 @@ def _hash01(a, b, c, d):
 
 
 @nb.njit(cache=True, fastmath=_FAST)
-def _cross_hit(blocks, b, i, j, k, ox, oy, oz, dx, dy, dz, t_in, t_out):
+def _cross_hit(blocks, b, i, j, k, ox, oy, oz, dx, dy, dz, t_in, t_out, gx, gz):
     """Nearest ray distance in ``[t_in, t_out]`` at which the ray meets a blade of the plant in cell
     ``(i, j, k)`` (two vertical quads along the cell's diagonals), or -1.
 
     A plant with the same plant above it (a sugar cane stack) is drawn as full-height stalks; the top
-    one as blades that taper to points.
+    one as blades that taper to points. ``(gx, gz)`` is the grid's corner in the world (the
+    blades' shapes follow the world's cells, not the grid's).
     """
     px = ox - i
     pz = oz - k
@@ -288,7 +293,7 @@ def _cross_hit(blocks, b, i, j, k, ox, oy, oz, dx, dy, dz, t_in, t_out):
         if stacked:
             visible = w < 0.3
         else:
-            tip = 0.55 + 0.4 * _hash01(i, j, k, blade + 8 * quad)
+            tip = 0.55 + 0.4 * _hash01(i + gx, j, k + gz, blade + 8 * quad)
             visible = v < tip and w < 0.4 * (1.0 - v / tip)
         if visible:
             best = t
@@ -296,7 +301,8 @@ def _cross_hit(blocks, b, i, j, k, ox, oy, oz, dx, dy, dz, t_in, t_out):
 
 
 @nb.njit(cache=True, fastmath=_FAST)
-def _march(blocks, tiles, shift, ceiling, shape_of, ox, oy, oz, dx, dy, dz, max_dist, in_liquid):
+def _march(blocks, tiles, shift, ceiling, shape_of, ox, oy, oz, dx, dy, dz, max_dist, in_liquid,
+           gx, gz):
     """First visible surface along a unit ray: ``(t, block, face, i, j, k)``; ``face`` is ``_MISS``
     with nothing within ``max_dist``. Faces as in :func:`~mrsteve.world.raycast.cast_ray`, plus
     ``_FACE_CROSS`` for plants and ``_FACE_INSIDE`` for the eye's own cell. While ``in_liquid`` (the
@@ -365,7 +371,7 @@ def _march(blocks, tiles, shift, ceiling, shape_of, ox, oy, oz, dx, dy, dz, max_
                             if shape == _CROSS:
                                 t_out = min(t_max_i, t_max_j, t_max_k, max_dist)
                                 t_hit = _cross_hit(
-                                    blocks, b, i, j, k, ox, oy, oz, dx, dy, dz, t, t_out
+                                    blocks, b, i, j, k, ox, oy, oz, dx, dy, dz, t, t_out, gx, gz
                                 )
                                 if t_hit >= 0.0:
                                     return t_hit, b, _FACE_CROSS, i, j, k
@@ -414,9 +420,10 @@ def _march(blocks, tiles, shift, ceiling, shape_of, ox, oy, oz, dx, dy, dz, max_
 
 
 @nb.njit(cache=True, fastmath=_FAST)
-def _block_shade(face, hx, hy, hz, i, j, k, t):
+def _block_shade(face, hx, hy, hz, i, j, k, t, gx, gz):
     """Brightness and colour row (0 top, 1 side, 2 bottom) of a block surface point: directional
-    light per face, a 4 x 4 texel pattern and darkened edges within 24 blocks."""
+    light per face, a 4 x 4 texel pattern (drawn for the world's cell: the grid's cell plus
+    ``(gx, gz)``) and darkened edges within 24 blocks."""
     if face == 3:
         row, light, u, v = 0, 1.0, hx - i, hz - k
     elif face == 2:
@@ -430,7 +437,7 @@ def _block_shade(face, hx, hy, hz, i, j, k, t):
     else:
         return 1, 0.5
     texel = int(u * 4.0) * 4 + int(v * 4.0)
-    light *= 0.9 + 0.2 * _hash01(i, j, k, face * 16 + texel)
+    light *= 0.9 + 0.2 * _hash01(i + gx, j, k + gz, face * 16 + texel)
     if t < 24.0 and min(u, 1.0 - u, v, 1.0 - v) < 0.04:
         light *= 0.8
     return row, light
@@ -498,8 +505,10 @@ def _box_hit(ox, oy, oz, dx, dy, dz, x0, y0, z0, x1, y1, z1):
 def _render_frame(
     blocks, tiles, tile_shift, ox, oy, oz, yaw_deg, pitch_deg, rays, tan_half, max_dist, fog_start,
     time, shape_of, colors, semantic_of, mob_boxes, mob_colors, burning_class, rgb, depth, semantic,
+    gx, gz,
 ):  # fmt: skip
-    """Fill ``rgb``, ``depth`` and ``semantic`` with the view from ``(ox, oy, oz)``."""
+    """Fill ``rgb``, ``depth`` and ``semantic`` with the view from ``(ox, oy, oz)``; ``(gx, gz)``
+    is the grid's corner in the world (the textures' frame)."""
     height, width = depth.shape
     sx, sy, sz = blocks.shape
     (rx, ry, rz), (ux, uy, uz), (fx, fy, fz) = camera_basis(yaw_deg, pitch_deg)
@@ -519,7 +528,7 @@ def _render_frame(
         dz = rz * cx + uz * cy + fz * cz
         t, b, face, i, j, k = _march(
             blocks, tiles, tile_shift, ceiling, shape_of, ox, oy, oz, dx, dy, dz, max_dist,
-            underwater,
+            underwater, gx, gz,
         )
         if face == _MISS or t > max_dist:
             red, green, blue = _sky(dy)
@@ -527,7 +536,7 @@ def _render_frame(
             depth[r, c] = np.inf
             semantic[r, c] = 0
             continue
-        row, light = _block_shade(face, ox + dx * t, oy + dy * t, oz + dz * t, i, j, k, t)
+        row, light = _block_shade(face, ox + dx * t, oy + dy * t, oz + dz * t, i, j, k, t, gx, gz)
         red = colors[b, row, 0] * light
         green = colors[b, row, 1] * light
         blue = colors[b, row, 2] * light

@@ -19,6 +19,7 @@ from typing import NamedTuple
 import numpy as np
 
 from mrsteve.naming import check_name
+from mrsteve.world.chunks import ChunkWindow
 from mrsteve.world.content import Content, load_content
 from mrsteve.world.crafting import TABLE, CraftResult, load_recipes
 from mrsteve.world.interaction import Hands, InteractionConfig, Inventory, Target, WorldEvent
@@ -42,6 +43,7 @@ from mrsteve.world.physics import (
     step_player,
 )
 from mrsteve.world.raycast import ColumnHeights, look_direction
+from mrsteve.world.spawning import PassiveSpawning, SpawnRules
 
 EVENT_KINDS = ("spawn_mob", "explode")
 """Kinds of :class:`~mrsteve.world.layout.ScheduledEvent` the world runs."""
@@ -58,6 +60,9 @@ class WorldConfig:
     """Attacking, breaking and using items."""
     mobs: MobConfig = field(default_factory=MobConfig)
     """How mobs wander and flee."""
+    spawn_cycle: SpawnRules | None = None
+    """Minecraft's passive spawn cycle (:class:`~mrsteve.world.spawning.SpawnRules`); ``None``:
+    animals never come back once killed."""
 
 
 class Controls(NamedTuple):
@@ -137,8 +142,27 @@ class World:
             self.spawn_mob(spawn.kind, spawn.x, spawn.z, roam=spawn.roam, burning=spawn.burning)
         for event in layout.events:
             self.schedule(event)
+        self.window = ChunkWindow(layout.terrain, self.blocks) if layout.terrain else None
+        """The loaded chunks of an unbounded world (``None`` for a bounded one)."""
+        self.spawning = PassiveSpawning(self, config.spawn_cycle) if config.spawn_cycle else None
+        """Minecraft's passive spawn cycle, when the configuration turns it on."""
 
     # ----------------------------------------------------------------------------- reading
+
+    @property
+    def origin(self) -> tuple[int, int]:
+        """Where column ``(0, 0)`` of :attr:`blocks` lies in the frame the environment reports
+        poses in: ``(0, 0)`` for a bounded world; an unbounded world's arrays hold the chunks
+        loaded around the player, and this moves with them. Positions of this class
+        (:attr:`position`, :attr:`pose`, :meth:`teleport`, the mobs) are in the arrays' frame."""
+        return self.window.origin if self.window is not None else (0, 0)
+
+    @property
+    def frame_pose(self) -> tuple[float, float, float, float, float]:
+        """:attr:`pose` in the reported frame (the arrays' frame plus :attr:`origin`)."""
+        x, y, z, yaw, pitch = self.pose
+        ox, oz = self.origin
+        return x + ox, y, z + oz, yaw, pitch
 
     @property
     def position(self) -> tuple[float, float, float]:
@@ -152,7 +176,7 @@ class World:
 
     @property
     def pose(self) -> tuple[float, float, float, float, float]:
-        """``(x, y, z, yaw, pitch)``: absolute feet position and camera angles in degrees."""
+        """``(x, y, z, yaw, pitch)``: feet position (arrays' frame) and camera angles in degrees."""
         return (
             float(self.player[X]),
             float(self.player[Y]),
@@ -223,6 +247,10 @@ class World:
             bool(c.sprint),
             self.yaw,
         )
+        if self.window is not None:
+            dx, dz = self.window.shift_for(self.player[X], self.player[Z])
+            if dx or dz:
+                self.window.move(self, dx, dz)
         burnt = self.mobs.step(
             self.blocks, self.solid, self.water, self.player[X], self.player[Z], self.rng
         )
@@ -231,6 +259,10 @@ class World:
                 events.append(WorldEvent("died", self.mobs.kind_name(index)))
             self.mobs.remove(burnt)
         self.t += 1
+        if self.spawning is not None and self.t % self.spawning.rules.interval == 0:
+            spawned = self.spawning.cycle()
+            if spawned:
+                events += [WorldEvent("spawned", kind, count) for kind, count in spawned.items()]
         while self._schedule and self._schedule[0].step <= self.t:
             self._run(self._schedule.pop(0), events)
         return tuple(events) if events else ()

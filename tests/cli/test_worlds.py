@@ -21,10 +21,12 @@ def test_json_lists_every_world_with_its_size_and_description():
     rows = json.loads(result.output)
     assert {row["name"] for row in rows} == set(WORLD_RECIPES) >= PAPER_WORLDS
     for row in rows:
-        assert row["size"] == list(WORLD_RECIPES[row["name"]].size)
+        size = WORLD_RECIPES[row["name"]].size
+        assert row["size"] == (None if size is None else list(size))
         assert row["description"]
     sizes = {row["name"]: row["size"] for row in rows}
     assert sizes["map1"] == [100, 100] and sizes["long_navigation"] == [200, 200]
+    assert sizes["plains_unbounded"] is None
 
 
 def test_table_has_a_line_per_world():

@@ -20,7 +20,7 @@ def test_every_explorer_runs_an_episode_and_reports_the_metrics(agent):
     (group,) = EXPLORATION.groups(config)
     (spec,) = group.episodes(1, 3)
     assert (spec.task.steps, spec.task.obs_size, spec.agent.name) == (120, (24, 40), agent)
-    assert spec.agent.explorer.goals.patch_size == config.patch_size
+    assert spec.agent.explorer.goals.patch_size == config.goal_patch == 15.0
     record = exploration_episode(spec)
     assert set(METRICS) <= set(record)
     assert 0 < record["map_coverage"] <= 100 and record["revisit_count"] == 0.0

@@ -1,7 +1,8 @@
 """The same seeds give the same episodes: a fixed sample of sweeps (every experiment, a capacity
 grid, the pixel encoder, searched places, ablations, long tasks at small budgets) gives records
 identical to those in ``data/golden``, written by the package before its run specs, its driver
-and its sweep queue existed (commit 3c68711). Only what identifies a record (its key, and the
+and its sweep queue existed (commit 3c68711); ``aba-random`` was rewritten when ABA-Random moved
+to the unbounded plains with the spawn cycle. Only what identifies a record (its key, and the
 agent's name in it, which no longer carries the capacity) may differ; every metric, trajectory,
 goal and seed must be the same, to the last digit."""
 

@@ -26,7 +26,9 @@ def test_aba_random_and_seq4():
     assert set(suites["aba-random"]) == {"water-log-water", "beef-log-beef", "wool-log-wool"}
     (seq4,) = suites["seq4"].values()
     assert seq4.items == ("log", "water_bucket", "wool", "beef") and seq4.max_steps == 16_000
-    assert {t.world for t in suites["aba-random"].values()} == {"plains"}
+    assert {t.world for t in suites["aba-random"].values()} == {"plains_unbounded"}
+    assert all(t.spawn_cycle for suite in ("aba-random", "seq4") for t in suites[suite].values())
+    assert not any(t.spawn_cycle for t in suites["aba-sparse"].values())
 
 
 def test_metric_names_follow_the_labels():

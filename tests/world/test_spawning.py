@@ -1,0 +1,116 @@
+"""Minecraft 1.11's passive spawn cycle (mrsteve.world.spawning)."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
+from mrsteve.world.recipes import build_layout
+from mrsteve.world.spawning import SpawnRules
+from mrsteve.world.world import Controls, World, WorldConfig
+
+
+def hunted_world(seed: int = 0, world: str = "long_instruction", keep: int = 0) -> World:
+    """A world with the spawn cycle whose animals were all killed but ``keep``."""
+    rng = np.random.default_rng(seed)
+    built = World(build_layout(world, rng), rng, WorldConfig(spawn_cycle=SpawnRules()))
+    built.mobs.remove(np.arange(keep, len(built.mobs)))
+    return built
+
+
+def cycles(world: World, n: int) -> list[tuple[str, float, float, float]]:
+    """Run ``n`` cycles; every animal spawned as ``(kind, x, y, z)``."""
+    spawned = []
+    for _ in range(n):
+        before = len(world.mobs)
+        world.spawning.cycle()
+        spawned += [(world.mobs.kind_name(i), *(float(world.mobs.records[i][c])
+                                                for c in ("x", "y", "z")))
+                    for i in range(before, len(world.mobs))]
+    return spawned
+
+
+def test_the_cap_is_ten_per_289_eligible_chunks_of_the_17_by_17_around_the_player():
+    world = hunted_world()
+    chunks = world.spawning.eligible_chunks()
+    assert len(chunks) == 13 * 13  # the 200 x 200 map is 13 x 13 chunks, all within 8 of the centre
+    assert world.spawning.cap(len(chunks)) == 10 * 169 // 289 == 5
+    unbounded = hunted_world(world="plains_unbounded")
+    assert len(unbounded.spawning.eligible_chunks()) == 10 * 10  # the loaded window
+
+
+def test_nothing_spawns_while_more_animals_than_the_cap_are_loaded():
+    world = hunted_world(keep=6)  # cap 5
+    assert cycles(world, 50) == []
+    world.mobs.remove(np.arange(1, len(world.mobs)))
+    assert len(cycles(world, 50)) > 0
+
+
+def test_spawned_animals_stand_on_lit_grass_far_from_the_player_and_the_spawn_point():
+    world = hunted_world(seed=1)
+    spawned = []
+    while len(spawned) < 20:
+        spawned += cycles(world, 20)
+        world.mobs.remove(np.arange(len(world.mobs)))  # hunted again: below the cap
+    grass = world.content.block("grass_block").id
+    px, py, pz = world.position
+    sx, sy, sz = world.layout.spawn
+    for kind, x, y, z in spawned:
+        assert kind in ("cow", "sheep")
+        i, j, k = int(x), round(y), int(z)
+        assert world.blocks[i, j - 1, k] == grass
+        assert not world.spawning._opaque[world.blocks[i, j:, k]].any()
+        assert np.hypot(np.hypot(x - px, z - pz), y - py) >= 24
+        assert np.hypot(np.hypot(x - sx, z - sz), y - sy) >= 24
+
+
+def test_a_cell_under_a_roof_on_sand_or_in_water_takes_no_animal():
+    world = hunted_world()
+    x, z = 150, 150  # open grass of the cows' corner
+    column = world.blocks[x, :, z]
+    y = int(np.flatnonzero(world.solid[column]).max()) + 1
+    world.blocks[x, y:, z] = 0
+    assert world.spawning._can_spawn("cow", x, y, z)
+    world.blocks[x, y + 5, z] = world.content.block("stone").id  # a roof: no light
+    assert not world.spawning._can_spawn("cow", x, y, z)
+    world.blocks[x, y + 5, z] = world.content.block("oak_leaves").id  # leaves let light through
+    assert world.spawning._can_spawn("cow", x, y, z)
+    world.blocks[x, y - 1, z] = world.content.block("sand").id
+    assert not world.spawning._can_spawn("cow", x, y, z)
+
+
+def test_cycles_run_every_400_ticks_and_the_same_seed_spawns_the_same():
+    def episode(seed):
+        env = gym.make("mrsteve/Voxel-v0", world="long_instruction", obs_size=(4, 4),
+                       spawn_cycle=True)
+        env.reset(seed=seed)
+        world = env.unwrapped.world
+        world.mobs.remove(np.arange(len(world.mobs)))
+        steps = []
+        for t in range(1, 4001):
+            _, _, _, _, info = env.step({})
+            steps += [(t, e.name, e.count) for e in info["events"] if e.kind == "spawned"]
+        env.close()
+        return steps, world.mobs.records[["x", "z"]].tolist()
+
+    first = episode(4)
+    assert first[0], "no animal came back in ten cycles"
+    assert all(t % 400 == 0 for t, _, _ in first[0])
+    assert episode(4) == first
+
+
+def test_without_the_cycle_killed_animals_never_come_back():
+    rng = np.random.default_rng(0)
+    world = World(build_layout("long_instruction", rng), rng)
+    world.mobs.remove(np.arange(len(world.mobs)))
+    for _ in range(2000):
+        world.step(Controls())
+    assert len(world.mobs) == 0 and world.spawning is None
+
+
+@pytest.mark.parametrize("field,value", [("interval", 0), ("cap", -1), ("spread", 0)])
+def test_bad_spawn_rules_are_refused_with_the_field_named(field, value):
+    with pytest.raises(ValueError, match=field):
+        SpawnRules(**{field: value})
