@@ -58,6 +58,8 @@ TARGETS = {
     "memory_mb": 200.0,
     "first_frame_s": 1.0,
     "crafter_ratio_64x64": 1.0,
+    "chunk_ms": 5.0,
+    "unbounded_walk_ratio": 0.8,
 }
 """The package's speed targets for the world on one core (the renderer's are the reference level
 of a numba ray caster)."""
@@ -90,6 +92,12 @@ class WorldBenchConfig:
     """Time a new process up to its first frame (two short subprocesses)."""
     seed: int = 0
     """Seed of the worlds and of the random policy."""
+    walk_steps: int = 3000
+    """Timed steps of the walker (:class:`Walker`) on each unbounded world and on the 200 x 200
+    map beside it, in the same run (0: skip)."""
+    memory_walk_steps: int = 0
+    """Steps of the long walk that samples the resident memory on each unbounded world
+    (the world alone, no rendering; 0: skip)."""
 
     def __post_init__(self) -> None:
         if not self.worlds:
@@ -106,8 +114,14 @@ class WorldBenchConfig:
         for name in ("steps", "reset_repeats", "memory_envs"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
-        if self.warmup_steps < 0:
-            raise ValueError(f"warmup_steps must be non-negative, got {self.warmup_steps}")
+        for name in ("warmup_steps", "walk_steps", "memory_walk_steps"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be non-negative, got {getattr(self, name)}")
+
+    @property
+    def unbounded(self) -> list[str]:
+        """The unbounded worlds measured."""
+        return [name for name in self.worlds if WORLD_RECIPES[name].size is None]
 
 
 def size_key(size: tuple[int, int]) -> str:
@@ -126,7 +140,8 @@ def run_world_bench(
     load_before = _load_average()
     worlds = []
     for name in config.worlds:
-        row: dict = {"world": name, "size": list(WORLD_RECIPES[name].size)}
+        size = WORLD_RECIPES[name].size
+        row: dict = {"world": name, "size": None if size is None else list(size)}
         row["render_fps"], row["render_fps_cpu"] = {}, {}
         for size in config.sizes:
             rates = renderer_fps(name, size, config)
@@ -152,6 +167,8 @@ def run_world_bench(
         "targets": TARGETS,
         "worlds": worlds,
     }
+    if not config.renderer_only:
+        report["unbounded"] = [unbounded_world(name, config, done) for name in config.unbounded]
     if config.first_frame:
         report["first_frame_s"] = first_frame_seconds(config.worlds[0])
         done("first frame in a new process")
@@ -175,8 +192,122 @@ def count_jobs(config: WorldBenchConfig) -> int:
     """How many times :func:`run_world_bench` calls ``on_job``."""
     per_world = len(config.sizes) * (1 if config.renderer_only else 2)
     per_world += 0 if config.renderer_only else 2
+    per_unbounded = 1 + 2 * bool(config.walk_steps) + bool(config.memory_walk_steps)
     return (len(config.worlds) * per_world + int(config.first_frame)
-            + int(config.peer and not config.renderer_only))
+            + int(config.peer and not config.renderer_only)
+            + (0 if config.renderer_only else per_unbounded * len(config.unbounded)))
+
+
+BOUNDED_PEER = "long_instruction"
+"""The 200 x 200 map the unbounded worlds' walking speed is compared with."""
+
+
+class Walker:
+    """Forward, sprinting and jumping along a circle of radius 80 blocks (it fits the 200 x 200
+    map), turning a quarter turn when it has not moved for 20 steps: a policy that covers ground,
+    so an unbounded world keeps loading chunks."""
+
+    RADIUS = 80.0
+
+    def __init__(self) -> None:
+        self._last = None
+        self._turn = 0.0
+
+    def action(self, n: int, position: tuple[float, float, float]) -> dict:
+        if n % 20 == 0:
+            moved = self._last is not None and math.dist(self._last, position) >= 1.0
+            self._turn = 0.0 if moved or self._last is None else 90.0
+            self._last = position
+        yaw = self._turn + math.degrees(0.35 / self.RADIUS)
+        self._turn = 0.0
+        return {"forward": 1, "sprint": 1, "jump": 1,
+                "camera": np.array([0.0, yaw], dtype=np.float32)}
+
+
+def walk_steps_per_s(world: str, config: WorldBenchConfig) -> dict:
+    """Environment steps per second of the :class:`Walker` at the default size, and the blocks
+    it covered."""
+    env = make_env(world, DEFAULT_OBS_SIZE)
+    env.reset(seed=config.seed)
+    state, walker = env.unwrapped, Walker()
+    start = np.array(state.world.frame_pose[:3])
+    travelled = [0.0]
+    last = [start]
+
+    def step(n: int) -> None:
+        obs, *_ = env.step(walker.action(n, state.world.position))
+        here = obs["pose"][:3]
+        travelled[0] += float(np.hypot(*(here - last[0])[[0, 2]]))
+        last[0] = here
+
+    for n in range(config.warmup_steps):
+        step(n)
+    rates = median_rate(step, config.warmup_steps, config.walk_steps)
+    env.close()
+    return {"steps_per_s": rates.wall, "steps_per_cpu_s": rates.cpu,
+            "blocks_walked": travelled[0]}
+
+
+def chunk_milliseconds(world: str, config: WorldBenchConfig, chunks: int = 100) -> dict:
+    """Milliseconds to generate a chunk: ``chunks`` chunks of a new world, row by row as a
+    loaded window fills (neighbours' decorations are shared), after one warm-up chunk."""
+    layout = WORLD_RECIPES[world].build(np.random.default_rng(config.seed))
+    generator = type(layout.terrain.generator)(layout.terrain.generator.seed + 1)
+    generator.chunk(-100, -100)
+    side = max(1, int(math.sqrt(chunks)))
+    times = []
+    for a in range(side):
+        for b in range(side):
+            start = time.perf_counter()
+            generator.chunk(a, b)
+            times.append((time.perf_counter() - start) * 1e3)
+    return {"chunk_ms": statistics.median(times), "chunk_ms_p95": float(np.percentile(times, 95)),
+            "chunk_ms_max": max(times)}
+
+
+def memory_walk(world: str, config: WorldBenchConfig, every: int = 10_000) -> dict:
+    """The resident memory over a long walk in ``world`` (the world stepped alone, no rendering):
+    the walker's controls, the RSS every ``every`` steps, the distance covered and the chunks the
+    world keeps aside."""
+    from mrsteve.world.recipes import build_layout
+    from mrsteve.world.world import Controls, World
+
+    rng = np.random.default_rng(config.seed)
+    state, walker = World(build_layout(world, rng), rng), Walker()
+    samples, travelled = [], 0.0
+    last = np.array(state.frame_pose[:3])
+    for n in range(config.memory_walk_steps):
+        action = walker.action(n, state.position)
+        state.step(Controls(forward=True, sprint=True, jump=True,
+                            camera_yaw=float(action["camera"][1])))
+        here = np.array(state.frame_pose[:3])
+        travelled += float(np.hypot(*(here - last)[[0, 2]]))
+        last = here
+        if n % every == 0 or n == config.memory_walk_steps - 1:
+            samples.append([n + 1, resident_mb()])
+    store = state.window.store
+    return {"steps": config.memory_walk_steps, "blocks_walked": travelled, "rss_mb": samples,
+            "chunks_visited": len(store.visited), "chunks_kept": len(store.blocks),
+            "mobs_kept": sum(len(m) for m in store.mobs.values())}
+
+
+def unbounded_world(world: str, config: WorldBenchConfig, done: Callable[[str], None]) -> dict:
+    """Chunk generation time, the walker's speed against the 200 x 200 map's in this run, and
+    (when asked) the resident memory over a long walk."""
+    row: dict = {"world": world, **chunk_milliseconds(world, config)}
+    done(f"{world} chunks")
+    if config.walk_steps:
+        row["walk"] = walk_steps_per_s(world, config)
+        done(f"{world} walk")
+        row["walk_bounded"] = {"world": BOUNDED_PEER, **walk_steps_per_s(BOUNDED_PEER, config)}
+        done(f"{BOUNDED_PEER} walk")
+        row["walk_ratio"] = row["walk"]["steps_per_s"] / row["walk_bounded"]["steps_per_s"]
+        row["walk_ratio_cpu"] = (row["walk"]["steps_per_cpu_s"]
+                                 / row["walk_bounded"]["steps_per_cpu_s"])
+    if config.memory_walk_steps:
+        row["memory_walk"] = memory_walk(world, config)
+        done(f"{world} memory walk")
+    return row
 
 
 def make_env(world: str, size: tuple[int, int]) -> gym.Env:
@@ -441,7 +572,8 @@ def summarise(report: dict, config: WorldBenchConfig) -> dict:
     if not config.renderer_only:
         summary["min_steps_per_s"] = slowest("steps_per_s")
         summary["min_steps_per_cpu_s"] = slowest("steps_per_cpu_s")
-        big = [row["reset_max_s"] for row in worlds if row["size"][0] * row["size"][1] >= 200 * 200]
+        big = [row["reset_max_s"] for row in worlds
+               if row["size"] is not None and row["size"][0] * row["size"][1] >= 200 * 200]
         summary["max_reset_s_200x200"] = max(big) if big else None
         summary["max_memory_mb"] = max(  # the larger of the traced and the resident growth
             max(row["memory_mb"], row["memory_rss_mb"] or 0.0) for row in worlds
@@ -466,6 +598,12 @@ def summarise(report: dict, config: WorldBenchConfig) -> dict:
             reset = summary["max_reset_s_200x200"]
             met["reset_s_200x200"] = None if reset is None else reset <= TARGETS["reset_s_200x200"]
             met["memory_mb"] = summary["max_memory_mb"] <= TARGETS["memory_mb"]
+            unbounded = report.get("unbounded", [])
+            if unbounded:
+                met["chunk_ms"] = max(r["chunk_ms"] for r in unbounded) < TARGETS["chunk_ms"]
+                ratios = [r[f"walk_ratio{suffix}"] for r in unbounded if "walk" in r]
+                if ratios:
+                    met["unbounded_walk_ratio"] = min(ratios) >= TARGETS["unbounded_walk_ratio"]
         if "first_frame_s" in report:
             met["first_frame_s"] = report["first_frame_s"]["renderer"] <= TARGETS["first_frame_s"]
         summary[f"targets_met{suffix}"] = met
@@ -487,7 +625,7 @@ def format_report(report: dict) -> str:
         columns += [f"steps/s {key}" for key in keys] + ["reset s", "memory MB", "(RSS MB)"]
     rows = []
     for row in report["worlds"]:
-        cells = [row["world"], "x".join(map(str, row["size"]))]
+        cells = [row["world"], "unbounded" if row["size"] is None else "x".join(map(str, row["size"]))]
         cells += [f"{row['render_fps'][key]:.0f}" for key in keys]
         if not renderer_only:
             cells += [f"{row['steps_per_s'][key]:.0f}" for key in keys]
@@ -515,6 +653,25 @@ def format_report(report: dict) -> str:
     if load.get("before") is not None:
         lines.append(f"load average {load['before']:.2f} before, {load['after']:.2f} after, on "
                      f"{machine['cpus']} CPUs (wall-clock rates; the JSON adds per-CPU-second rates)")
+    for row in report.get("unbounded", []):
+        lines.append(f"{row['world']}: a chunk in {row['chunk_ms']:.2f} ms (median; p95 "
+                     f"{row['chunk_ms_p95']:.2f}, max {row['chunk_ms_max']:.2f})  [target < "
+                     f"{TARGETS['chunk_ms']:g} ms]")
+        if "walk" in row:
+            walk, peer = row["walk"], row["walk_bounded"]
+            lines.append(
+                f"  walking (sprint-jumping on a circle): {walk['steps_per_s']:.0f} steps/s over "
+                f"{walk['blocks_walked']:.0f} blocks; {peer['world']} {peer['steps_per_s']:.0f} "
+                f"steps/s over {peer['blocks_walked']:.0f} blocks; ratio {row['walk_ratio']:.2f} "
+                f"({row['walk_ratio_cpu']:.2f} per CPU second)  [target >= "
+                f"{TARGETS['unbounded_walk_ratio']:g}]")
+        if "memory_walk" in row:
+            mem = row["memory_walk"]
+            rss = [mb for _, mb in mem["rss_mb"] if mb is not None]
+            span = f"RSS {rss[0]:.0f} -> {rss[-1]:.0f} MB (max {max(rss):.0f})" if rss else "RSS -"
+            lines.append(f"  long walk: {mem['steps']} steps, {mem['blocks_walked']:.0f} blocks, "
+                         f"{mem['chunks_visited']} chunks visited, {mem['chunks_kept']} kept, "
+                         f"{mem['mobs_kept']} mobs kept aside; {span}")
     if "first_frame_s" in report:
         first = report["first_frame_s"]
         lines.append(

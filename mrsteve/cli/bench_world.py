@@ -17,7 +17,9 @@ EXAMPLES = """Examples:
 
   mrsteve bench world --worlds map1,flat --steps 200 --json world.json
 
-  mrsteve bench world --renderer-only --sizes 64x64,160x256 --no-first-frame"""
+  mrsteve bench world --renderer-only --sizes 64x64,160x256 --no-first-frame
+
+  mrsteve bench world --worlds plains_unbounded,long_instruction --sizes default --memory-walk-steps 500000"""
 
 SINGLE_THREAD_ENV = {
     "NUMBA_NUM_THREADS": "1",
@@ -49,6 +51,14 @@ def command(
         bool, typer.Option("--first-frame/--no-first-frame", help="Time a new process's first frame.")
     ] = True,
     seed: Annotated[int, typer.Option(min=0, help="Seed of the worlds and the random policy.")] = 0,
+    walk_steps: Annotated[
+        int, typer.Option(min=0, help="Timed steps of a walker on each unbounded world and on the "
+                                      "200 x 200 map, compared in the same run (0: skip).")
+    ] = 3000,
+    memory_walk_steps: Annotated[
+        int, typer.Option(min=0, help="Steps of a long walk sampling the resident memory on each "
+                                      "unbounded world (0: skip; 500000 covers about 100K blocks).")
+    ] = 0,
     json_path: Annotated[
         Path | None, typer.Option("--json", help="Also write the results as JSON to this file.")
     ] = None,
@@ -66,6 +76,7 @@ def command(
         config = bench.WorldBenchConfig(
             worlds=bench.parse_worlds(worlds), sizes=bench.parse_sizes(sizes), steps=steps,
             renderer_only=renderer_only, peer=peer, first_frame=first_frame, seed=seed,
+            walk_steps=walk_steps, memory_walk_steps=memory_walk_steps,
         )  # fmt: skip
     except ValueError as error:
         raise fail(str(error)) from None

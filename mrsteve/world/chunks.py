@@ -42,7 +42,7 @@ import numpy as np
 
 from mrsteve.world.content import Content, load_content
 from mrsteve.world.layout import MobSpawn, WorldLayout
-from mrsteve.world.terrain import GROUND_Y, SOIL_DEPTH, WORLD_HEIGHT, _tree_template
+from mrsteve.world.terrain import GROUND_Y, SOIL_DEPTH, WORLD_HEIGHT
 
 CHUNK = 16
 """Columns along each side of a chunk (Minecraft's)."""
@@ -131,6 +131,63 @@ def _ground(seed, xs, zs, lakes, shape, biome_out, relief_out):
 
 
 @nb.njit(cache=True)
+def _voxelise(level, top, under, wet, stone, water, out):
+    """Columns to ``out[x, y, z]``: stone, then :data:`SOIL_DEPTH` ``under`` blocks, the ``top``
+    block under the feet level, still water up to :data:`WATER_LEVEL` where ``wet``, air."""
+    for i in range(out.shape[0]):
+        for k in range(out.shape[2]):
+            lv = level[i, k]
+            for j in range(out.shape[1]):
+                if j < lv - 1 - SOIL_DEPTH:
+                    out[i, j, k] = stone
+                elif j < lv - 1:
+                    out[i, j, k] = under[i, k]
+                elif j == lv - 1:
+                    out[i, j, k] = top[i, k]
+                elif wet[i, k] and j < WATER_LEVEL:
+                    out[i, j, k] = water
+                else:
+                    out[i, j, k] = 0
+
+
+@nb.njit(cache=True)
+def _stamp_oaks(blocks, x0, z0, trees, log, leaves):
+    """Stamp the oaks ``trees`` (rows ``(x, z, trunk, feet level)`` in world columns) into the
+    chunk ``blocks`` whose corner is ``(x0, z0)``: the trunk over whatever is there, the crown
+    (:func:`~mrsteve.world.terrain._tree_template`'s) only into air."""
+    for n in range(trees.shape[0]):
+        x, z, trunk, level = trees[n, 0], trees[n, 1], trees[n, 2], trees[n, 3]
+        for dx in range(-2, 3):
+            i = x + dx - x0
+            if i < 0 or i >= blocks.shape[0]:
+                continue
+            for dz in range(-2, 3):
+                k = z + dz - z0
+                if k < 0 or k >= blocks.shape[2]:
+                    continue
+                for dy in range(trunk + 1):
+                    j = level + dy
+                    if j >= blocks.shape[1]:
+                        break
+                    if dx == 0 and dz == 0 and dy < trunk:
+                        blocks[i, j, k] = log
+                        continue
+                    wide = abs(dx) <= 2 and abs(dz) <= 2
+                    if dy == trunk - 3 and wide:
+                        leaf = True
+                    elif dy == trunk - 2 and wide:
+                        leaf = not (abs(dx) == 2 and abs(dz) == 2)
+                    elif dy == trunk - 1:
+                        leaf = abs(dx) <= 1 and abs(dz) <= 1
+                    elif dy == trunk:
+                        leaf = abs(dx) <= 1 and abs(dz) <= 1 and not (abs(dx) == 1 and abs(dz) == 1)
+                    else:
+                        leaf = False
+                    if leaf and blocks[i, j, k] == 0:
+                        blocks[i, j, k] = leaves
+
+
+@nb.njit(cache=True)
 def _uniforms(seed, salt, cx, cz, start, out):
     for n in range(out.shape[0]):
         out[n] = _unit(_hash(seed, salt, cx, cz, start + n))
@@ -153,7 +210,20 @@ class ChunkRandom:
 
     def integers(self, high: int | np.ndarray, shape: int | tuple[int, ...]) -> np.ndarray:
         """Integers in ``[0, high)`` of ``shape`` (Java's ``rand.nextInt(high)``)."""
-        return np.minimum((self.random(shape) * high).astype(np.int64), np.asarray(high) - 1)
+        return _below(self.random(shape), high)
+
+    def split(self, *shapes: int | tuple[int, ...]) -> list[np.ndarray]:
+        """Uniform arrays of ``shapes``, the same numbers as consecutive :meth:`random` calls,
+        drawn at once."""
+        sizes = [math.prod(s) if isinstance(s, tuple) else s for s in shapes]
+        flat = self.random(sum(sizes))
+        bounds = np.cumsum([0, *sizes])
+        return [flat[a:b].reshape(shape) for a, b, shape in zip(bounds[:-1], bounds[1:], shapes)]
+
+
+def _below(uniform: np.ndarray, high: int | np.ndarray) -> np.ndarray:
+    """Uniform numbers to integers in ``[0, high)``."""
+    return np.minimum((uniform * high).astype(np.int64), np.asarray(high) - 1)
 
 
 @dataclass(frozen=True)
@@ -326,13 +396,10 @@ class ChunkGenerator:
         return Columns(biome, level, top, under, wet)
 
     def _voxels(self, cols: Columns) -> np.ndarray:
-        y = np.arange(WORLD_HEIGHT, dtype=np.int16)[None, :, None]
-        level = cols.level[:, None, :]
-        water = np.where((y >= level) & (y < WATER_LEVEL) & cols.wet[:, None, :],
-                         self._ids["water"], 0)
-        blocks = np.where(y < level - 1 - SOIL_DEPTH, self._ids["stone"],
-                          np.where(y < level - 1, cols.under[:, None, :], water)).astype(np.uint8)
-        blocks[np.arange(CHUNK)[:, None], cols.level - 1, np.arange(CHUNK)[None, :]] = cols.top
+        blocks = np.empty((CHUNK, WORLD_HEIGHT, CHUNK), np.uint8)
+        _voxelise(np.ascontiguousarray(cols.level), np.ascontiguousarray(cols.top),
+                  np.ascontiguousarray(cols.under), np.ascontiguousarray(cols.wet),
+                  self._ids["stone"], self._ids["water"], blocks)
         return blocks
 
     # -- chunks -------------------------------------------------------------------------------
@@ -374,20 +441,22 @@ class ChunkGenerator:
         x0, z0 = ax * CHUNK, az * CHUNK
         rng = ChunkRandom(self.seed, "trees", ax, az)
         n_trees = rules.trees_per_chunk + int(rng.random(1)[0] < rules.extra_tree_chance)
-        tree_x, tree_z = x0 + rng.integers(CHUNK, n_trees), z0 + rng.integers(CHUNK, n_trees)
-        trunk = 4 + rng.integers(3, n_trees)
-        rng = ChunkRandom(self.seed, "grass", ax, az)
+        tree_x, tree_z, trunk = rng.split(n_trees, n_trees, n_trees)
+        tree_x, tree_z, trunk = x0 + _below(tree_x, CHUNK), z0 + _below(tree_z, CHUNK), 4 + _below(
+            trunk, 3)
         n_grass = rules.grass_per_chunk
-        grass_x, grass_z = x0 + rng.integers(CHUNK, n_grass), z0 + rng.integers(CHUNK, n_grass)
-        grass_height = rng.random(n_grass)
-        grass_tries = rng.integers(8, (4, n_grass, GRASS_TRIES))
-        grass_dy = rng.integers(4, (2, n_grass, GRASS_TRIES))
-        rng = ChunkRandom(self.seed, "reeds", ax, az)
+        grass_x, grass_z, grass_height, grass_tries, grass_dy = ChunkRandom(
+            self.seed, "grass", ax, az).split(n_grass, n_grass, n_grass, (4, n_grass, GRASS_TRIES),
+                                              (2, n_grass, GRASS_TRIES))
+        grass_x, grass_z = x0 + _below(grass_x, CHUNK), z0 + _below(grass_z, CHUNK)
+        grass_tries, grass_dy = _below(grass_tries, 8), _below(grass_dy, 4)
         n_reeds = rules.reeds_per_chunk + EXTRA_REEDS
-        reed_x, reed_z = x0 + rng.integers(CHUNK, n_reeds), z0 + rng.integers(CHUNK, n_reeds)
-        reed_height = rng.random(n_reeds)
-        reed_tries = rng.integers(4, (4, n_reeds, REED_TRIES))
-        tall = 2 + rng.integers(rng.integers(3, (n_reeds, REED_TRIES)) + 1, (n_reeds, REED_TRIES))
+        tries = (n_reeds, REED_TRIES)
+        reed_x, reed_z, reed_height, reed_tries, reed_cap, tall = ChunkRandom(
+            self.seed, "reeds", ax, az).split(n_reeds, n_reeds, n_reeds, (4, *tries), tries, tries)
+        reed_x, reed_z = x0 + _below(reed_x, CHUNK), z0 + _below(reed_z, CHUNK)
+        reed_tries = _below(reed_tries, 4)
+        tall = 2 + _below(tall, _below(reed_cap, 3) + 1)
 
         cols = self.columns(np.concatenate([tree_x, grass_x, reed_x]),
                             np.concatenate([tree_z, grass_z, reed_z]))
@@ -398,8 +467,9 @@ class ChunkGenerator:
         fits = (~cols.wet[tree_cols] & self._tree_soil[cols.top[tree_cols]]
                 & (cols.level[tree_cols] + trunk + 2 < WORLD_HEIGHT))
         keep: list[int] = []
-        for n in np.flatnonzero(fits):  # no trunk beside another of the same chunk
-            if all(max(abs(tree_x[n] - tree_x[m]), abs(tree_z[n] - tree_z[m])) >= 2 for m in keep):
+        xs, zs = tree_x.tolist(), tree_z.tolist()
+        for n in np.flatnonzero(fits).tolist():  # no trunk beside another of the same chunk
+            if all(max(abs(xs[n] - xs[m]), abs(zs[n] - zs[m])) >= 2 for m in keep):
                 keep.append(n)
         trees = np.stack([tree_x, tree_z, trunk, cols.level[tree_cols]], axis=1)[keep]
 
@@ -420,18 +490,8 @@ class ChunkGenerator:
         return Decoration(trees, grass, reeds[right].reshape(-1, 4))
 
     def _stamp_trees(self, blocks, x0, z0, trees):
-        log, leaves = self._ids["oak_log"], self._ids["oak_leaves"]
-        near = ((trees[:, 0] >= x0 - 2) & (trees[:, 0] < x0 + CHUNK + 2)
-                & (trees[:, 1] >= z0 - 2) & (trees[:, 1] < z0 + CHUNK + 2))
-        for x, z, trunk, level in trees[near].tolist():
-            tree = _tree_template(int(trunk), log, leaves)
-            i0, k0 = x - 2 - x0, z - 2 - z0
-            ci0, ck0 = max(i0, 0), max(k0, 0)
-            ci1, ck1 = min(i0 + 5, CHUNK), min(k0 + 5, CHUNK)
-            part = tree[ci0 - i0:ci1 - i0, :, ck0 - k0:ck1 - k0]
-            region = blocks[ci0:ci1, level:level + trunk + 1, ck0:ck1]
-            fill = (part == log) | ((part != 0) & (region == 0))
-            region[fill] = part[fill]
+        _stamp_oaks(blocks, x0, z0, np.ascontiguousarray(trees, np.int64), self._ids["oak_log"],
+                    self._ids["oak_leaves"])
 
     def _animals(self, blocks, cols, cx, cz) -> np.ndarray:
         """Minecraft's ``performWorldGenSpawning`` for the chunk: packs while a draw is below the
