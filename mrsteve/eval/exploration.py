@@ -146,7 +146,7 @@ class Exploration(Experiment):
     examples = ('--agent count-based,go-explore --episodes 5 --out runs/exploration', '--agent all --workers 2',
                 '--world plains_unbounded --area 384 --steps 40000 --agent count-based --workers 2')
     config_type = ExplorationTaskConfig
-    options = ("agent", "steps", "world", "area")
+    options = ("agent", "steps", "world", "area", "patch_size")
     default_episodes = 20
     episode = staticmethod(exploration_episode)
 

@@ -18,6 +18,7 @@ import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
 from mrsteve.agent.factory import AGENTS, make_agent
 from mrsteve.spaces import AGENT_OBSERVATION_KEYS
 from mrsteve.tasks.episode import run_tasks
+from mrsteve.world.chunks import ChunkGenerator, ChunkWindow
 from mrsteve.world.world import World
 
 
@@ -77,10 +78,11 @@ def reaches(root, kind, limit=200_000) -> bool:
     return False
 
 
+@pytest.mark.parametrize("world", ["map2", "plains_unbounded"])
 @pytest.mark.parametrize("name", ["mrsteve", "mrsteve-tc", "pmc-fm", "steve1"])
-def test_agent_parts_receive_only_the_agent_observation_and_never_the_world(name):
+def test_agent_parts_receive_only_the_agent_observation_and_never_the_world(name, world):
     assert name in AGENTS
-    env = LeakyObservations(gym.make("mrsteve/Voxel-v0", world="map2", obs_size=(24, 40)))
+    env = LeakyObservations(gym.make("mrsteve/Voxel-v0", world=world, obs_size=(24, 40)))
     agent = make_agent(name)
     seen: list[frozenset[str]] = []
     for part, methods in [("explorer", ("reset", "observe", "act")),
@@ -93,7 +95,7 @@ def test_agent_parts_receive_only_the_agent_observation_and_never_the_world(name
     result = run_tasks(env, spied_agent, ["beef", "log"], seed=0, max_steps=300)
     assert result.steps == 300 or result.successes
     assert seen and set(seen) == {frozenset(AGENT_OBSERVATION_KEYS)}
-    assert not reaches(agent, (World, gym.Env))
+    assert not reaches(agent, (World, gym.Env, ChunkGenerator, ChunkWindow))
 
 
 def test_the_pose_an_agent_sees_is_relative_to_the_block_it_started_in():

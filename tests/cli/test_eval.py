@@ -63,7 +63,7 @@ def test_the_commands_defaults_are_the_experiments_configs():
                        for p in inspect.signature(make_command(e)).parameters.values()}
                 for name, e in EXPERIMENTS.items()}
     assert defaults["exploration"] == {"agent": "count-based", "steps": 6000, "world": "map1",
-                                       "area": None, "episodes": 20,
+                                       "area": None, "patch_size": None, "episodes": 20,
                                             "seed": 42, "workers": 1, "backend": "local",
                                             "address": None, "out": None, "json_path": None,
                                             "plots": None, "progress": True}
