@@ -17,11 +17,13 @@ EXAMPLES = """Examples:
 
   mrsteve demo --task bed --agent steve1
 
+  mrsteve demo --task aba-random/wool-log-wool --seed 3
+
   mrsteve demo --encoder pixels --no-video"""
 
 
 def command(
-    task: Annotated[str, typer.Option(help="ABA-Sparse task (water-log-water, beef-log-beef, ...) or crafting task (bed, sign, leather-boots, ...).")] = "water-log-water",
+    task: Annotated[str, typer.Option(help="ABA-Sparse task (water-log-water, beef-log-beef, ...), crafting task (bed, sign, leather-boots, ...), or SUITE/TASK of another suite (aba-random/wool-log-wool on the unbounded plains, seq4/log-water-wool-beef).")] = "water-log-water",
     agent: Annotated[str, typer.Option(help="Agent: mrsteve, mrsteve-tc, center-embed, pm, em, fm, pmc-fm, steve1.")] = "mrsteve",
     seed: Annotated[int, typer.Option(min=0, help="Episode seed (world, mobs and agent).")] = 0,
     out: Annotated[Path | None, typer.Option(help="Output folder (default: runs/demo-TASK-AGENT-seedN).")] = None,
@@ -40,17 +42,24 @@ def command(
         from mrsteve.tasks.catalog import load_catalog
 
         catalog = load_catalog()
-        suite = "crafting" if task in catalog.crafting else "aba-sparse"
-        if task not in catalog.crafting and task not in catalog.suites["aba-sparse"]:
-            raise unknown_name("task", task, (*catalog.suites["aba-sparse"], *catalog.crafting))
-        demo = run_demo(f"{suite}/{task}", agent, seed, out, video, encoder=encoder,
+        if "/" in task:  # suite/name: any suite's task (aba-random/wool-log-wool, seq4/...)
+            catalog.by_key(task)
+            key = task
+        else:
+            suite = "crafting" if task in catalog.crafting else "aba-sparse"
+            if task not in catalog.crafting and task not in catalog.suites["aba-sparse"]:
+                raise unknown_name("task", task, (*catalog.suites["aba-sparse"],
+                                                  *catalog.crafting))
+            key = f"{suite}/{task}"
+        demo = run_demo(key, agent, seed, out, video, encoder=encoder,
                         say=lambda line: typer.echo(line, err=True))
     except ValueError as error:
         raise fail(str(error)) from None
     except OSError as error:
         raise fail_on_os_error(error) from None
-    labels = ("A: ", "B: ", "A': ") if suite == "aba-sparse" else ("",)
-    rows = [[f"{labels[i]}{t.item}", "yes" if t.success else "no", t.duration]
+    labels = catalog.by_key(key).labels if not key.startswith("crafting/") else ("",)
+    rows = [[f"{labels[i]}: {t.item}" if labels[i] else t.item, "yes" if t.success else "no",
+             t.duration]
             for i, t in enumerate(demo.result.tasks)]
     typer.echo(format_table(["sub-task", "success", "steps"], rows))
     typer.echo(f"\n{demo.result.steps} steps. Wrote to {demo.out}/:")

@@ -118,15 +118,17 @@ class EpisodeRecording(EpisodeCallback):
             self.captions.append(f"t={step.t}  task: {task}  mode: {self.modes[-1] or '-'}")
 
 
-def save_mode_plot(path: Path, blocks: np.ndarray, recording: EpisodeRecording, title: str) -> Path:
+def save_mode_plot(path: Path, blocks: np.ndarray, recording: EpisodeRecording, title: str,
+                   corner: tuple[float, float] = (0.0, 0.0)) -> Path:
     """The trajectory over the top-down map, each segment in the colour of the mode it was walked
-    in; remembered targets as stars, the start as a white circle."""
+    in; remembered targets as stars, the start as a white circle. ``corner`` is where
+    ``blocks[0, :, 0]`` lies in the frame of the recording (an unbounded world's region)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.collections import LineCollection
     from matplotlib.figure import Figure
     from matplotlib.lines import Line2D
 
-    xz = np.asarray(recording.xz)
+    xz = np.asarray(recording.xz) - corner
     size_x, size_z = blocks.shape[0], blocks.shape[2]
     figure = Figure(figsize=(6.5, 6.5 * size_z / size_x + 0.6))
     FigureCanvasAgg(figure)
@@ -137,7 +139,7 @@ def save_mode_plot(path: Path, blocks: np.ndarray, recording: EpisodeRecording, 
         colors = [MODE_COLORS[mode] for mode in recording.modes[1:]]
         axes.add_collection(LineCollection(segments, colors=colors, linewidths=1.8))
     if recording.targets:
-        targets = np.asarray(recording.targets)
+        targets = np.asarray(recording.targets) - corner
         axes.scatter(targets[:, 0], targets[:, 1], marker="*", s=160, c="yellow",
                      edgecolors="black", zorder=4, label="remembered target")
     axes.scatter(*xz[0], marker="o", s=60, c="white", edgecolors="black", zorder=4)
@@ -291,10 +293,16 @@ def run_demo(
     finally:
         if bar is not None:
             bar.close(None if result is None else result.steps)
-    blocks = env.unwrapped.world.blocks
+    world = env.unwrapped.world
+    blocks, corner = world.blocks, (0.0, 0.0)
+    if world.window is not None:  # an unbounded world: the terrain under the whole path
+        points = np.concatenate([np.asarray(recording.xz).reshape(-1, 2),
+                                 np.asarray(recording.targets).reshape(-1, 2)])
+        blocks, corner = world.window.region(points.min(axis=0), points.max(axis=0))
     files = {
         "plot": save_mode_plot(out / DEMO_FILES["plot"], blocks, recording,
-                               f"{agent_name} on {task.name} ({task.world}, seed {seed})"),
+                               f"{agent_name} on {task.name} ({task.world}, seed {seed})",
+                               corner=corner),
     }
     notes = []
     if video and recording.frames:
