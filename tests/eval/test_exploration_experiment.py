@@ -39,3 +39,25 @@ def test_walkable_bounds_are_inside_the_wall_ring():
 def test_unknown_agent_names_the_valid_ones():
     with pytest.raises(ValueError, match="known: count-based, count-based-straight, plan4mc"):
         ExplorationTaskConfig(agent="random")
+
+
+def test_an_unbounded_world_is_measured_on_the_square_around_the_start():
+    """WISE's set-up: coverage of the --area square centred on the start; G defaults to 15 % of
+    its side; without --area an unbounded world is refused (it has no walls to measure in)."""
+    with pytest.raises(ValueError, match="unbounded: give --area"):
+        ExplorationTaskConfig(world="plains_unbounded")
+    config = ExplorationTaskConfig(world="plains_unbounded", area=96.0, steps=200,
+                                   obs_size=(24, 40))
+    assert config.goal_patch == round(0.15 * 96)
+    (group,) = EXPLORATION.groups(config)
+    (spec,) = group.episodes(1, 5)
+    record = exploration_episode(spec)
+    start = record["trajectory"][0]
+    # an 11 x 11 grid of 96 / 11-block cells centred on the start: the start's cell and a few more
+    assert 1 / 121 * 100 <= record["map_coverage"] <= 20
+    assert all(abs(p[0] - start[0]) < 48 and abs(p[1] - start[1]) < 48
+               for p in record["trajectory"][:5])
+    table = EXPLORATION.table(config, [group], {group.label: {
+        "map_coverage": {"mean": record["map_coverage"], "n": 1},
+        "revisit_count": {"mean": 0.0, "n": 1}}})
+    assert "coverage % of 96 x 96" in table and "WISE" in table
