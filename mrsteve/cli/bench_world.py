@@ -19,7 +19,7 @@ EXAMPLES = """Examples:
 
   mrsteve bench world --renderer-only --sizes 64x64,160x256 --no-first-frame
 
-  mrsteve bench world --worlds plains_unbounded,long_instruction --sizes default --memory-walk-steps 500000"""
+  mrsteve bench world --worlds plains_unbounded --memory-walk-steps 500000"""
 
 SINGLE_THREAD_ENV = {
     "NUMBA_NUM_THREADS": "1",

@@ -135,11 +135,12 @@ def exploration_episode(spec: RunSpec) -> Record:
 
 
 class Exploration(Experiment):
-    """Exploration (paper Table 1): Map Coverage and Revisit Count on Map 1.
+    """Exploration (paper Table 1): Map Coverage and Revisit Count.
 
-    The explorer starts at the centre of Map 1 and explores for --steps steps. Map Coverage is the
-    percentage of an 11 x 11 grid over the walkable area (inside the walls) that the trajectory
-    enters; Revisit Count the mean number of returns to the cells where it spent over 300 steps.
+    The explorer starts at the centre of Map 1 (or of --world) and explores for --steps steps. Map
+    Coverage is the percentage of an 11 x 11 grid over the walkable area (inside the walls), or
+    over the --area square centred on the start, that the trajectory enters; Revisit Count the
+    mean number of returns to the cells where it spent over 300 steps.
     """
 
     name = "exploration"
