@@ -447,6 +447,10 @@ class World:
     def _check_inside(self, x: float, z: float, what: str) -> None:
         sx, _, sz = self.blocks.shape
         if not (math.isfinite(x) and math.isfinite(z) and 0.0 <= x < sx and 0.0 <= z < sz):
+            if getattr(self, "window", None) is None:
+                raise ValueError(f"{what} ({x}, {z}) is outside the world: x must be in "
+                                 f"[0, {sx}), z in [0, {sz})")
+            ox, oz = self.origin  # an unbounded world: say it in the reported frame
             raise ValueError(
-                f"{what} ({x}, {z}) is outside the world: x must be in [0, {sx}), z in [0, {sz})"
-            )
+                f"{what} ({x + ox}, {z + oz}) is outside the chunks loaded around the player: "
+                f"x must be in [{ox}, {ox + sx}), z in [{oz}, {oz + sz})")

@@ -211,3 +211,16 @@ def test_a_straight_walk_of_2000_blocks_keeps_memory_bounded():
     assert len(store.visited) <= (2000 // CHUNK + WINDOW_CHUNKS + 2) * WINDOW_CHUNKS
     kept = sum(len(m) for m in store.mobs.values())
     assert kept + len(world.mobs) < 0.5 * len(store.visited)  # 0.1 packs of 4 per chunk at most
+
+
+def test_a_teleport_beyond_the_loaded_chunks_is_refused_in_the_reported_frame():
+    env = gym.make("mrsteve/Voxel-v0", world=UNBOUNDED, obs_size=(8, 8))
+    env.reset(seed=2)
+    world = env.unwrapped.world
+    world.window.move(world, 3, 0)  # the loaded chunks have moved east by 48 blocks
+    with pytest.raises(ValueError, match=r"outside the chunks loaded around the player: x must "
+                                         r"be in \[48, 208\)"):
+        env.unwrapped.apply_commands({"teleport": {"x": 10.0, "z": 80.0}})
+    env.unwrapped.apply_commands({"teleport": {"x": 120.5, "z": 80.5}})
+    assert env.unwrapped.world.frame_pose[0] == 120.5
+    env.close()
