@@ -42,7 +42,7 @@ import numpy as np
 
 from mrsteve.world.content import Content, load_content
 from mrsteve.world.layout import MobSpawn, WorldLayout
-from mrsteve.world.terrain import GROUND_Y, SOIL_DEPTH, WORLD_HEIGHT
+from mrsteve.world.terrain import GROUND_Y, SOIL_DEPTH, WORLD_HEIGHT, _tree_template
 
 CHUNK = 16
 """Columns along each side of a chunk (Minecraft's)."""
@@ -151,40 +151,26 @@ def _voxelise(level, top, under, wet, stone, water, out):
 
 
 @nb.njit(cache=True)
-def _stamp_oaks(blocks, x0, z0, trees, log, leaves):
+def _stamp_oaks(blocks, x0, z0, trees, templates, log):
     """Stamp the oaks ``trees`` (rows ``(x, z, trunk, feet level)`` in world columns) into the
-    chunk ``blocks`` whose corner is ``(x0, z0)``: the trunk over whatever is there, the crown
-    (:func:`~mrsteve.world.terrain._tree_template`'s) only into air."""
+    chunk ``blocks`` whose corner is ``(x0, z0)``: ``templates[trunk]`` is the oak of that trunk
+    (:func:`~mrsteve.world.terrain._tree_template`, trunk foot at ``[2, 0, 2]``); its logs go over
+    whatever is there, its leaves only into air."""
     for n in range(trees.shape[0]):
         x, z, trunk, level = trees[n, 0], trees[n, 1], trees[n, 2], trees[n, 3]
-        for dx in range(-2, 3):
-            i = x + dx - x0
+        tree = templates[trunk]
+        for a in range(5):
+            i = x - 2 + a - x0
             if i < 0 or i >= blocks.shape[0]:
                 continue
-            for dz in range(-2, 3):
-                k = z + dz - z0
+            for c in range(5):
+                k = z - 2 + c - z0
                 if k < 0 or k >= blocks.shape[2]:
                     continue
-                for dy in range(trunk + 1):
-                    j = level + dy
-                    if j >= blocks.shape[1]:
-                        break
-                    if dx == 0 and dz == 0 and dy < trunk:
-                        blocks[i, j, k] = log
-                        continue
-                    wide = abs(dx) <= 2 and abs(dz) <= 2
-                    if dy == trunk - 3 and wide:
-                        leaf = True
-                    elif dy == trunk - 2 and wide:
-                        leaf = not (abs(dx) == 2 and abs(dz) == 2)
-                    elif dy == trunk - 1:
-                        leaf = abs(dx) <= 1 and abs(dz) <= 1
-                    elif dy == trunk:
-                        leaf = abs(dx) <= 1 and abs(dz) <= 1 and not (abs(dx) == 1 and abs(dz) == 1)
-                    else:
-                        leaf = False
-                    if leaf and blocks[i, j, k] == 0:
-                        blocks[i, j, k] = leaves
+                for dy in range(min(trunk + 1, blocks.shape[1] - level)):
+                    b = tree[a, dy, c]
+                    if b == log or (b != 0 and blocks[i, level + dy, k] == 0):
+                        blocks[i, level + dy, k] = b
 
 
 @nb.njit(cache=True)
@@ -270,6 +256,8 @@ GRASS_TRIES, REED_TRIES = 128, 20
 LAKE_CHANCE = 4
 """One chunk in this many tries a lake (``waterLakeChance``)."""
 MC_WORLD_TOP = 256
+TRUNKS = (4, 6)
+"""Shortest and tallest oak trunk (``WorldGenTrees``: 4 + rand(3))."""
 
 
 @dataclass(frozen=True)
@@ -340,7 +328,16 @@ class ChunkGenerator:
         self._top = np.array([c.block(r.top).id for r in BIOME_RULES], np.uint8)
         self._under = np.array([c.block(r.under).id for r in BIOME_RULES], np.uint8)
         self._solid = c.block_solid
-        self._shape_tuple = self._shape_row()
+        self._shape_tuple = (shape.biome_spacing, shape.forest_below, shape.desert_above,
+                             shape.hill_height, shape.hill_spacing, shape.river_spacing,
+                             shape.river_width, shape.river_bank, shape.lake_bank,
+                             shape.water_depth)
+        """:class:`TerrainShape` in the order the :func:`_ground` kernel reads it."""
+        self._oaks = np.zeros((TRUNKS[1] + 1, 5, TRUNKS[1] + 1, 5), np.uint8)
+        """The oak of each trunk height (:func:`_tree_template`), by trunk."""
+        for trunk in range(TRUNKS[0], TRUNKS[1] + 1):
+            self._oaks[trunk, :, :trunk + 1] = _tree_template(
+                trunk, self._ids["oak_log"], self._ids["oak_leaves"])
         self._tree_soil = np.zeros(len(c.blocks), np.bool_)
         self._tree_soil[[self._ids["grass_block"], self._ids["dirt"]]] = True
         self._reed_soil = self._tree_soil.copy()
@@ -350,11 +347,6 @@ class ChunkGenerator:
         self.decoration = lru_cache(maxsize=1024)(self._decoration)
 
     # -- columns ------------------------------------------------------------------------------
-    def _shape_row(self) -> tuple[float, ...]:
-        s = self.shape
-        return (s.biome_spacing, s.forest_below, s.desert_above, s.hill_height, s.hill_spacing,
-                s.river_spacing, s.river_width, s.river_bank, s.lake_bank, s.water_depth)
-
     def _ground(self, x: np.ndarray, z: np.ndarray, lakes: np.ndarray) -> tuple[np.ndarray, ...]:
         xs, zs = np.ravel(x).astype(np.int64), np.ravel(z).astype(np.int64)
         biome = np.empty(len(xs), np.int8)
@@ -442,8 +434,8 @@ class ChunkGenerator:
         rng = ChunkRandom(self.seed, "trees", ax, az)
         n_trees = rules.trees_per_chunk + int(rng.random(1)[0] < rules.extra_tree_chance)
         tree_x, tree_z, trunk = rng.split(n_trees, n_trees, n_trees)
-        tree_x, tree_z, trunk = x0 + _below(tree_x, CHUNK), z0 + _below(tree_z, CHUNK), 4 + _below(
-            trunk, 3)
+        tree_x, tree_z = x0 + _below(tree_x, CHUNK), z0 + _below(tree_z, CHUNK)
+        trunk = TRUNKS[0] + _below(trunk, TRUNKS[1] - TRUNKS[0] + 1)
         n_grass = rules.grass_per_chunk
         grass_x, grass_z, grass_height, grass_tries, grass_dy = ChunkRandom(
             self.seed, "grass", ax, az).split(n_grass, n_grass, n_grass, (4, n_grass, GRASS_TRIES),
@@ -490,8 +482,8 @@ class ChunkGenerator:
         return Decoration(trees, grass, reeds[right].reshape(-1, 4))
 
     def _stamp_trees(self, blocks, x0, z0, trees):
-        _stamp_oaks(blocks, x0, z0, np.ascontiguousarray(trees, np.int64), self._ids["oak_log"],
-                    self._ids["oak_leaves"])
+        _stamp_oaks(blocks, x0, z0, np.ascontiguousarray(trees, np.int64), self._oaks,
+                    self._ids["oak_log"])
 
     def _animals(self, blocks, cols, cx, cz) -> np.ndarray:
         """Minecraft's ``performWorldGenSpawning`` for the chunk: packs while a draw is below the

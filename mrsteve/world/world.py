@@ -119,6 +119,8 @@ class World:
         """``uint8[x, y, z]`` block ids; breaking and explosions change it."""
         self.heights = ColumnHeights(self.blocks)
         """Column heights of :attr:`blocks` for the renderer, refreshed where blocks vanish."""
+        self.window = ChunkWindow(layout.terrain, self.blocks) if layout.terrain else None
+        """The loaded chunks of an unbounded world (``None`` for a bounded one)."""
         self.solid = self.content.block_solid
         self.water = np.array([b.shape == "liquid" for b in self.content.blocks], dtype=np.bool_)
         self.inventory = Inventory(self.content)
@@ -142,8 +144,6 @@ class World:
             self.spawn_mob(spawn.kind, spawn.x, spawn.z, roam=spawn.roam, burning=spawn.burning)
         for event in layout.events:
             self.schedule(event)
-        self.window = ChunkWindow(layout.terrain, self.blocks) if layout.terrain else None
-        """The loaded chunks of an unbounded world (``None`` for a bounded one)."""
         self.spawning = PassiveSpawning(self, config.spawn_cycle) if config.spawn_cycle else None
         """Minecraft's passive spawn cycle, when the configuration turns it on."""
 
@@ -447,7 +447,7 @@ class World:
     def _check_inside(self, x: float, z: float, what: str) -> None:
         sx, _, sz = self.blocks.shape
         if not (math.isfinite(x) and math.isfinite(z) and 0.0 <= x < sx and 0.0 <= z < sz):
-            if getattr(self, "window", None) is None:
+            if self.window is None:
                 raise ValueError(f"{what} ({x}, {z}) is outside the world: x must be in "
                                  f"[0, {sx}), z in [0, {sz})")
             ox, oz = self.origin  # an unbounded world: say it in the reported frame
