@@ -33,8 +33,9 @@ from mrsteve.perception.registry import ENCODERS
 EXPLORER_KINDS = ("count-based", "task-conditioned", "plan4mc", "go-explore")
 """Count-based goals (MrSteve), task-conditioned goals (appendix), Plan4MC's direction picking,
 and STEVE-1 told to "go explore" (a wanderer)."""
-NAVIGATOR_KINDS = ("depth", "straight")
-"""The VPT-Nav stand-in (depth-aware, terrain skills) and the paper's straight-line heuristic."""
+NAVIGATOR_KINDS = ("depth", "straight", "learned")
+"""The VPT-Nav stand-in (depth-aware, terrain skills), the paper's straight-line heuristic, and
+the learned policy over RGB frames (:class:`~mrsteve.control.learned.LearnedNavigator`)."""
 
 DataDigests = tuple[tuple[str, str], ...]
 """``((path below mrsteve/, sha256), ...)`` of the data files a tree's parts load."""
@@ -116,14 +117,20 @@ class AgentConfig:
     """The encoder of the memory's frames and the mode selector's prompts (unused by STEVE-1)."""
     explorer: ExplorerConfig = field(default_factory=ExplorerConfig)
     navigator: NavigatorConfig = field(default_factory=NavigatorConfig)
-    """The navigators' settings (VPT-Nav stand-in): the Execute mode's travel to remembered places
-    and the explorer's low level."""
+    """The navigators' settings: the Execute mode's travel to remembered places and the
+    explorer's low level."""
+    navigator_kind: str = "depth"
+    """The Execute mode's navigator, one of :data:`NAVIGATOR_KINDS` (``depth``: the VPT-Nav
+    stand-in; ``learned``: the policy over RGB frames); the explorer names its own."""
     skills: SkillConfig = field(default_factory=SkillConfig)
     """The scripted instruction policy (STEVE-1 stand-in)."""
     mode_selector: ModeSelectorConfig = field(default_factory=ModeSelectorConfig)
     """MrSteve's mode selector (Algorithm 2)."""
     data: DataDigests = ()
     """Digests of the data files the parts load (thresholds, lexicon, skills, weights)."""
+
+    def __post_init__(self) -> None:
+        check_name(self.navigator_kind, NAVIGATOR_KINDS, "navigator")
 
 
 @dataclass(frozen=True)
@@ -147,9 +154,19 @@ class NavigatorAgentConfig:
     description: str = ""
     navigator: NavigatorConfig = field(default_factory=NavigatorConfig)
     data: DataDigests = ()
+    weights: str | None = None
+    """``learned`` only: a weights file (``mrsteve train navigator``) in place of the shipped
+    one, as the conditioning and KL studies compare trained variants."""
+    weights_sha256: str | None = None
+    """The hash of :attr:`weights` (a retrained file is another tree)."""
+    training: tuple[str, str, float] | None = None
+    """``(conditioning, fine-tuning, KL coefficient)`` the weights were trained with (what the
+    studies compare; read from the file's metadata)."""
 
     def __post_init__(self) -> None:
         check_name(self.name, NAVIGATOR_KINDS, "navigator")
+        if self.weights is not None and self.name != "learned":
+            raise ValueError(f"only the learned navigator takes weights, not {self.name!r}")
 
 
 @dataclass(frozen=True)

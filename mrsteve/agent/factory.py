@@ -15,6 +15,7 @@ data digests are not those of the installed data files.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from functools import singledispatch
 from typing import Any
@@ -43,12 +44,18 @@ from mrsteve.control.goals import (
     ExplorationConfig,
     TaskConditionedGoalSelector,
 )
+from mrsteve.control.learned import (
+    SHIPPED_NAVIGATOR,
+    LearnedNavigator,
+    NavigatorWeights,
+    load_navigator_weights,
+)
 from mrsteve.control.navigation import DepthNavigator, Navigator, NavigatorConfig, StraightNavigator
 from mrsteve.control.skills import ScriptedSkills
 from mrsteve.control.wander import WanderExplorer
 from mrsteve.digests import data_digest, data_digests
 from mrsteve.memory import Memory, memory_variant
-from mrsteve.naming import lookup
+from mrsteve.naming import check_name, lookup
 from mrsteve.perception import ENCODER_DATA, encoder_thresholds, encoder_weights, make_encoder
 from mrsteve.protocols import Agent
 
@@ -95,13 +102,36 @@ EXPLORERS: dict[str, tuple[str, str, str]] = {
 }
 """The Exploration experiment's agents: ``(explorer kind, navigator, description)`` by name."""
 
-NAVIGATORS: dict[str, type] = {"depth": DepthNavigator, "straight": StraightNavigator}
-"""Navigators by name: ``depth`` (the VPT-Nav stand-in) and ``straight`` (the paper's heuristic)."""
+NAVIGATORS: dict[str, type] = {"depth": DepthNavigator, "straight": StraightNavigator,
+                               "learned": LearnedNavigator}
+"""Navigators by name: ``depth`` (the VPT-Nav stand-in), ``straight`` (the paper's heuristic)
+and ``learned`` (the policy over RGB frames with the shipped weights)."""
+
+AGENT_NAVIGATORS = ("depth", "learned")
+"""The navigators MrSteve and the explorers can walk with (the straight heuristic is Plan4MC's
+and the Exploration experiment's own rows)."""
+
+NAVIGATOR_DATA = {"learned": (SHIPPED_NAVIGATOR,)}
+"""The data files (paths below ``mrsteve/``) each navigator loads (its weights)."""
 
 
-def make_navigator(kind: str, config: NavigatorConfig | None = None) -> Navigator:
-    """A navigator of :data:`NAVIGATORS` by name."""
-    return lookup(NAVIGATORS, kind, "navigator")(config or NavigatorConfig())
+def make_navigator(kind: str, config: NavigatorConfig | None = None,
+                   weights: NavigatorWeights | None = None) -> Navigator:
+    """A navigator of :data:`NAVIGATORS` by name (``weights``: the learned one's, default the
+    shipped ones)."""
+    navigator = lookup(NAVIGATORS, kind, "navigator")
+    config = config or NavigatorConfig()
+    if navigator is LearnedNavigator:
+        return LearnedNavigator(
+            weights, success_radius=config.success_radius, stall_speed=config.stall_speed,
+            stall_jump=config.stall_jump, progress_gain=config.progress_gain,
+            give_up_steps=config.no_progress_steps)
+    return navigator(config)
+
+
+def navigator_data(*kinds: str) -> tuple[str, ...]:
+    """The data files the navigators of ``kinds`` load."""
+    return tuple(dict.fromkeys(path for kind in kinds for path in NAVIGATOR_DATA.get(kind, ())))
 
 
 def memory_part(kind: str, *, capacity: int | None = None, encoder: str = "semantic",
@@ -144,43 +174,73 @@ def agent_config(
     patch_size: float = 15.0,
     capacity: int | None = None,
     encoder: str = "semantic",
+    navigator: str = "depth",
     mode_selector: ModeSelectorConfig | None = None,
 ) -> AgentConfig:
     """The configuration tree of the agent called ``name`` (:data:`AGENTS`). ``patch_size`` is
     the exploration goal patch side G, a task-level setting as in the paper (15 on 100 x 100
     maps, 30 on 200 x 200: :func:`mrsteve.tasks.catalog.exploration_patch_size`); the agent is
     told nothing else of the world. ``capacity``: its memory's; ``encoder``: one of
-    :data:`mrsteve.perception.ENCODERS`; ``mode_selector``: MrSteve's mode selector."""
+    :data:`mrsteve.perception.ENCODERS`; ``navigator``: the VPT-Nav stand-in (``depth``) or the
+    learned policy (``learned``), for the Execute mode's travel and the explorer (Plan4MC's
+    explorer keeps its straight walking); ``mode_selector``: MrSteve's mode selector."""
     spec = lookup(AGENTS, name, "agent")
-    explorer = explorer_config(spec.explorer, "straight" if spec.explorer == "plan4mc" else "depth",
-                               patch_size)
+    check_name(navigator, AGENT_NAVIGATORS, "navigator")
+    explorer_navigator = "straight" if spec.explorer == "plan4mc" else navigator
+    explorer = explorer_config(spec.explorer, explorer_navigator, patch_size)
     memory = None if spec.memory is None else memory_part(spec.memory, capacity=capacity,
                                                          encoder=encoder)
-    data = SKILL_DATA if memory is None else (*SKILL_DATA, *ENCODER_DATA[encoder])
+    data = SKILL_DATA if memory is None else (
+        *SKILL_DATA, *ENCODER_DATA[encoder], *navigator_data(navigator, explorer_navigator))
     return AgentConfig(
         name=name,
         description=spec.description,
         memory=memory,
         encoder=EncoderConfig(encoder, encoder_weights(encoder)),
         explorer=explorer,
+        navigator_kind=navigator,
         mode_selector=mode_selector or ModeSelectorConfig(),
         data=data_digests(data),
     )
 
 
-def explorer_agent_config(name: str, *, patch_size: float = 15.0) -> ExplorerAgentConfig:
-    """The tree of the Exploration experiment's explorer called ``name`` (:data:`EXPLORERS`)."""
-    kind, navigator, description = lookup(EXPLORERS, name, "explorer")
-    return ExplorerAgentConfig(name, description, explorer_config(kind, navigator, patch_size))
+def explorer_agent_config(name: str, *, patch_size: float = 15.0,
+                          navigator: str = "depth") -> ExplorerAgentConfig:
+    """The tree of the Exploration experiment's explorer called ``name`` (:data:`EXPLORERS`);
+    ``navigator = "learned"`` puts the learned policy under an explorer that walks with the
+    VPT-Nav stand-in."""
+    kind, low, description = lookup(EXPLORERS, name, "explorer")
+    check_name(navigator, AGENT_NAVIGATORS, "navigator")
+    if low == "depth" and navigator == "learned" and kind != "go-explore":
+        low, description = "learned", f"{description}, learned navigator"
+    return ExplorerAgentConfig(name, description, explorer_config(kind, low, patch_size),
+                               data=data_digests(navigator_data(low)))
 
 
-def navigator_agent_config(name: str, *, success_radius: float = 3.0) -> NavigatorAgentConfig:
-    """The tree of the navigator called ``name`` (:data:`NAVIGATORS`)."""
+NAVIGATOR_DESCRIPTIONS = {
+    "depth": "The VPT-Nav stand-in: depth-aware planning, terrain skills",
+    "straight": "The paper's heuristic: turn to the goal and walk",
+    "learned": "VPT-Nav's recipe: a goal-conditioned policy over RGB frames",
+}
+"""What each navigator of :data:`NAVIGATORS` is."""
+
+
+def navigator_agent_config(name: str, *, success_radius: float = 3.0,
+                           weights: str | None = None) -> NavigatorAgentConfig:
+    """The tree of the navigator called ``name`` (:data:`NAVIGATORS`); ``weights``: a learned
+    navigator's weights file in place of the shipped one."""
     lookup(NAVIGATORS, name, "navigator")
-    description = {"depth": "The VPT-Nav stand-in: depth-aware planning, terrain skills",
-                   "straight": "The paper's heuristic: turn to the goal and walk"}[name]
-    return NavigatorAgentConfig(name, description,
-                                NavigatorConfig(success_radius=success_radius))
+    config = NavigatorConfig(success_radius=success_radius)
+    if weights is None:
+        return NavigatorAgentConfig(name, NAVIGATOR_DESCRIPTIONS[name], config,
+                                    data=data_digests(navigator_data(name)))
+    trained = load_navigator_weights(weights)
+    settings = dict(trained.info.get("training", {}))
+    training = (trained.architecture.conditioning, str(settings.get("finetune")),
+                float(settings.get("kl", math.nan)))
+    return NavigatorAgentConfig(name, f"{NAVIGATOR_DESCRIPTIONS[name]} ({weights})", config,
+                                weights=str(weights), weights_sha256=trained.sha256,
+                                training=training)
 
 
 def hierarchical_agent_config(controller: AgentConfig, planner: PlannerConfig,
@@ -228,7 +288,7 @@ def _(config: AgentConfig) -> Agent:
         memory=memory,
         encoder=encoder,
         explorer=build_explorer(config.explorer, memory, config.navigator),
-        navigator=make_navigator("depth", config.navigator),
+        navigator=make_navigator(config.navigator_kind, config.navigator),
         policy=policy,
         config=config.mode_selector,
         name=config.name,
@@ -245,7 +305,13 @@ def _(config: ExplorerAgentConfig) -> Agent:
 @build_agent.register
 def _(config: NavigatorAgentConfig) -> Agent:
     check_data(config.data)
-    return NavigatorAgent(make_navigator(config.name, config.navigator), name=config.name)
+    if config.weights is None:
+        return NavigatorAgent(make_navigator(config.name, config.navigator), name=config.name)
+    weights = load_navigator_weights(config.weights)
+    if weights.sha256 != config.weights_sha256:
+        raise ValueError(f"{config.weights} holds other weights ({weights.sha256}) than the "
+                         f"configuration names ({config.weights_sha256})")
+    return NavigatorAgent(make_navigator("learned", config.navigator, weights), name=config.name)
 
 
 @build_agent.register
@@ -285,15 +351,17 @@ def make_agent(
     capacity: int | None = None,
     config: ModeSelectorConfig | AgentConfig | None = None,
     encoder: str = "semantic",
+    navigator: str = "depth",
 ) -> Agent:
     """The agent called ``name`` (see :func:`agent_config`). ``config`` is the mode selector's
-    configuration, or a whole :class:`AgentConfig` tree (``name`` wins; ``encoder`` is then the
-    tree's); the built agent keeps its tree as ``agent.config_tree``."""
+    configuration, or a whole :class:`AgentConfig` tree (``name`` wins; ``encoder`` and
+    ``navigator`` are then the tree's); the built agent keeps its tree as
+    ``agent.config_tree``."""
     if isinstance(config, AgentConfig):
         tree = replace(config, name=name)
     else:
         tree = agent_config(name, patch_size=patch_size, capacity=capacity, mode_selector=config,
-                            encoder=encoder)
+                            encoder=encoder, navigator=navigator)
     agent = build_agent(tree)
     agent.config_tree = tree
     return agent

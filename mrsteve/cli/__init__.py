@@ -52,6 +52,7 @@ app.command("calibrate", epilog=calibrate.EXAMPLES)(calibrate.command)
 app.command("worlds", epilog=worlds.EXAMPLES)(worlds.command)
 app.command("report", epilog=report.EXAMPLES)(report.command)
 train_app.command("encoder", epilog=train.ENCODER_EXAMPLES)(train.encoder)
+train_app.command("navigator", epilog=train.NAVIGATOR_EXAMPLES)(train.navigator)
 
 
 def main() -> None:

@@ -17,7 +17,9 @@ EXAMPLES = """Examples:
 
   mrsteve bench agent --obs-size 160 256 --json agent.json
 
-  mrsteve bench agent --encoder pixels --steps 500"""
+  mrsteve bench agent --encoder pixels --steps 500
+
+  mrsteve bench agent --encoder pixels --navigator learned"""
 
 
 def command(
@@ -27,10 +29,12 @@ def command(
     seed: Annotated[int, typer.Option(min=0, help="Episode seed.")] = 0,
     obs_size: Annotated[tuple[int, int], typer.Option(help="Observation height and width.")] = (0, 0),
     encoder: Annotated[str, typer.Option(help="The agent's encoder: semantic or pixels (pixels also runs semantic in the same process, for the speed ratio).")] = "semantic",
+    navigator: Annotated[str, typer.Option(help="The agent's navigator: depth or learned (learned also runs depth with the same encoder in the same process, for the speed ratio).")] = "depth",
     json_path: Annotated[Path | None, typer.Option("--json", help="Write the results as JSON here.")] = None,
 ) -> None:
     """Steps per second of the whole agent (world, renderer, encoder, memory, control) on one
     core, and the time per step of each part."""
+    from mrsteve.agent.factory import AGENT_NAVIGATORS
     from mrsteve.bench.agent import bench_agent
     from mrsteve.eval.results import format_table
     from mrsteve.naming import check_name
@@ -40,27 +44,32 @@ def command(
     size = None if obs_size == (0, 0) else obs_size
     try:
         check_name(encoder, ENCODERS, "encoder")
-        result = bench_agent(agent, task, steps, seed, size, encoder)
-        if encoder != "semantic":
-            reference = bench_agent(agent, task, steps, seed, size, "semantic")
-            result["semantic_steps_per_second"] = reference["steps_per_second"]
-            result["speed_vs_semantic"] = result["steps_per_second"] / reference["steps_per_second"]
+        check_name(navigator, AGENT_NAVIGATORS, "navigator")
+        result = bench_agent(agent, task, steps, seed, size, encoder, navigator)
+        if encoder != "semantic" or navigator != "depth":
+            # a learned navigator is measured against the depth one with the same encoder; a
+            # learned encoder against the semantic one
+            reference_encoder = encoder if navigator != "depth" else "semantic"
+            reference = bench_agent(agent, task, steps, seed, size, reference_encoder, "depth")
+            result["reference"] = {"encoder": reference_encoder, "navigator": "depth"}
+            result["reference_steps_per_second"] = reference["steps_per_second"]
+            result["speed_vs_reference"] = result["steps_per_second"] / reference["steps_per_second"]
     except ValueError as error:
         raise fail(str(error)) from None
     rows = [[part, f"{us:.0f}"] for part, us in result["microseconds_per_step"].items()]
     typer.echo(format_table(["part", "µs / step"], rows))
     typer.echo(
-        f"\n{result['agent']} ({encoder} encoder) on {result['world']} at {result['obs_size'][0]}x{result['obs_size'][1]}: "
+        f"\n{result['agent']} ({encoder} encoder, {navigator} navigator) on {result['world']} at {result['obs_size'][0]}x{result['obs_size'][1]}: "
         f"{result['steps_per_second']:.0f} steps/s over {result['steps']} steps "
         f"({result['tasks_completed']} tasks done); the paper: about "
         f"{result['paper_steps_per_second']:.0f} steps/s on a GPU; warm-up "
         f"({result['warm_up_steps']} untimed steps, compiling the jitted kernels when not cached): "
         f"{result['warm_up_seconds']:.1f} s"
     )
-    if "speed_vs_semantic" in result:
-        typer.echo(f"with the semantic encoder, in the same process: "
-                   f"{result['semantic_steps_per_second']:.0f} steps/s; {encoder} runs at "
-                   f"{result['speed_vs_semantic']:.2f} x that speed")
+    if "speed_vs_reference" in result:
+        typer.echo(f"with the {result['reference']['encoder']} encoder and the depth "
+                   f"navigator, in the same process: {result['reference_steps_per_second']:.0f} "
+                   f"steps/s; this agent runs at {result['speed_vs_reference']:.2f} x that speed")
     if json_path is not None:
         with writing_results():
             write_json(json_path, result)

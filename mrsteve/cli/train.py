@@ -1,4 +1,5 @@
-"""`mrsteve train encoder`: train the pixel encoder (torch, the ``train`` extra)."""
+"""`mrsteve train encoder` and `mrsteve train navigator`: train the learned parts (torch, the
+``train`` extra)."""
 
 from __future__ import annotations
 
@@ -60,3 +61,79 @@ def encoder(
     typer.echo(f"wrote {out / 'pixels.npz'} (sha256 {result.weights.sha256[:16]}...) after "
                f"{result.seconds / 60:.1f} min: validation mAP {last['val_map']:.3f}, loss "
                f"{last['val_loss']:.3f}; curve in {out / 'curve.png'}")
+
+
+NAVIGATOR_EXAMPLES = """Examples:
+
+  mrsteve train navigator --out runs/navigator
+
+  mrsteve train navigator --out runs/nav-trxl --conditioning trxl
+
+  mrsteve train navigator --out runs/nav-small --segments 200 --dagger-rounds 1"""
+
+
+def navigator(
+    out: Annotated[Path, typer.Option(help="Run folder: demonstrations, checkpoints (a run "
+                                           "resumes from them), curve.png, navigator.npz.")],
+    segments: Annotated[int, typer.Option(min=1, help="Demonstration runs (one goal each) of "
+                                                      "the depth navigator.")] = 2400,
+    conditioning: Annotated[str, typer.Option(help="Where the goal enters: head (after the "
+                                              "core), trxl (before it) or dual.")] = "head",
+    finetune: Annotated[str, typer.Option(help="What fine-tuning trains: full, adapter "
+                                          "(LoRA) or head.")] = "full",
+    kl: Annotated[float, typer.Option(min=0.0, help="Weight of the KL divergence to the "
+                                      "foundation policy while fine-tuning.")] = 1e-4,
+    dagger_rounds: Annotated[int, typer.Option(min=0, help="Rounds of the policy walking "
+                                               "with the depth navigator labelling.")] = 3,
+    finetune_epochs: Annotated[int, typer.Option(min=1, help="Epochs of goal-conditioned "
+                                                 "fine-tuning before DAgger.")] = 4,
+    ppo_iterations: Annotated[int, typer.Option(min=0, help="PPO iterations after behaviour "
+                                                "cloning (reward: progress to the goal, 100 "
+                                                "on reaching it).")] = 40,
+    validation_segments: Annotated[int, typer.Option(min=0, help="Goals the final policy "
+                                                     "walks to on fresh seeds of the training "
+                                                     "worlds (0: no validation).")] = 200,
+    foundation: Annotated[Path | None, typer.Option(help="An earlier run folder whose "
+                                                    "foundation policy (and demonstrations) "
+                                                    "this run starts from.")] = None,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the worlds, goals, batches and "
+                                                  "initial weights.")] = 0,
+    threads: Annotated[int, typer.Option(min=1, help="torch CPU threads.")] = 2,
+    workers: Annotated[int, typer.Option(min=1, help="Processes rendering "
+                                                     "demonstrations.")] = 2,
+    progress: Annotated[bool, typer.Option("--progress/--no-progress",
+                                           help="Show a progress bar.")] = True,
+    json_path: Annotated[Path | None, typer.Option("--json", help="Also write the training "
+                                                                  "history as JSON here.")] = None,
+) -> None:
+    """Train the learned navigator (a goal-conditioned policy over RGB frames): a foundation
+    policy cloned from the depth navigator's walks in the navigator training worlds, then
+    goal-conditioned fine-tuning with a KL term to it and rounds of DAgger; then ship it with
+    `cp OUT/navigator.npz mrsteve/control/data/`."""
+    if out.exists() and not out.is_dir():
+        raise fail(f"--out {out} exists and is not a folder; give a folder or a new path")
+    check_outputs([out / "navigator.npz", json_path])
+    from mrsteve.train.navigator import NavigatorTrainingConfig, train_navigator
+    from mrsteve.train.navigator_ppo import PPOConfig
+
+    try:
+        if foundation is not None and not (foundation / "foundation.npz").is_file():
+            raise ValueError(f"--foundation {foundation} holds no foundation.npz; give the "
+                             f"folder of an earlier `mrsteve train navigator` run")
+        config = NavigatorTrainingConfig(
+            segments=segments, conditioning=conditioning, finetune=finetune, kl=kl,
+            dagger_rounds=dagger_rounds, finetune_epochs=finetune_epochs, seed=seed,
+            threads=threads, workers=workers, validation_segments=validation_segments,
+            foundation=None if foundation is None else str(foundation),
+            ppo=PPOConfig(iterations=ppo_iterations))
+        result = train_navigator(out, config, progress=progress,
+                                 say=lambda line: typer.echo(line, err=True))
+        if json_path is not None:
+            write_json(json_path, {"weights_sha256": result.weights.sha256,
+                                   "seconds": result.seconds, "history": result.history})
+    except (ImportError, ValueError) as error:
+        raise fail(str(error)) from None
+    except OSError as error:
+        raise fail_on_os_error(error) from None
+    typer.echo(f"wrote {out / 'navigator.npz'} (sha256 {result.weights.sha256[:16]}...) after "
+               f"{result.seconds / 60:.1f} min; curve in {out / 'curve.png'}")

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from mrsteve.agent.config import AgentConfig
-from mrsteve.agent.factory import AGENTS, agent_config
+from mrsteve.agent.factory import AGENT_NAVIGATORS, AGENTS, agent_config
 from mrsteve.agent.mrsteve import IMAGE_GOAL_TARGETS, ModeSelectorConfig
 from mrsteve.eval.spec import Group
 from mrsteve.eval.sweep import Record, SweepOptions, run_sweep
@@ -82,6 +82,9 @@ class AgentOptions:
     encoder: str = "semantic"
     """The agent's encoder: semantic (the renderer's semantic frame) or pixels (the learned
     encoder over RGB frames)."""
+    navigator: str = "depth"
+    """The agent's navigator (Execute mode's travel and the explorer's low level): depth (the
+    VPT-Nav stand-in over depth frames) or learned (the policy over RGB frames)."""
     capacity: str | None = None
     """Memory capacity in frames (default: unlimited), or a comma-separated grid of them,
     'unlimited' allowed (the appendix's: 100,500,1000,2000,12000)."""
@@ -95,6 +98,7 @@ class AgentOptions:
 
     def __post_init__(self) -> None:
         check_name(self.encoder, ENCODERS, "encoder")
+        check_name(self.navigator, AGENT_NAVIGATORS, "navigator")
         parse_capacities(self.capacity)
         check_name(self.image_goal_target, IMAGE_GOAL_TARGETS, "image_goal_target")
         self.mode_selector  # noqa: B018 (its checks, its messages)
@@ -115,7 +119,8 @@ class AgentOptions:
         :func:`~mrsteve.tasks.catalog.exploration_patch_size`), its memory ``capacity`` and these
         options."""
         return agent_config(name, patch_size=exploration_patch_size(world), capacity=capacity,
-                            encoder=self.encoder, mode_selector=self.mode_selector)
+                            encoder=self.encoder, navigator=self.navigator,
+                            mode_selector=self.mode_selector)
 
     def cells(self, agents: Sequence[str]) -> list[tuple[str, int | None]]:
         """The (agent, capacity) pairs of a sweep: every capacity for the agents with a memory,

@@ -25,7 +25,7 @@ import gymnasium as gym
 import numpy as np
 
 import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
-from mrsteve.agent.factory import EXPLORERS, build_agent, explorer_agent_config
+from mrsteve.agent.factory import AGENT_NAVIGATORS, EXPLORERS, build_agent, explorer_agent_config
 from mrsteve.env.voxel_env import DEFAULT_OBS_SIZE
 from mrsteve.eval.experiment import Experiment
 from mrsteve.eval.results import format_metric, format_table
@@ -60,6 +60,9 @@ class ExplorationTaskConfig:
     agent: str = "count-based"
     """Explorer: count-based, count-based-straight, plan4mc, plan4mc-straight, go-explore
     (comma-separated, or 'all')."""
+    navigator: str = "depth"
+    """The navigator under the explorers that walk with the VPT-Nav stand-in: depth (the
+    stand-in over depth frames) or learned (the policy over RGB frames)."""
     steps: int = 6000
     """Steps per episode (the paper: 6K)."""
     world: str = "map1"
@@ -83,6 +86,7 @@ class ExplorationTaskConfig:
 
     def __post_init__(self) -> None:
         choose(self.agent, list(EXPLORERS), "agent")
+        check_name(self.navigator, AGENT_NAVIGATORS, "navigator")
         check_name(self.world, WORLD_RECIPES, "world")
         if min(self.steps, self.grid, self.trajectory_every) < 1:
             raise ValueError(f"steps, grid and trajectory_every must be >= 1, got {self}")
@@ -147,7 +151,7 @@ class Exploration(Experiment):
     examples = ('--agent count-based,go-explore --episodes 5 --out runs/exploration', '--agent all --workers 2',
                 '--world plains_unbounded --area 384 --steps 40000 --agent count-based --workers 2')
     config_type = ExplorationTaskConfig
-    options = ("agent", "steps", "world", "area", "patch_size")
+    options = ("agent", "navigator", "steps", "world", "area", "patch_size")
     default_episodes = 20
     episode = staticmethod(exploration_episode)
 
@@ -155,7 +159,8 @@ class Exploration(Experiment):
         task = ExplorationTask(config.world, config.steps, config.grid, config.linger_steps,
                                config.trajectory_every, tuple(config.obs_size), config.area)
         return [Group(RunSpec(self.name, name, "exploration", task,
-                              explorer_agent_config(name, patch_size=config.goal_patch)),
+                              explorer_agent_config(name, patch_size=config.goal_patch,
+                                                    navigator=config.navigator)),
                       cost=config.steps)
                 for name in config.agents]
 

@@ -22,6 +22,7 @@ about five times what walking 20 blocks takes.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +30,7 @@ import gymnasium as gym
 import numpy as np
 
 import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
+from mrsteve.agent.config import NavigatorAgentConfig
 from mrsteve.agent.factory import NAVIGATORS, build_agent, navigator_agent_config
 from mrsteve.control.heightmap import HeightMap
 from mrsteve.control.planning import GEOMETRIC, distance_to_disc, plan_path, reachable
@@ -44,15 +46,74 @@ from mrsteve.tasks.navigation import METRICS, NavigationGoal, run_navigation
 TERRAINS = {"flat": "flat", "plains": "plains_nav", "mountain": "mountain", "river": "river"}
 """Terrain names of the experiment and the world recipes they run on."""
 
-PAPER_RESULTS = {
+PAPER_NAVIGATORS = {
     # (SPL, success rate %) per terrain, appendix Table "Performance of different Low-Level
-    # Navigators": the heuristic and VPT-Nav (KL = 1e-4).
-    "straight": {"flat": (0.962, 100), "plains": (0.906, 94), "mountain": (0.188, 100),
-                 "river": (0.000, 0)},
-    "depth": {"flat": (0.849, 96), "plains": (0.780, 88), "mountain": (0.157, 100),
-              "river": (0.274, 87)},
-}  # fmt: skip
-"""The paper's figures the results table prints beside ours (``depth`` stands for VPT-Nav)."""
+    # Navigators".
+    "Heuristic": {"flat": (0.962, 100), "plains": (0.906, 94), "mountain": (0.188, 100),
+                  "river": (0.000, 0)},
+    "Low-level Navigator in Plan4MC": {"flat": (0.416, 61), "plains": (0.326, 47),
+                                       "mountain": (0.010, 10), "river": (0.000, 0)},
+    "VPT-Nav (KL = 0)": {"flat": (0.806, 90), "plains": (0.774, 85), "mountain": (0.131, 97),
+                         "river": (0.034, 13)},
+    "VPT-Nav (KL = 1e-4)": {"flat": (0.849, 96), "plains": (0.780, 88),
+                            "mountain": (0.157, 100), "river": (0.274, 87)},
+    "VPT-Nav (KL = 1e-3)": {"flat": (0.762, 95), "plains": (0.651, 78), "mountain": (0.015, 17),
+                            "river": (0.012, 6)},
+    "VPT-Nav (KL = 1e-2)": {"flat": (0.692, 84), "plains": (0.702, 83), "mountain": (0.078, 87),
+                            "river": (0.014, 7)},
+}
+"""The paper's low-level navigator table."""
+
+PAPER_CONDITIONING = {
+    # (conditioning, fine-tuning): (SPL, success rate %) per terrain, appendix Table "VPT-Nav
+    # Performance of different Goal-Conditioning Methods" (Houlsby adapters and LoRA both count
+    # as adapters here; the table's LoRA rows are given).
+    ("trxl", "full"): {"flat": (0.050, 5), "plains": (0.423, 46), "mountain": (0.000, 0),
+                       "river": (0.000, 0)},
+    ("trxl", "adapter"): {"flat": (0.481, 55), "plains": (0.475, 51), "mountain": (0.058, 42),
+                          "river": (0.000, 0)},
+    ("dual", "adapter"): {"flat": (0.798, 96), "plains": (0.762, 90), "mountain": (0.169, 100),
+                          "river": (0.287, 100)},
+    ("head", "head"): {"flat": (0.849, 96), "plains": (0.780, 88), "mountain": (0.157, 100),
+                       "river": (0.274, 87)},
+    ("head", "adapter"): {"flat": (0.904, 98), "plains": (0.880, 95), "mountain": (0.150, 100),
+                          "river": (0.307, 100)},
+}
+"""The paper's conditioning study (``head`` fine-tuning is its "No TrXL Update")."""
+
+PAPER_ROW = {"straight": "Heuristic", "depth": "VPT-Nav (KL = 1e-4)",
+             "learned": "VPT-Nav (KL = 1e-4)"}
+"""The paper's row each of our navigators is printed beside (``depth`` stands for VPT-Nav)."""
+
+
+def paper_figures(group_agent: str, training: Sequence | None) -> tuple[str, dict]:
+    """The paper's row to print beside a navigator, and its figures: a trained variant's
+    conditioning-study row where the paper has one, else its KL row."""
+    if training is not None:
+        conditioning, finetune, kl = training
+        if (conditioning, finetune) in PAPER_CONDITIONING:
+            return f"{conditioning}/{finetune}", PAPER_CONDITIONING[conditioning, finetune]
+        row = f"VPT-Nav (KL = {'0' if kl == 0 else f'{kl:.0e}'.replace('e-0', 'e-')})"
+        if row in PAPER_NAVIGATORS:
+            return row, PAPER_NAVIGATORS[row]
+    row = PAPER_ROW[group_agent]
+    return row, PAPER_NAVIGATORS[row]
+
+
+def paper_tables() -> str:
+    """The paper's two navigator tables as text (SPL (success %))."""
+    terrains = list(TERRAINS)
+
+    def cells(figures):
+        return [f"{figures[t][0]:.3f} ({figures[t][1]} %)" for t in terrains]
+
+    navigators = format_table(["paper: navigator", *terrains],
+                              [[name, *cells(f)] for name, f in PAPER_NAVIGATORS.items()])
+    conditioning = format_table(
+        ["paper: conditioning/fine-tuning", *terrains],
+        [[f"{c}/{'no-trxl-update' if f == 'head' else f}", *cells(figures)]
+         for (c, f), figures in PAPER_CONDITIONING.items()])
+    return f"{navigators}\n\n{conditioning}"
 
 
 @dataclass(frozen=True)
@@ -62,8 +123,11 @@ class NavigationTaskConfig:
     terrain: str = "all"
     """flat, plains, mountain, river (comma-separated, or 'all')."""
     navigator: str = "depth"
-    """depth (the VPT-Nav stand-in) or straight (the paper's heuristic); comma-separated, or
-    'all'."""
+    """depth (the VPT-Nav stand-in), straight (the paper's heuristic) or learned (the policy
+    over RGB frames); comma-separated, or 'all'."""
+    weights: str | None = None
+    """Comma-separated learned navigator weights files (mrsteve train navigator) to run beside
+    the navigators, each named by its training settings (the conditioning and KL studies)."""
     max_steps: int = 1000
     """Steps before an episode fails (the paper does not say; 1000 = 50 s)."""
     min_distance: float = 10.0
@@ -94,6 +158,19 @@ class NavigationTaskConfig:
     @property
     def navigators(self) -> list[str]:
         return choose(self.navigator, list(NAVIGATORS), "navigator")
+
+    @property
+    def weight_files(self) -> list[str]:
+        return [part.strip() for part in (self.weights or "").split(",") if part.strip()]
+
+
+def trained_label(tree: NavigatorAgentConfig) -> str:
+    """A navigator's name in groups and tables: its own, or for a trained variant
+    ``learned-<conditioning>-<fine-tuning>-kl<KL>``."""
+    if tree.training is None:
+        return tree.name
+    conditioning, finetune, kl = tree.training
+    return f"learned-{conditioning}-{finetune}-kl{kl:g}"
 
 
 def pick_goal(
@@ -186,20 +263,24 @@ class Navigation(Experiment):
     name = "navigation"
     examples = ('--terrain all --navigator depth,straight --workers 2', '--terrain river --episodes 5 --plots runs/river-plots',)
     config_type = NavigationTaskConfig
-    options = ("terrain", "navigator", "max_steps")
+    options = ("terrain", "navigator", "weights", "max_steps")
     default_episodes = 20
     episode = staticmethod(navigation_episode)
 
     def groups(self, config: NavigationTaskConfig) -> list[Group]:
-        several = len(config.navigators) > 1
+        several = len(config.navigators) + len(config.weight_files) > 1
         groups = []
         for terrain in config.terrains:
             task = NavigationTask(terrain, TERRAINS[terrain], config.max_steps,
                                   config.min_distance, config.max_distance, config.success_radius,
                                   config.trajectory_every, tuple(config.obs_size))
-            for nav in config.navigators:
-                tree = navigator_agent_config(nav, success_radius=config.success_radius)
-                label = f"{terrain}.{nav}" if several else terrain
+            trees = [navigator_agent_config(nav, success_radius=config.success_radius)
+                     for nav in config.navigators]
+            trees += [navigator_agent_config("learned", success_radius=config.success_radius,
+                                             weights=path) for path in config.weight_files]
+            for tree in trees:
+                name = trained_label(tree)
+                label = f"{terrain}.{name}" if several else terrain
                 groups.append(Group(RunSpec(self.name, label, f"navigation/{terrain}", task, tree),
                                     cost=config.max_steps))
         return groups
@@ -211,15 +292,15 @@ class Navigation(Experiment):
         rows = []
         for group in groups:
             summary = summaries[group.label]
-            terrain = group.spec.task.terrain
-            paper_spl, paper_success = PAPER_RESULTS[group.agent][terrain]
-            rows.append([terrain, group.agent, format_metric(summary["success_rate"], 1),
+            terrain, tree = group.spec.task.terrain, group.spec.agent
+            row, figures = paper_figures(tree.name, tree.training)
+            paper_spl, paper_success = figures[terrain]
+            rows.append([terrain, trained_label(tree), format_metric(summary["success_rate"], 1),
                          format_metric(summary["spl"], 3),
-                         f"{paper_spl:.3f} ({paper_success} %)"])
-        table = format_table(["terrain", "navigator", "success %", "SPL", "paper SPL (success)"],
-                             rows)
-        return (table + "\npaper: 'straight' beside the Heuristic row, 'depth' beside VPT-Nav "
-                "(KL = 1e-4)")
+                         f"{paper_spl:.3f} ({paper_success} %)", row])
+        table = format_table(["terrain", "navigator", "success %", "SPL", "paper SPL (success)",
+                              "paper row"], rows)
+        return f"{table}\n\n{paper_tables()}"
 
     def plot_episode(self, record: Record, group: Group, path: Path) -> None:
         from mrsteve.eval.plots import save_trajectory_plot, world_blocks

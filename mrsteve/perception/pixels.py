@@ -21,19 +21,26 @@ the weights' hash.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
-import zipfile
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import cache, cached_property
 from pathlib import Path
 from types import MappingProxyType
 
-import numba as nb
 import numpy as np
 
+from mrsteve.nn import (
+    KERNEL,
+    channel_last_linear,
+    conv3x3_relu,
+    conv_weight,
+    feature_map,
+    read_weights,
+    save_weights,
+    tuples,
+    weights_sha256,
+)
 from mrsteve.perception._data import data_path, read_data_toml
 from mrsteve.perception.encoder import Observation
 from mrsteve.perception.lexicon import Lexicon, load_lexicon
@@ -50,9 +57,6 @@ FORMAT = "mrsteve-pixel-encoder"
 
 VERSION = 1
 """Weights file version this code reads and writes."""
-
-KERNEL = 3
-"""Side of every convolution kernel (padding 1)."""
 
 
 @dataclass(frozen=True)
@@ -86,10 +90,7 @@ class PixelArchitecture:
     @property
     def feature_map(self) -> tuple[int, int, int]:
         """Height, width and channels of the last convolution's output."""
-        height, width = self.obs_size
-        for stride in self.strides:
-            height, width = (height - 1) // stride + 1, (width - 1) // stride + 1
-        return height, width, self.channels[-1]
+        return feature_map(self.obs_size, self.channels, self.strides)
 
     def parameter_shapes(self) -> dict[str, tuple[int, ...]]:
         """Name and shape of every parameter (torch's layouts: convolutions ``[out, in, k, k]``,
@@ -131,65 +132,23 @@ class PixelWeights:
     def sha256(self) -> str:
         """Hash of the architecture and every parameter's bytes (what thresholds are tied to;
         computed once: treat the parameters as read-only)."""
-        digest = hashlib.sha256(json.dumps(asdict(self.architecture), sort_keys=True).encode())
-        for name in sorted(self.parameters):
-            digest.update(name.encode())
-            digest.update(np.ascontiguousarray(self.parameters[name], dtype="<f4").tobytes())
-        return digest.hexdigest()
+        return weights_sha256(asdict(self.architecture), self.parameters)
 
     def save(self, path: str | Path) -> None:
         """Write the weights as an ``.npz`` file (atomically; only a regular file is replaced)."""
-        from mrsteve.fileio import atomic_path
-
-        meta = {"format": FORMAT, "version": VERSION,
-                "architecture": asdict(self.architecture), "info": dict(self.info)}
-        arrays = {name: np.asarray(value, dtype=np.float32)
-                  for name, value in self.parameters.items()}
-        arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
-        with atomic_path(Path(path)) as tmp, open(tmp, "wb") as handle:
-            np.savez(handle, **arrays)
+        save_weights(path, FORMAT, VERSION, asdict(self.architecture), self.parameters, self.info)
 
 
 def load_weights(path: str | Path) -> PixelWeights:
     """Weights from an ``.npz`` file :meth:`PixelWeights.save` wrote; anything else raises a
     ``ValueError`` that names what is wrong."""
-    path = Path(path)
-    try:
-        with np.load(path, allow_pickle=False) as archive:
-            arrays = {name: archive[name] for name in archive.files}
-    except FileNotFoundError:
-        raise
-    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as error:
-        raise ValueError(f"{path} is not a pixel encoder weights file (.npz): {error}") from None
-    try:
-        meta = json.loads(arrays.pop("meta").tobytes().decode())
-        if meta["format"] != FORMAT:
-            raise ValueError(f"format is {meta['format']!r}")
-        if meta["version"] != VERSION:
-            raise ValueError(f"version {meta['version']} (this code reads version {VERSION})")
-        raw = meta["architecture"]
-        architecture = PixelArchitecture(**{
-            key: tuple(value) if isinstance(value, list) else value for key, value in raw.items()
-        })
-    except (KeyError, TypeError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ValueError(f"{path} is not a pixel encoder weights file: bad metadata "
-                         f"({type(error).__name__}: {error})") from None
-    except ValueError as error:
-        raise ValueError(f"{path}: {error}") from None
-    expected = architecture.parameter_shapes()
-    missing, extra = sorted(set(expected) - set(arrays)), sorted(set(arrays) - set(expected))
-    if missing or extra:
-        raise ValueError(f"{path}: parameters do not match the architecture: missing {missing}, "
-                         f"unexpected {extra}")
-    wrong = {name: (arrays[name].shape, shape) for name, shape in expected.items()
-             if arrays[name].shape != shape}
-    if wrong:
-        raise ValueError(f"{path}: parameter shapes (found, expected) differ: {wrong}")
-    bad = [name for name, value in arrays.items() if not np.all(np.isfinite(value))]
-    if bad:
-        raise ValueError(f"{path}: parameters hold NaN or infinity: {bad}")
-    parameters = {name: np.asarray(value, np.float32) for name, value in arrays.items()}
-    return PixelWeights(architecture, parameters, meta.get("info", {}))
+
+    def shapes(raw):
+        architecture = PixelArchitecture(**tuples(raw))
+        return architecture, architecture.parameter_shapes()
+
+    architecture, parameters, info = read_weights(path, FORMAT, VERSION, "pixel encoder", shapes)
+    return PixelWeights(architecture, parameters, info)
 
 
 @cache
@@ -226,12 +185,10 @@ class _ImageTower:
         self.strides = arch.strides
         # im2col columns are ordered (kernel row, kernel column, channel): reorder torch's
         # [out, in, k, k] weights to match.
-        self.convs = [(p[f"image.convs.{i}.weight"].transpose(2, 3, 1, 0).reshape(-1, out).copy(),
-                       p[f"image.convs.{i}.bias"]) for i, out in enumerate(arch.channels)]
-        height, width, channels = arch.feature_map
+        self.convs = [(conv_weight(p[f"image.convs.{i}.weight"]), p[f"image.convs.{i}.bias"])
+                      for i in range(len(arch.channels))]
         # Frames run channel-last here; reorder the flattened map from torch's (C, H, W).
-        frame = p["image.frame.weight"].reshape(-1, channels, height, width)
-        self.frame = (frame.transpose(0, 2, 3, 1).reshape(arch.frame_dim, -1).T.copy(),
+        self.frame = (channel_last_linear(p["image.frame.weight"], arch.feature_map),
                       p["image.frame.bias"])
         self.head = [(p[f"image.head.{i}.weight"].T.copy(), p[f"image.head.{i}.bias"])
                      for i in (0, 2)]
@@ -242,7 +199,7 @@ class _ImageTower:
         x *= 1 / 255
         x -= 0.5
         for (weight, bias), stride in zip(self.convs, self.strides, strict=True):
-            x = _conv3x3_relu(x, weight, bias, stride)
+            x = conv3x3_relu(x, weight, bias, stride)
         weight, bias = self.frame
         return np.maximum(x.reshape(len(x), -1) @ weight + bias, 0.0)
 
@@ -254,42 +211,6 @@ class _ImageTower:
         hidden = mean_features.astype(np.float32) @ w0
         hidden += b0
         return _normalised(np.maximum(hidden, 0.0, out=hidden) @ w1 + b1)
-
-
-def _conv3x3_relu(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, stride: int) -> np.ndarray:
-    """ReLU of a ``3 x 3`` convolution with padding 1 of channel-last ``x[N, H, W, C]``: one
-    compiled im2col pass and one matrix product."""
-    n, height, width = x.shape[:3]
-    rows, cols = (height - 1) // stride + 1, (width - 1) // stride + 1
-    columns = np.empty((n * rows * cols, weight.shape[0]), dtype=np.float32)
-    _im2col(x, stride, rows, cols, columns)
-    out = columns @ weight
-    out += bias
-    return np.maximum(out, 0.0, out=out).reshape(n, rows, cols, -1)
-
-
-@nb.njit(cache=True)
-def _im2col(x, stride, rows, cols, columns):
-    """``columns[(n, r, c), (ky, kx, ch)] = x[n, r * stride + ky - 1, c * stride + kx - 1, ch]``,
-    zero outside the frame (padding 1)."""
-    n_frames, height, width, channels = x.shape
-    i = 0
-    for n in range(n_frames):
-        for r in range(rows):
-            for c in range(cols):
-                j = 0
-                for ky in range(KERNEL):
-                    y = r * stride + ky - 1
-                    for kx in range(KERNEL):
-                        xx = c * stride + kx - 1
-                        if 0 <= y < height and 0 <= xx < width:
-                            for ch in range(channels):
-                                columns[i, j + ch] = x[n, y, xx, ch]
-                        else:
-                            for ch in range(channels):
-                                columns[i, j + ch] = 0.0
-                        j += channels
-                i += 1
 
 
 def _normalised(vector: np.ndarray) -> np.ndarray:

@@ -78,12 +78,18 @@ def reaches(root, kind, limit=200_000) -> bool:
     return False
 
 
-@pytest.mark.parametrize("world", ["map2", "plains_unbounded"])
-@pytest.mark.parametrize("name", ["mrsteve", "mrsteve-tc", "pmc-fm", "steve1"])
-def test_agent_parts_receive_only_the_agent_observation_and_never_the_world(name, world):
+@pytest.mark.parametrize(("name", "world", "navigator"), [
+    *((name, world, "depth") for world in ("map2", "plains_unbounded")
+      for name in ("mrsteve", "mrsteve-tc", "pmc-fm", "steve1")),
+    ("mrsteve", "map2", "learned"),
+])
+def test_agent_parts_receive_only_the_agent_observation_and_never_the_world(name, world,
+                                                                            navigator):
     assert name in AGENTS
-    env = LeakyObservations(gym.make("mrsteve/Voxel-v0", world=world, obs_size=(24, 40)))
-    agent = make_agent(name)
+    # the learned navigator's weights take the environment's default frame size
+    obs_size = (24, 40) if navigator == "depth" else (40, 64)
+    env = LeakyObservations(gym.make("mrsteve/Voxel-v0", world=world, obs_size=obs_size))
+    agent = make_agent(name, navigator=navigator)
     seen: list[frozenset[str]] = []
     for part, methods in [("explorer", ("reset", "observe", "act")),
                           ("navigator", ("observe", "act", "reached", "blocked")),

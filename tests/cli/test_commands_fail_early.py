@@ -27,11 +27,13 @@ COMMANDS = {
     "bench world": ("mrsteve.bench.world.run_world_bench", ["--worlds", "flat"]),
     "calibrate": ("mrsteve.calibration.calibrate_on_world", ["--clips", "10"]),
     "train encoder": ("mrsteve.train.encoder.train_encoder", []),
+    "train navigator": ("mrsteve.train.navigator.train_navigator", []),
 }
 """Each command: the function that does its work, and options that make a small run."""
 
 OUTPUTS = [("bench agent", "--json"), ("bench memory", "--json"), ("bench world", "--json"),
-           ("calibrate", "--out"), ("calibrate", "--json"), ("train encoder", "--json")]
+           ("calibrate", "--out"), ("calibrate", "--json"), ("train encoder", "--json"),
+           ("train navigator", "--json")]
 """The output files the commands take."""
 
 AS_ROOT = os.geteuid() == 0
@@ -39,10 +41,10 @@ AS_ROOT = os.geteuid() == 0
 
 
 def invoke(command: str, *arguments: str, tmp_path: Path | None = None):
-    """Run ``mrsteve <command> <its small run> <arguments>`` (``train encoder`` gets a run folder
+    """Run ``mrsteve <command> <its small run> <arguments>`` (``train`` commands get a run folder
     in ``tmp_path`` unless ``--out`` is given)."""
     line = [*command.split(), *COMMANDS[command][1], *arguments]
-    if command == "train encoder" and "--out" not in arguments:
+    if command.startswith("train") and "--out" not in arguments:
         line += ["--out", str(tmp_path / "run")]
     return CliRunner().invoke(app, line)
 
@@ -78,7 +80,8 @@ def finish_work_at_once(monkeypatch, during=lambda: None) -> None:
                           ("mrsteve.bench.memory.run_long_run", {}),
                           ("mrsteve.bench.world.run_world_bench", {}),
                           ("mrsteve.calibration.calibrate_on_world", calibration),
-                          ("mrsteve.train.encoder.train_encoder", training)):
+                          ("mrsteve.train.encoder.train_encoder", training),
+                          ("mrsteve.train.navigator.train_navigator", training)):
         monkeypatch.setattr(target, returning(value))
     for target in ("mrsteve.bench.memory.format_report", "mrsteve.bench.memory.format_long_run",
                    "mrsteve.bench.world.format_report",
@@ -223,7 +226,7 @@ def test_a_full_disk_in_a_long_memory_run_is_one_line(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("command", ["bench agent", "bench memory", "bench world", "calibrate",
-                                     "train encoder"])
+                                     "train encoder", "train navigator"])
 def test_a_negative_seed_is_refused_before_any_work(command, tmp_path, monkeypatch):
     forbid_work(monkeypatch)
     result = invoke(command, "--seed", "-1", tmp_path=tmp_path)
@@ -272,7 +275,7 @@ def test_a_calibration_the_clips_cannot_support_is_one_line(monkeypatch):
 # --- examples in the help ------------------------------------------------------------------------
 
 EXAMPLE_COMMANDS = ["bench agent", "bench memory", "bench world", "calibrate", "train encoder",
-                    "worlds"]
+                    "train navigator", "worlds"]
 
 
 def examples_of(command: str) -> list[str]:
@@ -322,3 +325,11 @@ def test_nothing_the_package_ships_mentions_its_issues():
             if ISSUE.search(line):
                 found.append(f"{path.relative_to(root.parent)}:{number}: {line.strip()}")
     assert found == []
+
+
+def test_a_bad_navigator_training_setting_is_one_line_before_any_work(tmp_path, monkeypatch):
+    forbid_work(monkeypatch)
+    result = invoke("train navigator", "--conditioning", "before", tmp_path=tmp_path)
+    assert_one_error_line(result, "conditioning must be one of trxl, head, dual", "'before'")
+    result = invoke("train navigator", "--foundation", str(tmp_path), tmp_path=tmp_path)
+    assert_one_error_line(result, f"--foundation {tmp_path} holds no foundation.npz")

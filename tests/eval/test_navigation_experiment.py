@@ -104,3 +104,41 @@ def test_compact_trajectory_keeps_every_nth_position_and_the_last():
     path = np.arange(14, dtype=float).reshape(7, 2)
     assert compact_trajectory(path, 3) == [[0, 1], [6, 7], [12, 13]]
     assert compact_trajectory(path, 4) == [[0, 1], [8, 9], [12, 13]]
+
+
+def test_trained_variants_run_beside_the_navigators_with_the_papers_rows(tmp_path):
+    from mrsteve.eval.navigation import PAPER_CONDITIONING, PAPER_NAVIGATORS
+
+    _small_weights("trxl", "adapter", 1e-4).save(tmp_path / "trxl.npz")
+    _small_weights("head", "full", 1e-3).save(tmp_path / "kl.npz")
+    config = NavigationTaskConfig(terrain="flat", navigator="straight",
+                                  weights=f"{tmp_path / 'trxl.npz'},{tmp_path / 'kl.npz'}")
+    groups = NAVIGATION.groups(config)
+    assert [group.label for group in groups] == [
+        "flat.straight", "flat.learned-trxl-adapter-kl0.0001", "flat.learned-head-full-kl0.001"]
+    assert groups[1].spec.agent.training == ("trxl", "adapter", 1e-4)
+    summaries = {group.label: {"success_rate": {"mean": 50.0, "stderr": 1.0, "n": 2},
+                               "spl": {"mean": 0.5, "stderr": 0.1, "n": 2}} for group in groups}
+    table = NAVIGATION.table(config, groups, summaries)
+    lines = table.splitlines()
+    trxl = next(line for line in lines if "learned-trxl" in line)
+    assert "trxl/adapter" in trxl and f"{PAPER_CONDITIONING['trxl', 'adapter']['flat'][0]:.3f}" in trxl
+    kl = next(line for line in lines if "learned-head-full" in line)
+    assert "VPT-Nav (KL = 1e-3)" in kl
+    assert f"{PAPER_NAVIGATORS['VPT-Nav (KL = 1e-3)']['flat'][0]:.3f}" in kl
+    assert "paper: navigator" in table and "paper: conditioning/fine-tuning" in table
+    with pytest.raises(ValueError, match="not a navigator weights file"):
+        (tmp_path / "bad.npz").write_text("no")
+        NAVIGATION.groups(NavigationTaskConfig(terrain="flat", weights=str(tmp_path / "bad.npz")))
+
+
+def _small_weights(conditioning, finetune, kl):
+    from mrsteve.control.learned import NavigatorArchitecture, NavigatorWeights
+
+    architecture = NavigatorArchitecture(channels=(4,), strides=(4,), dim=8, context=2, heads=2,
+                                         mlp_dim=8, goal_hidden=4, conditioning=conditioning)
+    rng = np.random.default_rng(0)
+    parameters = {name: rng.normal(0.0, 0.1, shape).astype(np.float32)
+                  for name, shape in architecture.parameter_shapes().items()}
+    return NavigatorWeights(architecture, parameters,
+                            {"training": {"finetune": finetune, "kl": kl}})

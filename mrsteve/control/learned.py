@@ -1,0 +1,397 @@
+"""The learned navigator: a goal-conditioned policy over RGB frames (VPT-Nav's role).
+
+In the paper pi_L-Nav is VPT-Nav: VPT (an image encoder and a Transformer-XL cloned from people
+playing) fine-tuned with PPO to reach an ``(x, z)`` goal, the goal encoded by a 4-layer MLP from
+``goal - position`` and the view angles and added after the transformer (appendix
+"Goal-Conditioned VPT Navigator Details"). This policy is the same kind of model at the scale of
+the embedded world, trained by :mod:`mrsteve.train.navigator` (``mrsteve train navigator``; torch
+is needed there only):
+
+* image encoder: ``3 x 3`` convolutions with ReLU and a linear layer per ``uint8[H, W, 3]`` frame;
+* core: one causal transformer block (pre-norm, multi-head attention over the last ``context``
+  frames with a learned bias per head and offset, then an MLP): memory of the recent frames, as
+  the TrXL's;
+* goal encoder (:func:`goal_features`): ``goal - position`` on the ground plane rescaled to length
+  at most 20 and squashed by symlog, with the cosine and sine of yaw and pitch, through a 4-layer
+  MLP; added to the frame embedding before the core (``trxl``, "TrXL-Cond."), after it (``head``,
+  "Head-Cond.", the paper's choice), at both (``dual``), or not at all (``none``: the foundation
+  policy, which has no goal);
+* heads: one Bernoulli per button of :data:`BUTTONS` and a categorical over :data:`CAMERA_BINS`
+  camera bins per axis, binned as VPT bins its camera (mu-law, mu = 10, +-10 degrees).
+
+It reads only the RGB frame and the pose (:attr:`LearnedNavigator.reads`): no depth, no semantics,
+no map. Like VPT-Nav's wrapper it forces a jump when the agent stops moving. Inference is numpy
+(:mod:`mrsteve.nn`); the weights ship in ``data/navigator.npz``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from functools import cache, cached_property
+from pathlib import Path
+
+import numpy as np
+
+from mrsteve.control.motion import ProgressTracker, StallTracker, noop_action
+from mrsteve.digests import PACKAGE_ROOT
+from mrsteve.nn import (
+    KERNEL,
+    channel_last_linear,
+    conv3x3_relu,
+    conv_weight,
+    feature_map,
+    layer_norm,
+    read_weights,
+    save_weights,
+    symlog,
+    tuples,
+    weights_sha256,
+)
+from mrsteve.spaces import Action, Observation
+from mrsteve.world.camera import Camera
+
+SHIPPED_NAVIGATOR = "control/data/navigator.npz"
+"""The shipped weights, below ``mrsteve/`` (``mrsteve train navigator``)."""
+
+FORMAT = "mrsteve-navigator"
+"""The ``format`` entry of a weights file's metadata."""
+
+VERSION = 1
+"""Weights file version this code reads and writes."""
+
+BUTTONS = ("forward", "jump", "sprint")
+"""The keys the policy presses (what the scripted navigators press)."""
+
+CAMERA_BINS = 11
+"""Camera bins per axis (VPT: 11)."""
+CAMERA_MAX = 10.0
+"""Largest camera change per step, degrees (VPT: 10)."""
+CAMERA_MU = 10.0
+"""mu of the mu-law camera quantisation (VPT: 10)."""
+
+GOAL_CLIP = 20.0
+"""The relative goal is rescaled to at most this length before symlog (the release)."""
+GOAL_FEATURES = 6
+"""Goal encoder inputs: symlog of the rescaled ``(dx, dz)``, cos and sin of yaw and pitch."""
+
+CONDITIONING = ("none", "trxl", "head", "dual")
+"""Where the goal embedding is added: nowhere (the foundation policy), to the frame embedding
+before the core (TrXL-Cond.), after the core (Head-Cond.), or both (Dual-Cond.)."""
+
+
+def camera_bin_values() -> np.ndarray:
+    """``float32[CAMERA_BINS]``: the camera change (degrees) of each bin, VPT's mu-law decoding
+    of evenly spaced codes in ``[-1, 1]``."""
+    codes = np.linspace(-1.0, 1.0, CAMERA_BINS)
+    values = np.sign(codes) * ((1.0 + CAMERA_MU) ** np.abs(codes) - 1.0) / CAMERA_MU
+    return (values * CAMERA_MAX).astype(np.float32)
+
+
+def camera_bins(degrees: np.ndarray) -> np.ndarray:
+    """The bin of each camera change (VPT's mu-law encoding, rounded to the nearest code)."""
+    x = np.clip(np.asarray(degrees, dtype=np.float64), -CAMERA_MAX, CAMERA_MAX) / CAMERA_MAX
+    codes = np.sign(x) * np.log1p(CAMERA_MU * np.abs(x)) / np.log1p(CAMERA_MU)
+    return np.rint((codes + 1.0) * (CAMERA_BINS - 1) / 2).astype(np.int64)
+
+
+def goal_features(dx: np.ndarray | float, dz: np.ndarray | float, yaw: np.ndarray | float,
+                  pitch: np.ndarray | float) -> np.ndarray:
+    """``float32[..., 6]``: the goal encoder's inputs for the goal ``(dx, dz)`` blocks away on
+    the ground plane and the view angles (degrees)."""
+    dx, dz = np.asarray(dx, np.float64), np.asarray(dz, np.float64)
+    length = np.hypot(dx, dz)
+    scale = np.where(length > GOAL_CLIP, GOAL_CLIP / np.maximum(length, 1e-12), 1.0)
+    yaw, pitch = np.radians(yaw), np.radians(pitch)
+    return np.stack([symlog(dx * scale), symlog(dz * scale), np.cos(yaw), np.sin(yaw),
+                     np.cos(pitch), np.sin(pitch)], axis=-1).astype(np.float32)
+
+
+@dataclass(frozen=True)
+class NavigatorArchitecture:
+    """The shape of a learned navigator; the training code builds the same network from it."""
+
+    obs_size: tuple[int, int] = (40, 64)
+    """Frame height and width (the environment's default)."""
+    channels: tuple[int, ...] = (16, 32, 64)
+    """Output channels of the convolutions."""
+    strides: tuple[int, ...] = (2, 2, 2)
+    """Stride of each convolution."""
+    dim: int = 256
+    """Width of the frame embedding and the core."""
+    context: int = 16
+    """Frames the core attends to (this one and the previous ``context - 1``)."""
+    heads: int = 4
+    """Attention heads."""
+    mlp_dim: int = 512
+    """Hidden width of the core's MLP."""
+    goal_hidden: int = 128
+    """Hidden width of the goal encoder (a 4-layer MLP)."""
+    conditioning: str = "head"
+    """One of :data:`CONDITIONING`."""
+
+    def __post_init__(self) -> None:
+        if self.conditioning not in CONDITIONING:
+            raise ValueError(f"conditioning must be one of {', '.join(CONDITIONING)}, got "
+                             f"{self.conditioning!r}")
+        if len(self.channels) != len(self.strides) or not self.channels:
+            raise ValueError(f"channels and strides must be non-empty and of one length, got "
+                             f"{self.channels} and {self.strides}")
+        if min(self.obs_size) < 1 or self.context < 1 or self.dim % self.heads:
+            raise ValueError(f"need a positive obs_size and context, and dim divisible by heads, "
+                             f"got {self}")
+
+    @property
+    def goal_sites(self) -> tuple[str, ...]:
+        """The goal encoders the conditioning has: ``goal_in`` (before the core), ``goal_out``
+        (after it)."""
+        return {"none": (), "trxl": ("goal_in",), "head": ("goal_out",),
+                "dual": ("goal_in", "goal_out")}[self.conditioning]
+
+    @property
+    def feature_map(self) -> tuple[int, int, int]:
+        return feature_map(self.obs_size, self.channels, self.strides)
+
+    def parameter_shapes(self) -> dict[str, tuple[int, ...]]:
+        """Name and shape of every parameter (torch's layouts)."""
+        shapes: dict[str, tuple[int, ...]] = {}
+        previous = 3
+        for i, out in enumerate(self.channels):
+            shapes[f"image.convs.{i}.weight"] = (out, previous, KERNEL, KERNEL)
+            shapes[f"image.convs.{i}.bias"] = (out,)
+            previous = out
+        d = self.dim
+        linears = {"image.frame": (d, int(np.prod(self.feature_map))),
+                   "core.qkv": (3 * d, d), "core.out": (d, d),
+                   "core.mlp.0": (self.mlp_dim, d), "core.mlp.2": (d, self.mlp_dim),
+                   "head.buttons": (len(BUTTONS), d), "head.camera": (2 * CAMERA_BINS, d)}
+        for site in self.goal_sites:
+            widths = (GOAL_FEATURES, self.goal_hidden, self.goal_hidden, self.goal_hidden, d)
+            for layer in range(4):
+                linears[f"{site}.{2 * layer}"] = (widths[layer + 1], widths[layer])
+        for name, shape in linears.items():
+            shapes[f"{name}.weight"] = shape
+            shapes[f"{name}.bias"] = shape[:1]
+        for norm in ("core.norm1", "core.norm2", "head.norm"):
+            shapes[f"{norm}.weight"] = (d,)
+            shapes[f"{norm}.bias"] = (d,)
+        shapes["core.position"] = (self.heads, self.context)
+        return shapes
+
+
+@dataclass(frozen=True)
+class NavigatorWeights:
+    """A learned navigator's parameters (float32, torch layouts) and architecture."""
+
+    architecture: NavigatorArchitecture
+    parameters: Mapping[str, np.ndarray]
+    info: Mapping[str, object] = field(default_factory=dict)
+    """How the weights were made (training command, seed, data, final losses)."""
+
+    @cached_property
+    def sha256(self) -> str:
+        """Hash of the architecture and every parameter's bytes."""
+        return weights_sha256(asdict(self.architecture), self.parameters)
+
+    def save(self, path: str | Path) -> None:
+        """Write the weights as an ``.npz`` file (atomically; only a regular file is replaced)."""
+        save_weights(path, FORMAT, VERSION, asdict(self.architecture), self.parameters, self.info)
+
+
+def load_navigator_weights(path: str | Path) -> NavigatorWeights:
+    """Weights from an ``.npz`` file :meth:`NavigatorWeights.save` wrote; anything else raises a
+    ``ValueError`` that names what is wrong."""
+
+    def shapes(raw):
+        architecture = NavigatorArchitecture(**tuples(raw))
+        return architecture, architecture.parameter_shapes()
+
+    architecture, parameters, info = read_weights(path, FORMAT, VERSION, "navigator", shapes)
+    return NavigatorWeights(architecture, parameters, info)
+
+
+@cache
+def load_shipped_navigator() -> NavigatorWeights:
+    """The weights shipped in ``data/navigator.npz``."""
+    return load_navigator_weights(PACKAGE_ROOT / SHIPPED_NAVIGATOR)
+
+
+class NavigatorPolicy:
+    """Numpy inference of a :class:`NavigatorWeights` policy, one step at a time: the core keeps
+    the keys and values of the last ``context`` frames in a ring."""
+
+    def __init__(self, weights: NavigatorWeights) -> None:
+        arch, p = weights.architecture, weights.parameters
+        self.architecture = arch
+        self.convs = [(conv_weight(p[f"image.convs.{i}.weight"]), p[f"image.convs.{i}.bias"])
+                      for i in range(len(arch.channels))]
+        self.frame = (channel_last_linear(p["image.frame.weight"], arch.feature_map),
+                      p["image.frame.bias"])
+
+        def linear(name):
+            return p[f"{name}.weight"].T.copy(), p[f"{name}.bias"]
+
+        self.qkv, self.out = linear("core.qkv"), linear("core.out")
+        self.mlp = (linear("core.mlp.0"), linear("core.mlp.2"))
+        self.norms = {name: (p[f"{name}.weight"], p[f"{name}.bias"])
+                      for name in ("core.norm1", "core.norm2", "head.norm")}
+        self.position = p["core.position"]
+        self.buttons, self.camera = linear("head.buttons"), linear("head.camera")
+        self.goals = {site: [linear(f"{site}.{2 * layer}") for layer in range(4)]
+                      for site in arch.goal_sites}
+        head_dim = arch.dim // arch.heads
+        self._scale = np.float32(1.0 / math.sqrt(head_dim))
+        self._keys = np.zeros((arch.context, arch.heads, head_dim), np.float32)
+        self._values = np.zeros_like(self._keys)
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget the frames seen so far."""
+        self._filled = 0
+        self._slot = 0
+
+    def frame_embedding(self, rgb: np.ndarray) -> np.ndarray:
+        """``float32[N, dim]`` of ``uint8[N, H, W, 3]`` frames."""
+        x = rgb.astype(np.float32)
+        x *= 1 / 255
+        x -= 0.5
+        for (weight, bias), stride in zip(self.convs, self.architecture.strides, strict=True):
+            x = conv3x3_relu(x, weight, bias, stride)
+        weight, bias = self.frame
+        return np.maximum(x.reshape(len(x), -1) @ weight + bias, 0.0)
+
+    def goal_embedding(self, site: str, goal: np.ndarray) -> np.ndarray:
+        x = goal
+        layers = self.goals[site]
+        for i, (weight, bias) in enumerate(layers):
+            x = x @ weight + bias
+            if i < len(layers) - 1:
+                x = np.maximum(x, 0.0)
+        return x
+
+    def step(self, rgb: np.ndarray, goal: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        """Logits of one step: ``(float32[len(BUTTONS)], float32[2, CAMERA_BINS])`` (pitch,
+        yaw) for frame ``uint8[H, W, 3]`` and goal features ``float32[6]`` (ignored by a
+        policy without a goal)."""
+        arch = self.architecture
+        x = self.frame_embedding(rgb[None])[0]
+        if "goal_in" in self.goals:
+            x = x + self.goal_embedding("goal_in", goal)
+        q, k, v = np.split(layer_norm(x, *self.norms["core.norm1"]) @ self.qkv[0] + self.qkv[1], 3)
+        heads, head_dim = arch.heads, arch.dim // arch.heads
+        self._keys[self._slot] = k.reshape(heads, head_dim)
+        self._values[self._slot] = v.reshape(heads, head_dim)
+        self._filled = min(self._filled + 1, arch.context)
+        # ring slots from this frame back: offsets 0, 1, ..., filled - 1
+        order = (self._slot - np.arange(self._filled)) % arch.context
+        self._slot = (self._slot + 1) % arch.context
+        scores = np.einsum("hd,khd->hk", q.reshape(heads, head_dim), self._keys[order])
+        scores = scores * self._scale + self.position[:, :self._filled]
+        scores = np.exp(scores - scores.max(axis=1, keepdims=True))
+        scores /= scores.sum(axis=1, keepdims=True)
+        attended = np.einsum("hk,khd->hd", scores, self._values[order]).reshape(-1)
+        x = x + attended @ self.out[0] + self.out[1]
+        (w0, b0), (w1, b1) = self.mlp
+        hidden = np.maximum(layer_norm(x, *self.norms["core.norm2"]) @ w0 + b0, 0.0)
+        x = x + hidden @ w1 + b1
+        if "goal_out" in self.goals:
+            x = x + self.goal_embedding("goal_out", goal)
+        y = layer_norm(x, *self.norms["head.norm"])
+        buttons = y @ self.buttons[0] + self.buttons[1]
+        camera = (y @ self.camera[0] + self.camera[1]).reshape(2, CAMERA_BINS)
+        return buttons.astype(np.float32), camera.astype(np.float32)
+
+
+class LearnedNavigator:
+    """pi_L-Nav as a learned policy over the RGB frame and the pose (module docstring);
+    implements :class:`~mrsteve.control.navigation.Navigator`.
+
+    Actions are sampled from the policy with the generator passed to :meth:`reset` (``sample``,
+    as VPT acts) or the most likely taken. A new goal clears the core's memory (a new
+    navigation run, as VPT-Nav is given one goal per run). After ``stall_jump`` stalled steps in a
+    row (:class:`~mrsteve.control.motion.StallTracker`) it jumps, as VPT-Nav's wrapper forces a
+    jump when the agent stops moving. Having no map, it judges a goal out of reach
+    (:meth:`blocked`) by its own progress alone: ``give_up_steps`` steps without coming
+    ``progress_gain`` blocks closer than ever before (:class:`~mrsteve.control.motion.
+    ProgressTracker`: where the depth navigator starts a detour, this one, which has none, gives
+    up), so that an explorer gives the goal up instead of pushing into a wall or a tree until
+    its timeout."""
+
+    reads = ("rgb", "pose")
+    """The observation keys it reads."""
+
+    def __init__(self, weights: NavigatorWeights | None = None, *, success_radius: float = 3.0,
+                 sample: bool = True, stall_speed: float = 0.05, stall_jump: int = 3,
+                 progress_gain: float = 1.0, give_up_steps: int = 160) -> None:
+        weights = weights or load_shipped_navigator()
+        if weights.architecture.conditioning == "none":
+            raise ValueError("these weights are a foundation policy without a goal encoder "
+                             "(conditioning 'none'); a navigator needs goal-conditioned weights")
+        self.weights = weights
+        self.policy = NavigatorPolicy(weights)
+        self.success_radius = success_radius
+        self.sample = sample
+        self.stall_jump = stall_jump
+        self._stall = StallTracker(stall_speed)
+        self._progress = ProgressTracker(progress_gain, give_up_steps)
+        self._camera_values = camera_bin_values()
+        self._rng = np.random.default_rng(0)
+        self._goal: tuple[float, float] | None = None
+
+    def reset(self, rng: np.random.Generator, camera: Camera) -> None:
+        self._rng = rng
+        self._goal = None
+        self._stall.reset()
+        self._progress.reset()
+        self.policy.reset()
+
+    def observe(self, obs: Observation) -> None:
+        """Nothing to record (the core remembers the frames it acted on)."""
+
+    def blocked(self, obs: Observation, goal_xz: tuple[float, float]) -> bool:
+        """Whether the current goal saw no progress for ``give_up_steps`` steps (a new goal never
+        is)."""
+        return (float(goal_xz[0]), float(goal_xz[1])) == self._goal and self._progress.stuck
+
+    def reached(self, obs: Observation, goal_xz: tuple[float, float]) -> bool:
+        x, _, z = obs["pose"][:3]
+        return math.hypot(goal_xz[0] - x, goal_xz[1] - z) <= self.success_radius
+
+    def act(self, obs: Observation, goal_xz: tuple[float, float]) -> Action:
+        goal = (float(goal_xz[0]), float(goal_xz[1]))
+        if goal != self._goal:
+            self._goal = goal
+            self.policy.reset()
+            self._progress.reset()
+        x, _, z, yaw, pitch = (float(v) for v in obs["pose"][:5])
+        self._stall.update(x, z)
+        if self.reached(obs, goal):
+            return noop_action()
+        self._progress.update(math.hypot(goal[0] - x, goal[1] - z))
+        rgb = obs["rgb"]
+        shape = (*self.weights.architecture.obs_size, 3)
+        if rgb.shape != shape:
+            raise ValueError(f"the navigator's weights take frames of {shape}, got {rgb.shape}")
+        buttons, camera = self.policy.step(rgb, goal_features(goal[0] - x, goal[1] - z, yaw,
+                                                              pitch))
+        if self.sample:
+            draws = self._rng.random(len(BUTTONS) + 2)
+            pressed = draws[:len(BUTTONS)] < 1.0 / (1.0 + np.exp(-buttons))
+            bins = [_sample(axis, draw) for axis, draw in zip(camera, draws[len(BUTTONS):],
+                                                                strict=True)]
+        else:
+            pressed, bins = buttons > 0.0, [int(np.argmax(axis)) for axis in camera]
+        action: Action = {name: int(press) for name, press in zip(BUTTONS, pressed, strict=True)}
+        self._stall.pressed(bool(action["forward"]))
+        if action["forward"] and self._stall.stalled >= self.stall_jump:
+            action["jump"] = 1
+        action["camera"] = self._camera_values[bins].astype(np.float32)
+        return action
+
+
+def _sample(logits: np.ndarray, draw: float) -> int:
+    """The category whose cumulative softmax probability first exceeds ``draw`` in [0, 1)."""
+    cumulative = np.cumsum(np.exp(logits.astype(np.float64) - logits.max()))
+    return min(int(np.searchsorted(cumulative, draw * cumulative[-1], side="right")),
+               len(logits) - 1)

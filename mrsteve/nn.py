@@ -1,0 +1,182 @@
+"""Numpy inference layers and weights files shared by the learned parts (no torch at run time).
+
+The learned parts (the pixel encoder, the learned navigator) are trained with torch
+(:mod:`mrsteve.train`) and run here with numpy and numba. Parameters keep torch's layouts
+(convolutions ``[out, in, k, k]``, linear layers ``[out, in]``); frames run channel-last.
+
+A weights file is an ``.npz`` of float32 parameters plus a ``meta`` entry (JSON bytes: ``format``,
+``version``, ``architecture``, ``info``). :func:`save_weights` writes one atomically;
+:func:`read_weights` reads one back and raises a ``ValueError`` that names what is wrong for
+anything else (another format or version, missing or extra parameters, wrong shapes, NaN).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import zipfile
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numba as nb
+import numpy as np
+
+KERNEL = 3
+"""Side of every convolution kernel (padding 1)."""
+
+
+# ------------------------------------------------------------------------------------- layers
+
+
+def conv3x3_relu(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, stride: int) -> np.ndarray:
+    """ReLU of a ``3 x 3`` convolution with padding 1 of channel-last ``x[N, H, W, C]``: one
+    compiled im2col pass and one matrix product. ``weight`` is ``[(ky, kx, in), out]``
+    (:func:`conv_weight` reorders torch's)."""
+    n, height, width = x.shape[:3]
+    rows, cols = (height - 1) // stride + 1, (width - 1) // stride + 1
+    columns = np.empty((n * rows * cols, weight.shape[0]), dtype=np.float32)
+    _im2col(x, stride, rows, cols, columns)
+    out = columns @ weight
+    out += bias
+    return np.maximum(out, 0.0, out=out).reshape(n, rows, cols, -1)
+
+
+def conv_weight(torch_weight: np.ndarray) -> np.ndarray:
+    """Torch's ``[out, in, k, k]`` convolution weight as :func:`conv3x3_relu` takes it."""
+    return torch_weight.transpose(2, 3, 1, 0).reshape(-1, torch_weight.shape[0]).copy()
+
+
+def channel_last_linear(torch_weight: np.ndarray, feature_map: tuple[int, int, int]) -> np.ndarray:
+    """A linear layer over torch's flattened ``(C, H, W)`` map as ``[(H, W, C), out]``, for a
+    channel-last map flattened in numpy."""
+    height, width, channels = feature_map
+    weight = torch_weight.reshape(-1, channels, height, width)
+    return weight.transpose(0, 2, 3, 1).reshape(len(weight), -1).T.copy()
+
+
+@nb.njit(cache=True)
+def _im2col(x, stride, rows, cols, columns):
+    """``columns[(n, r, c), (ky, kx, ch)] = x[n, r * stride + ky - 1, c * stride + kx - 1, ch]``,
+    zero outside the frame (padding 1)."""
+    n_frames, height, width, channels = x.shape
+    i = 0
+    for n in range(n_frames):
+        for r in range(rows):
+            for c in range(cols):
+                j = 0
+                for ky in range(KERNEL):
+                    y = r * stride + ky - 1
+                    for kx in range(KERNEL):
+                        xx = c * stride + kx - 1
+                        if 0 <= y < height and 0 <= xx < width:
+                            for ch in range(channels):
+                                columns[i, j + ch] = x[n, y, xx, ch]
+                        else:
+                            for ch in range(channels):
+                                columns[i, j + ch] = 0.0
+                        j += channels
+                i += 1
+
+
+def feature_map(obs_size: tuple[int, int], channels: tuple[int, ...],
+                strides: tuple[int, ...]) -> tuple[int, int, int]:
+    """Height, width and channels after the ``3 x 3`` convolutions (padding 1) of ``strides``."""
+    height, width = obs_size
+    for stride in strides:
+        height, width = (height - 1) // stride + 1, (width - 1) // stride + 1
+    return height, width, channels[-1]
+
+
+def layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray,
+               eps: float = 1e-5) -> np.ndarray:
+    """Layer normalisation over the last axis (torch's ``nn.LayerNorm``)."""
+    mean = x.mean(axis=-1, keepdims=True)
+    centred = x - mean
+    variance = (centred * centred).mean(axis=-1, keepdims=True)
+    return centred / np.sqrt(variance + eps) * weight + bias
+
+
+def relu(x: np.ndarray) -> np.ndarray:
+    return np.maximum(x, 0.0)
+
+
+def symlog(x: np.ndarray) -> np.ndarray:
+    """``sign(x) log(1 + |x|)`` (DreamerV3's squashing)."""
+    return np.sign(x) * np.log1p(np.abs(x))
+
+
+# ------------------------------------------------------------------------------- weights files
+
+
+def weights_sha256(architecture: Mapping[str, Any], parameters: Mapping[str, np.ndarray]) -> str:
+    """Hash of an architecture (as JSON) and every parameter's float32 bytes, by name."""
+    digest = hashlib.sha256(json.dumps(dict(architecture), sort_keys=True).encode())
+    for name in sorted(parameters):
+        digest.update(name.encode())
+        digest.update(np.ascontiguousarray(parameters[name], dtype="<f4").tobytes())
+    return digest.hexdigest()
+
+
+def save_weights(path: str | Path, fmt: str, version: int, architecture: Mapping[str, Any],
+                 parameters: Mapping[str, np.ndarray], info: Mapping[str, Any]) -> None:
+    """Write a weights file (module docstring) atomically; only a regular file is replaced."""
+    from mrsteve.fileio import atomic_path
+
+    meta = {"format": fmt, "version": version, "architecture": dict(architecture),
+            "info": dict(info)}
+    arrays = {name: np.asarray(value, dtype=np.float32) for name, value in parameters.items()}
+    arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
+    with atomic_path(Path(path)) as tmp, open(tmp, "wb") as handle:
+        np.savez(handle, **arrays)
+
+
+def read_weights(
+    path: str | Path,
+    fmt: str,
+    version: int,
+    what: str,
+    shapes: Callable[[dict[str, Any]], tuple[Any, Mapping[str, tuple[int, ...]]]],
+) -> tuple[Any, dict[str, np.ndarray], dict[str, Any]]:
+    """Read a weights file of format ``fmt`` (``what`` names it in errors): ``(architecture,
+    parameters, info)``, where ``shapes(raw_architecture)`` builds the architecture from its
+    JSON and gives the parameter shapes it expects (raising ``ValueError`` or ``TypeError`` on a
+    bad one). Anything else raises a ``ValueError`` naming the problem."""
+    path = Path(path)
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            arrays = {name: archive[name] for name in archive.files}
+    except FileNotFoundError:
+        raise
+    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as error:
+        raise ValueError(f"{path} is not a {what} weights file (.npz): {error}") from None
+    try:
+        meta = json.loads(arrays.pop("meta").tobytes().decode())
+        if meta["format"] != fmt:
+            raise ValueError(f"format is {meta['format']!r}, not {fmt!r}")
+        if meta["version"] != version:
+            raise ValueError(f"version {meta['version']} (this code reads version {version})")
+        architecture, expected = shapes(meta["architecture"])
+    except (KeyError, TypeError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ValueError(f"{path} is not a {what} weights file: bad metadata "
+                         f"({type(error).__name__}: {error})") from None
+    except ValueError as error:
+        raise ValueError(f"{path}: {error}") from None
+    missing, extra = sorted(set(expected) - set(arrays)), sorted(set(arrays) - set(expected))
+    if missing or extra:
+        raise ValueError(f"{path}: parameters do not match the architecture: missing {missing}, "
+                         f"unexpected {extra}")
+    wrong = {name: (arrays[name].shape, shape) for name, shape in expected.items()
+             if arrays[name].shape != tuple(shape)}
+    if wrong:
+        raise ValueError(f"{path}: parameter shapes (found, expected) differ: {wrong}")
+    bad = [name for name, value in arrays.items() if not np.all(np.isfinite(value))]
+    if bad:
+        raise ValueError(f"{path}: parameters hold NaN or infinity: {bad}")
+    parameters = {name: np.asarray(value, np.float32) for name, value in arrays.items()}
+    return architecture, parameters, meta.get("info", {})
+
+
+def tuples(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """A dataclass's fields read back from JSON: lists as tuples."""
+    return {key: tuple(value) if isinstance(value, list) else value for key, value in raw.items()}

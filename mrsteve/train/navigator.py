@@ -1,0 +1,735 @@
+"""Training the learned navigator (:mod:`mrsteve.control.learned`): VPT-Nav's recipe in the
+embedded world (torch, the ``train`` extra).
+
+1. **Demonstrations.** VPT was cloned from people playing; ours is cloned from the embedded
+   world's competent play: the depth navigator (:class:`~mrsteve.control.navigation.
+   DepthNavigator`) walking chains of goals 5-25 blocks apart (across the river half the time
+   where there is one) in the navigator training worlds (:data:`TRAINING_WORLDS`, never a test
+   terrain), recorded as RGB frames, the pose and the keys and camera it pressed (the camera
+   binned as VPT bins it). One run toward one goal is one *segment*; the policy's memory never
+   reaches across segments.
+2. **Foundation policy** (VPT's role): behaviour cloning of those frames and actions, no goal
+   (conditioning ``none``).
+3. **Goal-conditioned fine-tuning** (VPT-Nav's role): the goal encoder is added where the
+   architecture says (``head``: after the core, the paper's choice; ``trxl``; ``dual``) with its
+   last layer at zero, so the fine-tuned policy starts as the foundation; the whole network, low-
+   rank adapters (LoRA, merged into the weights at export) or only the goal encoder and heads are
+   trained (``finetune``) to imitate the demonstrations' actions given the goal, with a KL term to
+   the foundation policy (``kl``: the paper's coefficients 0, 1e-4, 1e-3, 1e-2). Then rounds of
+   DAgger: the policy walks to goals itself, the depth navigator labels every step it takes, and
+   those steps join the data (on-policy data, as PPO's, with the expert's action as the target in
+   place of a return). The paper fine-tunes with PPO from a reward; we imitate a goal-aware expert
+   instead (what the run's note and the README say).
+
+Everything is seeded (demonstrations, batches, initial weights); a run folder keeps the rendered
+data and a checkpoint after every epoch, so an interrupted run resumes; ``curve.png`` shows the
+losses and the success of each DAgger round's walks.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from mrsteve.control.learned import (
+    BUTTONS,
+    CAMERA_BINS,
+    CONDITIONING,
+    NavigatorArchitecture,
+    NavigatorWeights,
+    camera_bins,
+    goal_features,
+)
+from mrsteve.train.navigator_ppo import PPOConfig, kl_to, ppo_finetune
+
+TRAINING_WORLDS = ("nav_meadow", "nav_crags", "nav_stream")
+"""World recipes the navigator learns in (``data/worlds.toml``); the navigation experiment's
+terrains (``flat``, ``plains_nav``, ``mountain``, ``river``) are not among them."""
+
+FINETUNING = ("full", "adapter", "head")
+"""What fine-tuning trains: everything; low-rank adapters on the core and heads (plus the goal
+encoder); the goal encoder and the heads only."""
+
+
+@dataclass(frozen=True)
+class NavigatorTrainingConfig:
+    """How the learned navigator is trained; the defaults make the shipped weights."""
+
+    segments: int = 2400
+    """Demonstration segments (runs to one goal) of the depth navigator."""
+    goals_per_world: int = 10
+    """Goals walked one after another in one world before the next world is generated."""
+    max_segment_steps: int = 300
+    """Steps a run toward one goal lasts at most."""
+    min_distance: float = 5.0
+    max_distance: float = 25.0
+    """Goals lie this many blocks from where the previous run ended."""
+    across_water: float = 0.5
+    """Share of goals drawn across water where a world has water that separates the ground."""
+    foundation_epochs: int = 5
+    finetune_epochs: int = 4
+    dagger_rounds: int = 3
+    """Rounds of DAgger after the first fine-tuning."""
+    dagger_segments: int = 600
+    """Segments the policy walks (the expert labelling) per DAgger round."""
+    dagger_epochs: int = 2
+    """Epochs over all data after each DAgger round."""
+    validation_segments: int = 200
+    """Goals the final policy walks to on fresh seeds of the training worlds (the validation
+    success in the history and the curve; 0: none)."""
+    conditioning: str = "head"
+    finetune: str = "full"
+    kl: float = 1e-4
+    """Weight of the KL divergence to the foundation policy while fine-tuning."""
+    lora_rank: int = 8
+    sequence: int = 32
+    """Steps per training sequence."""
+    batch: int = 24
+    """Sequences per step."""
+    learning_rate: float = 1e-3
+    finetune_learning_rate: float = 5e-4
+    weight_decay: float = 1e-4
+    context: int = 16
+    dim: int = 256
+    seed: int = 0
+    threads: int = 2
+    """torch CPU threads."""
+    workers: int = 2
+    """Processes that render demonstrations."""
+    foundation: str | None = None
+    """An earlier run folder whose foundation policy this run fine-tunes instead of cloning one,
+    and whose demonstrations it reuses when rendered alike (the studies share one
+    foundation)."""
+    ppo: PPOConfig = field(default_factory=PPOConfig)
+    """PPO fine-tuning after the DAgger rounds (``ppo.iterations = 0``: none)."""
+
+    def __post_init__(self) -> None:
+        for name in ("segments", "goals_per_world", "max_segment_steps", "foundation_epochs",
+                     "finetune_epochs", "sequence", "batch", "context", "threads", "workers"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.dagger_rounds < 0 or self.dagger_segments < 1 or self.dagger_epochs < 1:
+            raise ValueError("dagger_rounds must be >= 0, dagger_segments and dagger_epochs >= 1")
+        if self.conditioning not in CONDITIONING[1:]:
+            raise ValueError(f"conditioning must be one of {', '.join(CONDITIONING[1:])}, got "
+                             f"{self.conditioning!r}")
+        if self.finetune not in FINETUNING:
+            raise ValueError(f"finetune must be one of {', '.join(FINETUNING)}, got "
+                             f"{self.finetune!r}")
+        if self.kl < 0 or not 0 < self.min_distance <= self.max_distance:
+            raise ValueError("need kl >= 0 and 0 < min_distance <= max_distance")
+
+    def architecture(self, conditioning: str) -> NavigatorArchitecture:
+        return NavigatorArchitecture(context=self.context, dim=self.dim,
+                                     conditioning=conditioning)
+
+    def data_key(self) -> str:
+        """Hash of what decides the demonstrations (a run folder's data is reused on a match)."""
+        fields = [self.segments, self.goals_per_world, self.max_segment_steps, self.min_distance,
+                  self.max_distance, self.across_water, self.seed]
+        return hashlib.sha256(json.dumps(fields).encode()).hexdigest()[:16]
+
+
+# ------------------------------------------------------------------------------------- data
+
+
+@dataclass
+class Demonstrations:
+    """Steps of segments: what the policy saw and what the expert pressed."""
+
+    rgb: np.ndarray
+    """``uint8[N, H, W, 3]``."""
+    goal: np.ndarray
+    """``float32[N, 6]``: :func:`~mrsteve.control.learned.goal_features`."""
+    buttons: np.ndarray
+    """``uint8[N, len(BUTTONS)]``."""
+    camera: np.ndarray
+    """``int8[N, 2]``: camera bins (pitch, yaw)."""
+    segment: np.ndarray
+    """``int32[N]``: the segment of each step (steps of a segment are consecutive)."""
+    reached: np.ndarray
+    """``bool[segments]``: whether the actor reached each segment's goal."""
+
+    @staticmethod
+    def concatenate(parts: Sequence[Demonstrations]) -> Demonstrations:
+        offset, segments = 0, []
+        for part in parts:
+            segments.append(part.segment + offset)
+            offset += len(part.reached)
+        return Demonstrations(*(np.concatenate([getattr(p, name) for p in parts])
+                                for name in ("rgb", "goal", "buttons", "camera")),
+                              np.concatenate(segments).astype(np.int32),
+                              np.concatenate([p.reached for p in parts]))
+
+    def save(self, path: Path) -> None:
+        from mrsteve.fileio import atomic_path
+
+        with atomic_path(path) as tmp, open(tmp, "wb") as handle:
+            np.savez(handle, **{name: getattr(self, name) for name in (
+                "rgb", "goal", "buttons", "camera", "segment", "reached")})
+
+    @staticmethod
+    def load(path: Path) -> Demonstrations:
+        with np.load(path, allow_pickle=False) as saved:
+            return Demonstrations(*(saved[name] for name in (
+                "rgb", "goal", "buttons", "camera", "segment", "reached")))
+
+
+def collect_segments(config: NavigatorTrainingConfig, seed: int, segments: int,
+                     weights: NavigatorWeights | None = None) -> Demonstrations:
+    """``segments`` runs toward goals in the training worlds, the depth navigator labelling
+    every step; the depth navigator acts (``weights`` None) or the learned policy of ``weights``
+    does (DAgger)."""
+    import gymnasium as gym
+
+    import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
+    from mrsteve.control.learned import LearnedNavigator
+    from mrsteve.control.navigation import DepthNavigator
+    from mrsteve.eval.navigation import NavigationTask, pick_goal
+    from mrsteve.spaces import AgentFrame
+
+    rng = np.random.default_rng(seed)
+    task = NavigationTask("train", "", config.max_segment_steps, config.min_distance,
+                          config.max_distance, 3.0, 1, (40, 64))
+    rgb, goal, buttons, camera, segment, reached = [], [], [], [], [], []
+    while len(reached) < segments:
+        world = TRAINING_WORLDS[int(rng.integers(len(TRAINING_WORLDS)))]
+        with gym.make("mrsteve/Voxel-v0", world=world) as env:
+            obs, info = env.reset(seed=int(rng.integers(2**31)))
+            frame = AgentFrame.of(obs)
+            expert = DepthNavigator()
+            expert.reset(rng, info["camera"])
+            actor = None
+            if weights is not None:
+                actor = LearnedNavigator(weights)
+                actor.reset(rng, info["camera"])
+            blocks = env.unwrapped.world.blocks
+            for _ in range(config.goals_per_world):
+                if len(reached) >= segments:
+                    break
+                here = (float(obs["pose"][0]), float(obs["pose"][2]))
+                wet = rng.random() < config.across_water
+                try:
+                    target = pick_goal(blocks, here, rng, task, across_water=wet).goal
+                except ValueError:
+                    try:
+                        target = pick_goal(blocks, here, rng, task).goal
+                    except ValueError:
+                        break
+                target = frame.from_world(*target)
+                success = False
+                for _ in range(config.max_segment_steps):
+                    view = frame.view(obs)
+                    if expert.reached(view, target):
+                        success = True
+                        break
+                    label = expert.act(view, target)
+                    x, _, z, yaw, pitch = view["pose"][:5]
+                    rgb.append(view["rgb"])
+                    goal.append(goal_features(target[0] - x, target[1] - z, yaw, pitch))
+                    buttons.append([int(label.get(name, 0)) for name in BUTTONS])
+                    camera.append(camera_bins(label["camera"]))
+                    segment.append(len(reached))
+                    action = label if actor is None else actor.act(view, target)
+                    obs, *_ = env.step(action)
+                reached.append(success)
+    return Demonstrations(np.stack(rgb), np.stack(goal), np.array(buttons, np.uint8),
+                          np.array(camera, np.int8), np.array(segment, np.int32),
+                          np.array(reached, bool))
+
+
+def collect(config: NavigatorTrainingConfig, seed: int, segments: int,
+            weights: NavigatorWeights | None = None) -> Demonstrations:
+    """:func:`collect_segments` split over ``config.workers`` processes (seeded per share)."""
+    shares = [segments // config.workers + (i < segments % config.workers)
+              for i in range(config.workers)]
+    seeds = [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(seed).spawn(len(shares))]
+    jobs = [(config, s, n, weights) for s, n in zip(seeds, shares, strict=True) if n]
+    if len(jobs) == 1:
+        return collect_segments(*jobs[0])
+    import multiprocessing
+
+    with multiprocessing.get_context("spawn").Pool(len(jobs)) as pool:
+        return Demonstrations.concatenate(pool.starmap(collect_segments, jobs))
+
+
+# ------------------------------------------------------------------------------------- model
+
+
+def build_policy(architecture: NavigatorArchitecture):
+    """The torch policy of ``architecture`` (parameter names as
+    :meth:`NavigatorArchitecture.parameter_shapes`)."""
+    import torch
+    from torch import nn
+
+    arch = architecture
+    d = arch.dim
+
+    def goal_encoder() -> nn.Sequential:
+        widths = (6, arch.goal_hidden, arch.goal_hidden, arch.goal_hidden, d)
+        layers: list[nn.Module] = []
+        for i in range(4):
+            layers.append(nn.Linear(widths[i], widths[i + 1]))
+            if i < 3:
+                layers.append(nn.ReLU())
+        nn.init.zeros_(layers[-1].weight)
+        nn.init.zeros_(layers[-1].bias)
+        return nn.Sequential(*layers)
+
+    class Image(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            ins = (3, *arch.channels[:-1])
+            self.convs = nn.ModuleList(nn.Conv2d(i, o, 3, s, 1) for i, o, s in
+                                       zip(ins, arch.channels, arch.strides, strict=True))
+            self.frame = nn.Linear(int(np.prod(arch.feature_map)), d)
+
+        def forward(self, rgb):
+            x = rgb.permute(0, 3, 1, 2).float() / 255 - 0.5
+            for conv in self.convs:
+                x = torch.relu(conv(x))
+            return torch.relu(self.frame(x.flatten(1)))
+
+    class Core(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.norm1, self.norm2 = nn.LayerNorm(d), nn.LayerNorm(d)
+            self.qkv, self.out = nn.Linear(d, 3 * d), nn.Linear(d, d)
+            self.mlp = nn.Sequential(nn.Linear(d, arch.mlp_dim), nn.ReLU(),
+                                     nn.Linear(arch.mlp_dim, d))
+            self.position = nn.Parameter(torch.zeros(arch.heads, arch.context))
+
+        def forward(self, x, segment):
+            batch, length, _ = x.shape
+            heads, head_dim = arch.heads, d // arch.heads
+            q, k, v = self.qkv(self.norm1(x)).view(batch, length, 3, heads, head_dim).unbind(2)
+            scores = torch.einsum("bihd,bjhd->bhij", q, k) / math.sqrt(head_dim)
+            steps = torch.arange(length)
+            offset = steps[:, None] - steps[None, :]
+            allowed = ((offset >= 0) & (offset < arch.context))[None] & (
+                segment[:, :, None] == segment[:, None, :])
+            scores = scores + self.position[:, offset.clamp(0, arch.context - 1)][None]
+            scores = scores.masked_fill(~allowed[:, None], float("-inf"))
+            attended = torch.einsum("bhij,bjhd->bihd", scores.softmax(-1), v)
+            x = x + self.out(attended.reshape(batch, length, d))
+            return x + self.mlp(self.norm2(x))
+
+    class Head(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.norm = nn.LayerNorm(d)
+            self.buttons = nn.Linear(d, len(BUTTONS))
+            self.camera = nn.Linear(d, 2 * CAMERA_BINS)
+
+        def forward(self, x):
+            y = self.norm(x)
+            return self.buttons(y), self.camera(y).unflatten(-1, (2, CAMERA_BINS))
+
+    class Policy(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.image, self.core, self.head = Image(), Core(), Head()
+            for site in arch.goal_sites:
+                setattr(self, site, goal_encoder())
+
+        def trunk(self, rgb, goal, segment):
+            """The policy head's input for ``rgb [B, L, H, W, 3]``, ``goal [B, L, 6]``,
+            ``segment [B, L]``."""
+            batch, length = rgb.shape[:2]
+            x = self.image(rgb.flatten(0, 1)).view(batch, length, d)
+            if "goal_in" in arch.goal_sites:
+                x = x + self.goal_in(goal)
+            x = self.core(x, segment)
+            if "goal_out" in arch.goal_sites:
+                x = x + self.goal_out(goal)
+            return x
+
+        def forward(self, rgb, goal, segment):
+            """Button logits ``[B, L, 3]`` and camera logits ``[B, L, 2, bins]``."""
+            return self.head(self.trunk(rgb, goal, segment))
+
+    return Policy()
+
+
+class LoRALinear:
+    """Low-rank adapters on a frozen linear layer: ``W + B A`` (``B`` starts at zero)."""
+
+    @staticmethod
+    def wrap(linear, rank: int):
+        import torch
+        from torch import nn
+
+        class Adapted(nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.base = linear
+                for parameter in self.base.parameters():
+                    parameter.requires_grad_(False)
+                self.down = nn.Parameter(torch.randn(rank, linear.in_features) / rank)
+                self.up = nn.Parameter(torch.zeros(linear.out_features, rank))
+
+            def merged(self):
+                return self.base.weight + self.up @ self.down
+
+            def forward(self, x):
+                return nn.functional.linear(x, self.merged(), self.base.bias)
+
+        return Adapted()
+
+
+ADAPTED = ("core.qkv", "core.out", "core.mlp.0", "core.mlp.2", "head.buttons", "head.camera")
+"""The linear layers that get adapters under ``finetune = "adapter"``."""
+
+
+def prepare_finetuning(model, finetune: str, rank: int) -> None:
+    """Freeze or adapt ``model``'s parameters for the fine-tuning mode (:data:`FINETUNING`)."""
+    if finetune == "full":
+        return
+    goal_sites = ("goal_in.", "goal_out.")
+    for name, parameter in model.named_parameters():
+        trainable = name.startswith(goal_sites) or (finetune == "head" and
+                                                    name.startswith("head."))
+        parameter.requires_grad_(trainable)
+    if finetune == "adapter":
+        for name in ADAPTED:
+            parent_name, child = name.rsplit(".", 1)
+            parent = model.get_submodule(parent_name)
+            setattr(parent, child, LoRALinear.wrap(getattr(parent, child), rank))
+
+
+def export_weights(model, architecture: NavigatorArchitecture, info: dict) -> NavigatorWeights:
+    """The model's parameters (adapters merged) as :class:`NavigatorWeights`."""
+    parameters = {}
+    for name, tensor in model.state_dict().items():
+        if ".base." in name or name.endswith((".down", ".up")):
+            continue
+        parameters[name] = tensor.detach().cpu().numpy().astype(np.float32)
+    for name in ADAPTED:
+        module = model.get_submodule(name)
+        if hasattr(module, "merged"):
+            parameters[f"{name}.weight"] = module.merged().detach().numpy().astype(np.float32)
+            parameters[f"{name}.bias"] = module.base.bias.detach().numpy().astype(np.float32)
+    return NavigatorWeights(architecture, parameters, info)
+
+
+def action_loss(buttons, camera, target_buttons, target_camera):
+    """Behaviour cloning loss: binary cross-entropy per button plus cross-entropy per camera
+    axis, averaged over steps."""
+    from torch.nn import functional
+
+    return (functional.binary_cross_entropy_with_logits(buttons, target_buttons.float())
+            * len(BUTTONS)
+            + functional.cross_entropy(camera.reshape(-1, CAMERA_BINS),
+                                       target_camera.reshape(-1).long()) * 2) / (len(BUTTONS) + 2)
+
+
+# ------------------------------------------------------------------------------------- training
+
+
+@dataclass
+class NavigatorTrainingResult:
+    weights: NavigatorWeights
+    history: list[dict]
+    seconds: float
+
+
+def train_navigator(out: Path, config: NavigatorTrainingConfig | None = None, *,
+                    progress: bool = True,
+                    say: Callable[[str], None] = print) -> NavigatorTrainingResult:
+    """Train the learned navigator in run folder ``out`` (resuming its checkpoint) and write
+    ``out/navigator.npz``, ``out/foundation.npz``, ``out/history.json`` and ``out/curve.png``."""
+    try:
+        import torch
+    except ImportError:
+        raise ImportError("training the navigator needs torch: pip install 'mrsteve[train]'"
+                          ) from None
+    config = config or NavigatorTrainingConfig()
+    out.mkdir(parents=True, exist_ok=True)
+    threads, deterministic = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
+    torch.set_num_threads(config.threads)
+    torch.use_deterministic_algorithms(True)
+    try:
+        return _train(out, config, progress, say)
+    finally:
+        torch.set_num_threads(threads)
+        torch.use_deterministic_algorithms(deterministic)
+
+
+def _data(out: Path, name: str, key: str, render: Callable[[], Demonstrations],
+          say: Callable[[str], None], elsewhere: Path | None = None) -> Demonstrations:
+    """``<name>.npz`` of ``out`` (or of the folder ``elsewhere``) when it was rendered for
+    ``key``, else rendered and saved in ``out``."""
+    for folder in (out, elsewhere):
+        if folder is None:
+            continue
+        path, key_path = folder / f"{name}.npz", folder / f"{name}.key"
+        if path.exists() and key_path.exists() and key_path.read_text() == key:
+            return Demonstrations.load(path)
+    path, key_path = out / f"{name}.npz", out / f"{name}.key"
+    data = render()
+    data.save(path)
+    key_path.write_text(key)
+    return data
+
+
+def _train(out: Path, config: NavigatorTrainingConfig, progress: bool,
+           say: Callable[[str], None]) -> NavigatorTrainingResult:
+    import torch
+
+    from mrsteve.fileio import atomic_path
+
+    started = time.perf_counter()
+    key = config.data_key()
+    say(f"rendering {config.segments} demonstration segments in {', '.join(TRAINING_WORLDS)}")
+    earlier = None if config.foundation is None else Path(config.foundation)
+    data = _data(out, "demonstrations", key,
+                 lambda: collect(config, config.seed, config.segments), say, earlier)
+    say(f"{len(data.rgb)} steps, the depth navigator reached {data.reached.mean():.0%} of goals")
+    checkpoint_path = out / "checkpoint.pt"
+    # PPO starts from the behaviour-cloned policy (bc.pt), so its settings stay out of the
+    # fingerprint: a run with other PPO settings reuses everything before it
+    fingerprint = json.dumps({k: v for k, v in asdict(config).items() if k != "ppo"},
+                             sort_keys=True)
+    state = {"stage": 0, "epoch": 0, "history": [], "rounds": 0}
+    saved = None
+    if checkpoint_path.exists():
+        saved = torch.load(checkpoint_path, weights_only=False)
+        if saved["config"] != fingerprint:
+            say(f"{checkpoint_path} is of another configuration; starting afresh")
+            saved = None
+        else:
+            state = saved["state"]
+            say(f"resuming at stage {state['stage']}, epoch {state['epoch']}")
+
+    def save_checkpoint(model, optimiser) -> None:
+        with atomic_path(checkpoint_path) as tmp:
+            torch.save({"config": fingerprint, "state": state, "model": model.state_dict(),
+                        "optimiser": optimiser.state_dict()}, tmp)
+
+    # -- stage 0: the foundation policy ----------------------------------------------------------
+    foundation_arch = config.architecture("none")
+    torch.manual_seed(config.seed)
+    foundation = build_policy(foundation_arch)
+    optimiser = torch.optim.AdamW(foundation.parameters(), lr=config.learning_rate,
+                                  weight_decay=config.weight_decay)
+    if saved is not None and state["stage"] == 0:
+        foundation.load_state_dict(saved["model"])
+        optimiser.load_state_dict(saved["optimiser"])
+    if state["stage"] == 0 and config.foundation is not None:
+        weights = _foundation_weights(earlier / "foundation.npz", foundation_arch)
+        say(f"starting from the foundation policy {config.foundation}")
+        weights.save(out / "foundation.npz")
+        state.update(stage=1, epoch=0)
+    if state["stage"] == 0:
+        while state["epoch"] < config.foundation_epochs:
+            loss = _epoch(foundation, optimiser, data, config, state, goal=False,
+                          progress=progress, label="foundation")
+            state["history"].append({"stage": "foundation", "epoch": state["epoch"],
+                                     "loss": loss, "seconds": time.perf_counter() - started})
+            say(f"foundation epoch {state['epoch']}: loss {loss:.3f}")
+            save_checkpoint(foundation, optimiser)
+        export_weights(foundation, foundation_arch, {"stage": "foundation"}).save(
+            out / "foundation.npz")
+        state.update(stage=1, epoch=0)
+        saved = None
+    else:
+        foundation.load_state_dict(_foundation_state(out, foundation_arch))
+    for parameter in foundation.parameters():
+        parameter.requires_grad_(False)
+
+    # -- stage 1: goal-conditioned fine-tuning, then DAgger rounds ------------------------------
+    architecture = config.architecture(config.conditioning)
+    torch.manual_seed(config.seed + 1)
+    model = build_policy(architecture)
+    missing = model.load_state_dict(foundation.state_dict(), strict=False).missing_keys
+    assert all(name.startswith(("goal_in.", "goal_out.")) for name in missing), missing
+    prepare_finetuning(model, config.finetune, config.lora_rank)
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    optimiser = torch.optim.AdamW(trainable, lr=config.finetune_learning_rate,
+                                  weight_decay=config.weight_decay)
+    if saved is not None:
+        model.load_state_dict(saved["model"])
+        optimiser.load_state_dict(saved["optimiser"])
+    rounds = [data]
+    for i in range(1, state["rounds"] + 1):
+        rounds.append(Demonstrations.load(out / f"dagger-{i}.npz"))
+    while True:
+        epochs = config.finetune_epochs if state["rounds"] == 0 else config.dagger_epochs
+        pool = Demonstrations.concatenate(rounds) if len(rounds) > 1 else data
+        while state["epoch"] < epochs:
+            loss = _epoch(model, optimiser, pool, config, state, goal=True, progress=progress,
+                          label=f"fine-tuning round {state['rounds']}", reference=foundation)
+            state["history"].append({"stage": f"finetune-{state['rounds']}",
+                                     "epoch": state["epoch"], "loss": loss,
+                                     "seconds": time.perf_counter() - started})
+            say(f"fine-tuning round {state['rounds']} epoch {state['epoch']}: loss {loss:.3f}")
+            save_checkpoint(model, optimiser)
+        if state["rounds"] >= config.dagger_rounds:
+            break
+        state["rounds"] += 1
+        state["epoch"] = 0
+        weights = export_weights(model, architecture, {})
+        round_key = f"{key}-{state['rounds']}-{weights.sha256[:16]}"
+        walked = _data(out, f"dagger-{state['rounds']}", round_key,
+                       lambda w=weights: collect(config, config.seed + 1000 * state["rounds"],
+                                                 config.dagger_segments, w), say)
+        say(f"DAgger round {state['rounds']}: the policy reached {walked.reached.mean():.0%} of "
+            f"{len(walked.reached)} goals ({len(walked.rgb)} steps labelled)")
+        state["history"].append({"stage": f"dagger-{state['rounds']}", "epoch": 0,
+                                 "reached": float(walked.reached.mean()),
+                                 "seconds": time.perf_counter() - started})
+        rounds.append(walked)
+        save_checkpoint(model, optimiser)
+    bc_path = out / "bc.pt"
+    if "ppo" not in state:  # behaviour cloning just finished
+        with atomic_path(bc_path) as tmp:
+            torch.save({"config": fingerprint, "model": model.state_dict(),
+                        "history": state["history"]}, tmp)
+        state["ppo"] = None
+        save_checkpoint(model, optimiser)
+    ppo_key = json.dumps(asdict(config.ppo), sort_keys=True) if config.ppo.iterations else None
+    if state["ppo"] != ppo_key:  # start PPO (or its absence) from the behaviour-cloned policy
+        cloned = torch.load(bc_path, weights_only=False)
+        model.load_state_dict(cloned["model"])
+        state["history"] = list(cloned["history"])
+        if ppo_key is not None:
+            say(f"PPO: {config.ppo.iterations} iterations of {config.ppo.envs} x "
+                f"{config.ppo.steps} steps, KL {config.kl:g} to the foundation policy")
+            ppo_finetune(model, foundation, trainable, architecture, config.kl, config.ppo,
+                         TRAINING_WORLDS, config.goals_per_world, config.across_water,
+                         config.seed + 2,
+                         lambda m: export_weights(m, architecture, {}), say, state["history"],
+                         progress)
+        state["ppo"] = ppo_key
+        save_checkpoint(model, optimiser)
+
+    if config.validation_segments and not any(row["stage"] == "validation"
+                                              for row in state["history"]):
+        walked = collect(config, config.seed + 99_999, config.validation_segments,
+                         export_weights(model, architecture, {}))
+        state["history"].append({"stage": "validation", "epoch": 0,
+                                 "reached": float(walked.reached.mean()),
+                                 "seconds": time.perf_counter() - started})
+        say(f"validation: the policy reached {walked.reached.mean():.0%} of "
+            f"{config.validation_segments} goals on fresh seeds of the training worlds")
+        save_checkpoint(model, optimiser)
+    seconds = time.perf_counter() - started
+    info = {"training": asdict(config), "seconds": round(seconds, 1),
+            "data": f"{config.segments} depth-navigator segments in "
+                    f"{', '.join(TRAINING_WORLDS)}, seed {config.seed}, "
+                    f"{config.dagger_rounds} DAgger rounds of {config.dagger_segments}, "
+                    f"{config.ppo.iterations} PPO iterations",
+            "history": state["history"][-1]}
+    weights = export_weights(model, architecture, info)
+    weights.save(out / "navigator.npz")
+    with atomic_path(out / "history.json") as tmp:
+        tmp.write_text(json.dumps(state["history"], indent=2))
+    plot_curve(state["history"], out / "curve.png")
+    return NavigatorTrainingResult(weights, state["history"], seconds)
+
+
+def _foundation_weights(path: Path, architecture: NavigatorArchitecture) -> NavigatorWeights:
+    from mrsteve.control.learned import load_navigator_weights
+
+    weights = load_navigator_weights(path)
+    if weights.architecture != architecture:
+        raise ValueError(f"{path} is not a foundation policy of this configuration's "
+                         f"architecture: {weights.architecture} (expected {architecture})")
+    return weights
+
+
+def _foundation_state(out: Path, architecture: NavigatorArchitecture) -> dict:
+    import torch
+
+    weights = _foundation_weights(out / "foundation.npz", architecture)
+    return {name: torch.from_numpy(value) for name, value in weights.parameters.items()}
+
+
+def windows(data: Demonstrations, rng: np.random.Generator, count: int,
+            length: int) -> np.ndarray:
+    """``int[count, length]`` step indices of training sequences: consecutive steps from random
+    starts (a sequence may cross a segment border; attention never does)."""
+    starts = rng.integers(0, max(len(data.rgb) - length, 0) + 1, count)
+    return np.minimum(starts[:, None] + np.arange(length)[None], len(data.rgb) - 1)
+
+
+def _epoch(model, optimiser, data: Demonstrations, config: NavigatorTrainingConfig,
+           state: dict, *, goal: bool, progress: bool, label: str, reference=None) -> float:
+    """One pass (as many sequences as the data has steps) and the mean loss."""
+    import torch
+    from tqdm import tqdm
+
+    rng = np.random.default_rng([config.seed, state["stage"], state["rounds"], state["epoch"]])
+    steps = max(1, len(data.rgb) // (config.sequence * config.batch))
+    model.train()
+    losses = []
+    bar = tqdm(range(steps), disable=not progress, unit="step", leave=False,
+               desc=f"{label} epoch {state['epoch'] + 1}")
+    for _ in bar:
+        index = windows(data, rng, config.batch, config.sequence)
+        rgb = torch.from_numpy(data.rgb[index])
+        goals = torch.from_numpy(data.goal[index]) if goal else torch.zeros(*index.shape, 6)
+        segment = torch.from_numpy(data.segment[index])
+        buttons, camera = model(rgb, goals, segment)
+        loss = action_loss(buttons, camera, torch.from_numpy(data.buttons[index]),
+                           torch.from_numpy(data.camera[index]))
+        if reference is not None and config.kl > 0:
+            with torch.no_grad():
+                reference_buttons, reference_camera = reference(rgb, goals, segment)
+            loss = loss + config.kl * kl_to(buttons, camera, reference_buttons, reference_camera)
+        optimiser.zero_grad()
+        loss.backward()
+        optimiser.step()
+        losses.append(float(loss.detach()))
+        bar.set_postfix(loss=f"{np.mean(losses[-20:]):.3f}")
+    state["epoch"] += 1
+    return float(np.mean(losses))
+
+
+def plot_curve(history: list[dict], path: Path) -> None:
+    """Loss per epoch (foundation, fine-tuning rounds) and the policy's success in each DAgger
+    round's walks and the validation walks."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from mrsteve.fileio import atomic_path
+
+    figure, (left, right) = plt.subplots(1, 2, figsize=(9, 3.5))
+    rows = [row for row in history if "loss" in row]
+    left.plot(range(1, len(rows) + 1), [row["loss"] for row in rows], marker=".")
+    for i, row in enumerate(rows):
+        if i == 0 or rows[i - 1]["stage"] != row["stage"]:
+            left.annotate(row["stage"], (i + 1, row["loss"]), fontsize=7)
+    left.set(xlabel="epoch", ylabel="behaviour cloning loss", title="loss")
+    rounds = [row for row in history if "reached" in row]
+    right.bar([row["stage"] for row in rounds], [100 * row["reached"] for row in rounds],
+              color="C2")
+    right.set(ylabel="goals reached by the policy (%)", title="the policy's walks",
+              ylim=(0, 100))
+    figure.tight_layout()
+    with atomic_path(path) as tmp:
+        figure.savefig(tmp, format="png", dpi=100)
+    plt.close(figure)
+
+
+__all__ = [
+    "FINETUNING",
+    "TRAINING_WORLDS",
+    "Demonstrations",
+    "NavigatorTrainingConfig",
+    "NavigatorTrainingResult",
+    "build_policy",
+    "collect",
+    "collect_segments",
+    "export_weights",
+    "train_navigator",
+]

@@ -1,0 +1,184 @@
+"""The learned navigator (VPT-Nav's role): its goal encoder's inputs, VPT's camera bins, the
+weights file, the shipped weights acting, and what it reads of an observation."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import replace
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
+from mrsteve.agent.factory import make_navigator
+from mrsteve.control.learned import (
+    CAMERA_BINS,
+    GOAL_CLIP,
+    LearnedNavigator,
+    NavigatorArchitecture,
+    NavigatorWeights,
+    camera_bin_values,
+    camera_bins,
+    goal_features,
+    load_navigator_weights,
+    load_shipped_navigator,
+)
+from mrsteve.spaces import AgentFrame
+
+
+def test_the_goal_is_rescaled_to_length_20_then_squashed_by_symlog():
+    near = goal_features(3.0, -4.0, 0.0, 0.0)
+    assert near[:2] == pytest.approx([math.log1p(3.0), -math.log1p(4.0)], abs=1e-6)
+    far = goal_features(30.0, 40.0, 90.0, 30.0)  # length 50 -> (12, 16)
+    assert far[:2] == pytest.approx([math.log1p(12.0), math.log1p(16.0)], abs=1e-6)
+    assert math.hypot(math.expm1(far[0]), math.expm1(far[1])) == pytest.approx(GOAL_CLIP, 1e-5)
+    assert far[2:] == pytest.approx([0.0, 1.0, math.cos(math.radians(30)), 0.5], abs=1e-6)
+    batch = goal_features(np.array([0.0, 100.0]), np.array([0.0, 0.0]), np.zeros(2), np.zeros(2))
+    assert batch.shape == (2, 6) and batch.dtype == np.float32
+    assert batch[0, :2].tolist() == [0.0, 0.0] and batch[1, 0] == pytest.approx(math.log1p(20))
+
+
+def test_camera_bins_are_vpts_mu_law_bins():
+    values = camera_bin_values()
+    assert len(values) == CAMERA_BINS == 11
+    assert values[5] == 0.0 and values[-1] == pytest.approx(10.0) and values[0] == -values[-1]
+    assert np.all(np.diff(values) > 0)
+    assert np.diff(values)[5] < np.diff(values)[-1]  # finer near zero
+    assert camera_bins(values).tolist() == list(range(CAMERA_BINS))
+    assert camera_bins(np.array([-45.0, 0.2, 45.0])).tolist() == [0, 5, 10]
+
+
+def small_weights(conditioning: str = "head", seed: int = 0) -> NavigatorWeights:
+    architecture = NavigatorArchitecture(channels=(4, 8), strides=(2, 2), dim=16, context=4,
+                                         heads=2, mlp_dim=24, goal_hidden=8,
+                                         conditioning=conditioning)
+    rng = np.random.default_rng(seed)
+    parameters = {name: rng.normal(0.0, 0.2, shape).astype(np.float32)
+                  for name, shape in architecture.parameter_shapes().items()}
+    return NavigatorWeights(architecture, parameters, {"made by": "the test"})
+
+
+def test_weights_round_trip_and_bad_files_are_refused_with_the_reason(tmp_path):
+    weights = small_weights()
+    weights.save(tmp_path / "nav.npz")
+    loaded = load_navigator_weights(tmp_path / "nav.npz")
+    assert loaded.sha256 == weights.sha256 and loaded.architecture == weights.architecture
+    (tmp_path / "text.npz").write_text("not an archive")
+    with pytest.raises(ValueError, match="not a navigator weights file"):
+        load_navigator_weights(tmp_path / "text.npz")
+    from mrsteve.perception.pixels import load_shipped_weights
+
+    load_shipped_weights().save(tmp_path / "pixels.npz")
+    with pytest.raises(ValueError, match="format is 'mrsteve-pixel-encoder'"):
+        load_navigator_weights(tmp_path / "pixels.npz")
+    parameters = dict(weights.parameters)
+    parameters["core.qkv.weight"] = parameters["core.qkv.weight"][:-1]
+    replace(weights, parameters=parameters).save(tmp_path / "shape.npz")
+    with pytest.raises(ValueError, match="core.qkv.weight"):
+        load_navigator_weights(tmp_path / "shape.npz")
+    parameters = dict(weights.parameters)
+    parameters["head.camera.bias"] = np.full_like(parameters["head.camera.bias"], np.nan)
+    replace(weights, parameters=parameters).save(tmp_path / "nan.npz")
+    with pytest.raises(ValueError, match="NaN"):
+        load_navigator_weights(tmp_path / "nan.npz")
+    parameters = dict(weights.parameters)
+    del parameters["goal_out.0.weight"]
+    replace(weights, parameters=parameters).save(tmp_path / "missing.npz")
+    with pytest.raises(ValueError, match="missing.*goal_out.0.weight"):
+        load_navigator_weights(tmp_path / "missing.npz")
+    with pytest.raises(ValueError, match="foundation policy"):
+        LearnedNavigator(small_weights("none"))
+
+
+class ReadSpy(Mapping):
+    """An observation that records the keys read from it."""
+
+    def __init__(self, obs, read):
+        self._obs, self._read = obs, read
+
+    def __getitem__(self, key):
+        self._read.add(key)
+        return self._obs[key]
+
+    def __iter__(self):
+        return iter(self._obs)
+
+    def __len__(self):
+        return len(self._obs)
+
+
+def test_it_reads_only_the_rgb_frame_and_the_pose():
+    env = gym.make("mrsteve/Voxel-v0", world="flat")
+    obs, info = env.reset(seed=0)
+    frame = AgentFrame.of(obs)
+    navigator = make_navigator("learned")
+    navigator.reset(np.random.default_rng(0), info["camera"])
+    read: set[str] = set()
+    for _ in range(5):
+        navigator.observe(ReadSpy(frame.view(obs), read))
+        navigator.blocked(ReadSpy(frame.view(obs), read), (12.0, 0.0))
+        action = navigator.act(ReadSpy(frame.view(obs), read), (12.0, 0.0))
+        obs, *_ = env.step(action)
+    assert read == {"rgb", "pose"} == set(LearnedNavigator.reads)
+
+
+def test_frames_of_another_size_are_refused():
+    navigator = LearnedNavigator(small_weights())
+    navigator.reset(np.random.default_rng(0), None)
+    obs = {"rgb": np.zeros((24, 40, 3), np.uint8), "pose": np.zeros(5)}
+    with pytest.raises(ValueError, match=r"frames of \(40, 64, 3\)"):
+        navigator.act(obs, (10.0, 0.0))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_shipped_navigator_walks_to_a_goal_on_flat_ground(seed):
+    weights = load_shipped_navigator()
+    assert weights.architecture.conditioning == "head"
+    env = gym.make("mrsteve/Voxel-v0", world="flat")
+    obs, info = env.reset(seed=seed)
+    frame = AgentFrame.of(obs)
+    rng = np.random.default_rng(seed)
+    angle = rng.uniform(0, 2 * math.pi)
+    goal = (12 * math.cos(angle), 12 * math.sin(angle))
+    navigator = make_navigator("learned")
+    navigator.reset(rng, info["camera"])
+    for _ in range(300):
+        view = frame.view(obs)
+        if navigator.reached(view, goal):
+            break
+        obs, *_ = env.step(navigator.act(view, goal))
+    assert navigator.reached(frame.view(obs), goal)
+
+
+def test_same_seed_same_actions():
+    def actions(seed):
+        env = gym.make("mrsteve/Voxel-v0", world="plains_nav")
+        obs, info = env.reset(seed=seed)
+        frame = AgentFrame.of(obs)
+        navigator = make_navigator("learned")
+        navigator.reset(np.random.default_rng(seed), info["camera"])
+        taken = []
+        for _ in range(30):
+            action = navigator.act(frame.view(obs), (8.0, 9.0))
+            taken.append((action["forward"], action["jump"], *action["camera"].tolist()))
+            obs, *_ = env.step(action)
+        return taken
+
+    assert actions(3) == actions(3)
+
+
+def test_a_goal_without_progress_is_given_up_and_a_new_goal_is_not():
+    navigator = LearnedNavigator(small_weights(), give_up_steps=20, progress_gain=1.0)
+    navigator.reset(np.random.default_rng(0), None)
+    obs = {"rgb": np.zeros((40, 64, 3), np.uint8), "pose": np.zeros(5)}  # it never moves
+    goal = (12.0, 0.0)
+    assert not navigator.blocked(obs, goal)
+    for _ in range(21):  # the first step sets the best distance, 20 more without progress
+        assert not navigator.blocked(obs, goal)
+        navigator.act(obs, goal)
+    assert navigator.blocked(obs, goal)
+    assert not navigator.blocked(obs, (-12.0, 0.0))  # another goal: no evidence yet
+    navigator.act(obs, (-12.0, 0.0))
+    assert not navigator.blocked(obs, (-12.0, 0.0))

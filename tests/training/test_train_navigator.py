@@ -1,0 +1,158 @@
+"""Training the learned navigator (torch): demonstrations from the depth navigator, a tiny run
+that lowers the loss and resumes, and numpy inference matching torch."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from mrsteve.control.learned import (
+    BUTTONS,
+    CAMERA_BINS,
+    CONDITIONING,
+    NavigatorArchitecture,
+    NavigatorPolicy,
+    load_navigator_weights,
+)
+from mrsteve.train.navigator import (
+    TRAINING_WORLDS,
+    NavigatorTrainingConfig,
+    build_policy,
+    collect_segments,
+    export_weights,
+    kl_to,
+    prepare_finetuning,
+    train_navigator,
+)
+from mrsteve.train.navigator_ppo import PPOConfig, advantages
+
+TINY = NavigatorTrainingConfig(segments=12, goals_per_world=6, max_segment_steps=120,
+                               foundation_epochs=3, finetune_epochs=2, dagger_rounds=1,
+                               dagger_segments=3, dagger_epochs=1, sequence=16, batch=6,
+                               learning_rate=3e-3, workers=1, dim=32, context=4,
+                               validation_segments=2)
+
+
+def test_training_worlds_are_not_the_navigation_terrains():
+    from mrsteve.eval.navigation import TERRAINS
+
+    assert not set(TRAINING_WORLDS) & set(TERRAINS.values())
+
+
+def test_demonstrations_are_the_depth_navigators_steps_toward_each_goal():
+    data = collect_segments(TINY, seed=5, segments=3)
+    assert len(data.reached) == 3 and data.reached.any()
+    assert data.rgb.shape[1:] == (40, 64, 3) and data.rgb.dtype == np.uint8
+    assert len(data.rgb) == len(data.goal) == len(data.buttons) == len(data.camera)
+    assert data.segment.tolist() == sorted(data.segment.tolist())
+    assert set(data.segment.tolist()) == {0, 1, 2}
+    assert data.camera.min() >= 0 and data.camera.max() < CAMERA_BINS
+    assert data.buttons[:, BUTTONS.index("forward")].mean() > 0.5  # it walks
+    # the goal's rescaled distance shrinks along a segment (symlog keeps the order)
+    first = data.segment == 0
+    distance = np.hypot(np.expm1(np.abs(data.goal[first, 0])),
+                        np.expm1(np.abs(data.goal[first, 1])))
+    assert distance[-1] < distance[0] - 2
+    again = collect_segments(TINY, seed=5, segments=3)
+    assert np.array_equal(again.rgb, data.rgb) and np.array_equal(again.buttons, data.buttons)
+
+
+def test_a_tiny_run_lowers_the_loss_writes_weights_and_resumes(tmp_path):
+    result = train_navigator(tmp_path, TINY, progress=False, say=lambda line: None)
+    foundation = [row["loss"] for row in result.history if row["stage"] == "foundation"]
+    assert len(foundation) == 3 and foundation[-1] < foundation[0]
+    stages = [row["stage"] for row in result.history]
+    assert "finetune-0" in stages and "dagger-1" in stages and "finetune-1" in stages
+    weights = load_navigator_weights(tmp_path / "navigator.npz")
+    assert weights.sha256 == result.weights.sha256
+    assert weights.architecture.conditioning == "head"
+    assert load_navigator_weights(tmp_path / "foundation.npz").architecture.conditioning == "none"
+    assert (tmp_path / "curve.png").stat().st_size > 0
+    assert json.loads((tmp_path / "history.json").read_text()) == result.history
+    said = []
+    again = train_navigator(tmp_path, TINY, progress=False, say=said.append)
+    assert any("resuming" in line for line in said)
+    assert again.weights.sha256 == result.weights.sha256
+
+    # PPO starts from the behaviour-cloned policy; without it, that policy comes back
+    ppo = dataclasses.replace(TINY, ppo=PPOConfig(iterations=2, envs=2, steps=12,
+                                                  minibatches=1, max_goal_steps=8))
+    said = []
+    tuned = train_navigator(tmp_path, ppo, progress=False, say=said.append)
+    assert any("resuming" in line for line in said) and any("PPO" in line for line in said)
+    assert [row["epoch"] for row in tuned.history if row["stage"] == "ppo"] == [1, 2]
+    assert tuned.weights.sha256 != result.weights.sha256
+    assert train_navigator(tmp_path, TINY, progress=False,
+                           say=said.append).weights.sha256 == result.weights.sha256
+
+
+def test_gae_does_not_reach_across_a_segment_end():
+    reward = np.array([[1.0, 0.0, 5.0]], np.float32)
+    done = np.array([[True, False, False]])
+    value = np.array([[0.5, 0.2, 0.1]], np.float32)
+    adv, returns = advantages(reward, done, value, gamma=0.9, lam=1.0)
+    assert adv[0, 0] == pytest.approx(1.0 - 0.5)  # terminal: no value after it
+    assert returns[0, 2] == pytest.approx(5.0 + 0.9 * 0.1)  # the rollout's end bootstraps
+    assert adv[0, 1] == pytest.approx(0.0 + 0.9 * 0.1 - 0.2 + 0.9 * (5.0 + 0.9 * 0.1 - 0.1))
+
+
+@pytest.mark.parametrize("conditioning", CONDITIONING)
+@pytest.mark.parametrize("finetune", ["full", "adapter"])
+def test_numpy_inference_matches_torch(conditioning, finetune):
+    architecture = NavigatorArchitecture(channels=(4, 8), strides=(2, 2), dim=32, context=4,
+                                         heads=4, mlp_dim=48, goal_hidden=16,
+                                         conditioning=conditioning)
+    torch.manual_seed(0)
+    model = build_policy(architecture)
+    prepare_finetuning(model, finetune, rank=2)
+    with torch.no_grad():
+        for parameter in model.parameters():
+            parameter.add_(torch.randn_like(parameter) * 0.2)
+    rng = np.random.default_rng(0)
+    steps = 9  # more than the context: the ring wraps
+    rgb = rng.integers(0, 256, (1, steps, 40, 64, 3), dtype=np.uint8)
+    goal = rng.normal(size=(1, steps, 6)).astype(np.float32)
+    with torch.no_grad():
+        buttons, camera = model(torch.from_numpy(rgb), torch.from_numpy(goal),
+                                torch.zeros(1, steps, dtype=torch.int32))
+    policy = NavigatorPolicy(export_weights(model, architecture, {}))
+    for t in range(steps):
+        step_buttons, step_camera = policy.step(rgb[0, t], goal[0, t])
+        np.testing.assert_allclose(step_buttons, buttons[0, t].numpy(), atol=1e-4)
+        np.testing.assert_allclose(step_camera, camera[0, t].numpy(), atol=1e-4)
+
+
+def test_attention_never_crosses_a_segment_border():
+    architecture = NavigatorArchitecture(channels=(4,), strides=(4,), dim=16, context=8,
+                                         heads=2, mlp_dim=16, goal_hidden=8)
+    torch.manual_seed(1)
+    model = build_policy(architecture).eval()
+    rng = np.random.default_rng(1)
+    rgb = torch.from_numpy(rng.integers(0, 256, (2, 6, 40, 64, 3), dtype=np.uint8))
+    goal = torch.from_numpy(rng.normal(size=(2, 6, 6)).astype(np.float32))
+    rgb[1, 3:] = rgb[0, 3:]
+    goal[1, 3:] = goal[0, 3:]
+    segment = torch.tensor([[0, 0, 0, 1, 1, 1], [0, 0, 0, 1, 1, 1]])
+    with torch.no_grad():
+        buttons, _ = model(rgb, goal, segment)
+    # different steps before the border, the same after it: the same outputs after it
+    torch.testing.assert_close(buttons[0, 3:], buttons[1, 3:])
+    assert not torch.allclose(buttons[0, :3], buttons[1, :3])
+
+
+def test_the_kl_term_is_zero_against_itself_and_positive_otherwise():
+    buttons, camera = torch.randn(5, 3), torch.randn(5, 2, CAMERA_BINS)
+    assert float(kl_to(buttons, camera, buttons, camera)) == pytest.approx(0.0, abs=1e-5)
+    assert float(kl_to(buttons, camera, buttons + 1, camera.flip(-1))) > 0.1
+
+
+def test_bad_settings_are_refused_with_the_accepted_values():
+    with pytest.raises(ValueError, match="conditioning must be one of trxl, head, dual"):
+        NavigatorTrainingConfig(conditioning="none")
+    with pytest.raises(ValueError, match="finetune must be one of full, adapter, head"):
+        NavigatorTrainingConfig(finetune="lora")
