@@ -18,18 +18,21 @@ def invoke(*args: str):
 
 
 EXPERIMENT_OPTIONS = {
-    "exploration": ("--agent", "--steps"),
-    "navigation": ("--terrain", "--navigator", "--max-steps"),
-    "aba-sparse": ("--task", "--agent", "--capacity"),
-    "aba-random": ("--task", "--agent", "--capacity"),
-    "seq4": ("--agent", "--capacity"),
-    "memory-tasks": ("--task", "--agent", "--capacity", "--task-steps", "--radius"),
-    "ablation": ("--vary", "--values", "--task", "--agent", "--capacity"),
-    "tc-exploration": ("--task", "--agent", "--steps", "--every"),
-    "long-instruction": ("--agent", "--steps", "--capacity", "--task-limit", "--rss-every"),
-    "long-navigation": ("--agent", "--steps", "--capacity", "--task-limit", "--radius"),
+    "exploration": ("--agent", "--navigator", "--steps"),
+    "navigation": ("--terrain", "--navigator", "--weights", "--max-steps"),
+    "aba-sparse": ("--task", "--agent", "--capacity", "--navigator"),
+    "aba-random": ("--task", "--agent", "--capacity", "--navigator"),
+    "seq4": ("--agent", "--capacity", "--navigator"),
+    "memory-tasks": ("--task", "--agent", "--capacity", "--task-steps", "--radius",
+                     "--navigator"),
+    "ablation": ("--vary", "--values", "--task", "--agent", "--capacity", "--navigator"),
+    "tc-exploration": ("--task", "--agent", "--steps", "--every", "--navigator"),
+    "long-instruction": ("--agent", "--steps", "--capacity", "--task-limit", "--rss-every",
+                         "--navigator"),
+    "long-navigation": ("--agent", "--steps", "--capacity", "--task-limit", "--radius",
+                        "--navigator"),
     "llm-planner": ("--task", "--agent", "--planner", "--memory-access", "--llm-url",
-                    "--llm-model"),
+                    "--llm-model", "--navigator"),
 }
 
 
@@ -62,7 +65,8 @@ def test_the_commands_defaults_are_the_experiments_configs():
     defaults = {name: {p.name: p.default
                        for p in inspect.signature(make_command(e)).parameters.values()}
                 for name, e in EXPERIMENTS.items()}
-    assert defaults["exploration"] == {"agent": "count-based", "steps": 6000, "world": "map1",
+    assert defaults["exploration"] == {"agent": "count-based", "navigator": "depth",
+                                       "steps": 6000, "world": "map1",
                                        "area": None, "patch_size": None, "episodes": 20,
                                             "seed": 42, "workers": 1, "backend": "local",
                                             "address": None, "out": None, "json_path": None,
@@ -73,6 +77,8 @@ def test_the_commands_defaults_are_the_experiments_configs():
     for name in ("aba-sparse", "aba-random"):
         assert (defaults[name]["task"], defaults[name]["agent"], defaults[name]["capacity"],
                 defaults[name]["episodes"]) == ("all", "mrsteve", None, 10)
+        assert defaults[name]["navigator"] == "depth" and defaults[name]["encoder"] == "semantic"
+    assert defaults["navigation"]["weights"] is None
     assert "task" not in defaults["seq4"] and defaults["seq4"]["episodes"] == 10
 
 
