@@ -7,7 +7,8 @@ The learned parts (the pixel encoder, the learned navigator) are trained with to
 A weights file is an ``.npz`` of float32 parameters plus a ``meta`` entry (JSON bytes: ``format``,
 ``version``, ``architecture``, ``info``). :func:`save_weights` writes one atomically;
 :func:`read_weights` reads one back and raises a ``ValueError`` that names what is wrong for
-anything else (another format or version, missing or extra parameters, wrong shapes, NaN).
+anything else (another format or version, missing or extra parameters, wrong shapes, NaN);
+:class:`Weights` is a learned part's weights with both.
 """
 
 from __future__ import annotations
@@ -16,8 +17,10 @@ import hashlib
 import json
 import zipfile
 from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
+from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Self
 
 import numba as nb
 import numpy as np
@@ -180,3 +183,44 @@ def read_weights(
 def tuples(raw: Mapping[str, Any]) -> dict[str, Any]:
     """A dataclass's fields read back from JSON: lists as tuples."""
     return {key: tuple(value) if isinstance(value, list) else value for key, value in raw.items()}
+
+
+@dataclass(frozen=True)
+class Weights:
+    """A learned part's parameters (float32, torch layouts) and architecture (a frozen dataclass
+    with ``parameter_shapes()``). Subclasses name their file format (``FORMAT``, ``VERSION``),
+    what they are (``WHAT``, for errors) and their architecture type (``ARCHITECTURE``)."""
+
+    FORMAT: ClassVar[str]
+    VERSION: ClassVar[int]
+    WHAT: ClassVar[str]
+    ARCHITECTURE: ClassVar[type]
+
+    architecture: Any
+    parameters: Mapping[str, np.ndarray]
+    info: Mapping[str, object] = field(default_factory=dict)
+    """How the weights were made (training command, seed, data, final losses)."""
+
+    @cached_property
+    def sha256(self) -> str:
+        """Hash of the architecture and every parameter's bytes (computed once: treat the
+        parameters as read-only)."""
+        return weights_sha256(asdict(self.architecture), self.parameters)
+
+    def save(self, path: str | Path) -> None:
+        """Write the weights as an ``.npz`` file (atomically; only a regular file is replaced)."""
+        save_weights(path, self.FORMAT, self.VERSION, asdict(self.architecture), self.parameters,
+                     self.info)
+
+    @classmethod
+    def load(cls, path: str | Path) -> Self:
+        """Weights from an ``.npz`` file :meth:`save` wrote; anything else raises a
+        ``ValueError`` that names what is wrong."""
+
+        def shapes(raw):
+            architecture = cls.ARCHITECTURE(**tuples(raw))
+            return architecture, architecture.parameter_shapes()
+
+        architecture, parameters, info = read_weights(path, cls.FORMAT, cls.VERSION, cls.WHAT,
+                                                      shapes)
+        return cls(architecture, parameters, info)

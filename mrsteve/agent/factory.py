@@ -121,11 +121,8 @@ def make_navigator(kind: str, config: NavigatorConfig | None = None,
     shipped ones)."""
     navigator = lookup(NAVIGATORS, kind, "navigator")
     config = config or NavigatorConfig()
-    if navigator is LearnedNavigator:
-        return LearnedNavigator(
-            weights, success_radius=config.success_radius, stall_speed=config.stall_speed,
-            stall_jump=config.stall_jump, progress_gain=config.progress_gain,
-            give_up_steps=config.no_progress_steps)
+    if weights is not None:
+        return navigator(config, weights=weights)
     return navigator(config)
 
 

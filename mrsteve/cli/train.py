@@ -3,12 +3,35 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from mrsteve.cli.output import check_outputs, fail, fail_on_os_error, write_json
+
+
+def run_training(out: Path, weights_name: str, json_path: Path | None,
+                 train: Callable[[Callable[[str], None]], Any]) -> Any:
+    """What every training command does around its training: refuse an ``--out`` that is a
+    file and outputs that cannot be written (before any work), run ``train(say)`` (its lines go
+    to stderr), write the history to ``--json``, and turn bad settings, a missing torch and a
+    full disk into one error line."""
+    if out.exists() and not out.is_dir():
+        raise fail(f"--out {out} exists and is not a folder; give a folder or a new path")
+    check_outputs([out / weights_name, json_path])
+    try:
+        result = train(lambda line: typer.echo(line, err=True))
+        if json_path is not None:
+            write_json(json_path, {"weights_sha256": result.weights.sha256,
+                                   "seconds": result.seconds, "history": result.history})
+    except (ImportError, ValueError) as error:
+        raise fail(str(error)) from None
+    except OSError as error:  # a full disk, say
+        raise fail_on_os_error(error) from None
+    return result
+
 
 ENCODER_EXAMPLES = """Examples:
 
@@ -40,23 +63,15 @@ def encoder(
     """Train the pixel encoder (a video-text dual encoder over RGB clips) on clips of the
     procedural calibration worlds captioned from the renderer's ground truth; then calibrate its
     thresholds with `mrsteve calibrate --encoder pixels --weights OUT/pixels.npz --out FILE`."""
-    if out.exists() and not out.is_dir():
-        raise fail(f"--out {out} exists and is not a folder; give a folder or a new path")
-    check_outputs([out / "pixels.npz", json_path])
-    from mrsteve.train.encoder import TrainingConfig, train_encoder
 
-    try:
+    def train(say):
+        from mrsteve.train.encoder import TrainingConfig, train_encoder
+
         config = TrainingConfig(clips=clips, epochs=epochs, seed=seed, threads=threads,
                                 explored=explored, pairwise=pairwise)
-        result = train_encoder(out, config, progress=progress,
-                               say=lambda line: typer.echo(line, err=True))
-        if json_path is not None:
-            write_json(json_path, {"weights_sha256": result.weights.sha256,
-                                   "seconds": result.seconds, "history": result.history})
-    except (ImportError, ValueError) as error:
-        raise fail(str(error)) from None
-    except OSError as error:  # a full disk, say
-        raise fail_on_os_error(error) from None
+        return train_encoder(out, config, progress=progress, say=say)
+
+    result = run_training(out, "pixels.npz", json_path, train)
     last = result.history[-1]
     typer.echo(f"wrote {out / 'pixels.npz'} (sha256 {result.weights.sha256[:16]}...) after "
                f"{result.seconds / 60:.1f} min: validation mAP {last['val_map']:.3f}, loss "
@@ -110,13 +125,11 @@ def navigator(
     policy cloned from the depth navigator's walks in the navigator training worlds, then
     goal-conditioned fine-tuning with a KL term to it and rounds of DAgger; then ship it with
     `cp OUT/navigator.npz mrsteve/control/data/`."""
-    if out.exists() and not out.is_dir():
-        raise fail(f"--out {out} exists and is not a folder; give a folder or a new path")
-    check_outputs([out / "navigator.npz", json_path])
-    from mrsteve.train.navigator import NavigatorTrainingConfig, train_navigator
-    from mrsteve.train.navigator_ppo import PPOConfig
 
-    try:
+    def train(say):
+        from mrsteve.train.navigator import NavigatorTrainingConfig, train_navigator
+        from mrsteve.train.navigator_ppo import PPOConfig
+
         if foundation is not None and not (foundation / "foundation.npz").is_file():
             raise ValueError(f"--foundation {foundation} holds no foundation.npz; give the "
                              f"folder of an earlier `mrsteve train navigator` run")
@@ -126,14 +139,8 @@ def navigator(
             threads=threads, workers=workers, validation_segments=validation_segments,
             foundation=None if foundation is None else str(foundation),
             ppo=PPOConfig(iterations=ppo_iterations))
-        result = train_navigator(out, config, progress=progress,
-                                 say=lambda line: typer.echo(line, err=True))
-        if json_path is not None:
-            write_json(json_path, {"weights_sha256": result.weights.sha256,
-                                   "seconds": result.seconds, "history": result.history})
-    except (ImportError, ValueError) as error:
-        raise fail(str(error)) from None
-    except OSError as error:
-        raise fail_on_os_error(error) from None
+        return train_navigator(out, config, progress=progress, say=say)
+
+    result = run_training(out, "navigator.npz", json_path, train)
     typer.echo(f"wrote {out / 'navigator.npz'} (sha256 {result.weights.sha256[:16]}...) after "
                f"{result.seconds / 60:.1f} min; curve in {out / 'curve.png'}")

@@ -27,27 +27,25 @@ no map. Like VPT-Nav's wrapper it forces a jump when the agent stops moving. Inf
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
-from functools import cache, cached_property
+from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 
 from mrsteve.control.motion import ProgressTracker, StallTracker, noop_action
+from mrsteve.control.navigation import NavigatorConfig
 from mrsteve.digests import PACKAGE_ROOT
 from mrsteve.nn import (
     KERNEL,
+    Weights,
     channel_last_linear,
     conv3x3_relu,
     conv_weight,
     feature_map,
     layer_norm,
-    read_weights,
-    save_weights,
     symlog,
-    tuples,
-    weights_sha256,
 )
 from mrsteve.spaces import Action, Observation
 from mrsteve.world.camera import Camera
@@ -181,34 +179,21 @@ class NavigatorArchitecture:
 
 
 @dataclass(frozen=True)
-class NavigatorWeights:
+class NavigatorWeights(Weights):
     """A learned navigator's parameters (float32, torch layouts) and architecture."""
 
+    FORMAT: ClassVar[str] = FORMAT
+    VERSION: ClassVar[int] = VERSION
+    WHAT: ClassVar[str] = "navigator"
+    ARCHITECTURE: ClassVar[type] = NavigatorArchitecture
+
     architecture: NavigatorArchitecture
-    parameters: Mapping[str, np.ndarray]
-    info: Mapping[str, object] = field(default_factory=dict)
-    """How the weights were made (training command, seed, data, final losses)."""
-
-    @cached_property
-    def sha256(self) -> str:
-        """Hash of the architecture and every parameter's bytes."""
-        return weights_sha256(asdict(self.architecture), self.parameters)
-
-    def save(self, path: str | Path) -> None:
-        """Write the weights as an ``.npz`` file (atomically; only a regular file is replaced)."""
-        save_weights(path, FORMAT, VERSION, asdict(self.architecture), self.parameters, self.info)
 
 
 def load_navigator_weights(path: str | Path) -> NavigatorWeights:
     """Weights from an ``.npz`` file :meth:`NavigatorWeights.save` wrote; anything else raises a
     ``ValueError`` that names what is wrong."""
-
-    def shapes(raw):
-        architecture = NavigatorArchitecture(**tuples(raw))
-        return architecture, architecture.parameter_shapes()
-
-    architecture, parameters, info = read_weights(path, FORMAT, VERSION, "navigator", shapes)
-    return NavigatorWeights(architecture, parameters, info)
+    return NavigatorWeights.load(path)
 
 
 @cache
@@ -312,29 +297,31 @@ class LearnedNavigator:
     navigation run, as VPT-Nav is given one goal per run). After ``stall_jump`` stalled steps in a
     row (:class:`~mrsteve.control.motion.StallTracker`) it jumps, as VPT-Nav's wrapper forces a
     jump when the agent stops moving. Having no map, it judges a goal out of reach
-    (:meth:`blocked`) by its own progress alone: ``give_up_steps`` steps without coming
+    (:meth:`blocked`) by its own progress alone: ``no_progress_steps`` steps without coming
     ``progress_gain`` blocks closer than ever before (:class:`~mrsteve.control.motion.
     ProgressTracker`: where the depth navigator starts a detour, this one, which has none, gives
     up), so that an explorer gives the goal up instead of pushing into a wall or a tree until
-    its timeout."""
+    its timeout. Its settings are the navigators' (:class:`~mrsteve.control.navigation.
+    NavigatorConfig`: the success radius, the stall and progress rules); ``weights`` default to
+    the shipped ones."""
 
     reads = ("rgb", "pose")
     """The observation keys it reads."""
 
-    def __init__(self, weights: NavigatorWeights | None = None, *, success_radius: float = 3.0,
-                 sample: bool = True, stall_speed: float = 0.05, stall_jump: int = 3,
-                 progress_gain: float = 1.0, give_up_steps: int = 160) -> None:
+    def __init__(self, config: NavigatorConfig | None = None, *,
+                 weights: NavigatorWeights | None = None, sample: bool = True) -> None:
+        config = config or NavigatorConfig()
         weights = weights or load_shipped_navigator()
         if weights.architecture.conditioning == "none":
             raise ValueError("these weights are a foundation policy without a goal encoder "
                              "(conditioning 'none'); a navigator needs goal-conditioned weights")
         self.weights = weights
         self.policy = NavigatorPolicy(weights)
-        self.success_radius = success_radius
+        self.success_radius = config.success_radius
         self.sample = sample
-        self.stall_jump = stall_jump
-        self._stall = StallTracker(stall_speed)
-        self._progress = ProgressTracker(progress_gain, give_up_steps)
+        self.stall_jump = config.stall_jump
+        self._stall = StallTracker(config.stall_speed)
+        self._progress = ProgressTracker(config.progress_gain, config.no_progress_steps)
         self._camera_values = camera_bin_values()
         self._rng = np.random.default_rng(0)
         self._goal: tuple[float, float] | None = None

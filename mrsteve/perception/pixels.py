@@ -22,24 +22,22 @@ the weights' hash.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
-from functools import cache, cached_property
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from types import MappingProxyType
+from typing import ClassVar
 
 import numpy as np
 
 from mrsteve.nn import (
     KERNEL,
+    Weights,
     channel_last_linear,
     conv3x3_relu,
     conv_weight,
     feature_map,
-    read_weights,
-    save_weights,
-    tuples,
-    weights_sha256,
 )
 from mrsteve.perception._data import data_path, read_data_toml
 from mrsteve.perception.encoder import Observation
@@ -120,35 +118,22 @@ def tokens(text: str) -> list[str]:
 
 
 @dataclass(frozen=True)
-class PixelWeights:
-    """A pixel encoder's parameters (float32, torch layouts) and architecture."""
+class PixelWeights(Weights):
+    """A pixel encoder's parameters (float32, torch layouts) and architecture; its hash is what
+    thresholds are tied to."""
+
+    FORMAT: ClassVar[str] = FORMAT
+    VERSION: ClassVar[int] = VERSION
+    WHAT: ClassVar[str] = "pixel encoder"
+    ARCHITECTURE: ClassVar[type] = PixelArchitecture
 
     architecture: PixelArchitecture
-    parameters: Mapping[str, np.ndarray]
-    info: Mapping[str, object] = field(default_factory=dict)
-    """How the weights were made (training command, seed, data, final loss)."""
-
-    @cached_property
-    def sha256(self) -> str:
-        """Hash of the architecture and every parameter's bytes (what thresholds are tied to;
-        computed once: treat the parameters as read-only)."""
-        return weights_sha256(asdict(self.architecture), self.parameters)
-
-    def save(self, path: str | Path) -> None:
-        """Write the weights as an ``.npz`` file (atomically; only a regular file is replaced)."""
-        save_weights(path, FORMAT, VERSION, asdict(self.architecture), self.parameters, self.info)
 
 
 def load_weights(path: str | Path) -> PixelWeights:
     """Weights from an ``.npz`` file :meth:`PixelWeights.save` wrote; anything else raises a
     ``ValueError`` that names what is wrong."""
-
-    def shapes(raw):
-        architecture = PixelArchitecture(**tuples(raw))
-        return architecture, architecture.parameter_shapes()
-
-    architecture, parameters, info = read_weights(path, FORMAT, VERSION, "pixel encoder", shapes)
-    return PixelWeights(architecture, parameters, info)
+    return PixelWeights.load(path)
 
 
 @cache

@@ -208,7 +208,7 @@ def collect_segments(config: NavigatorTrainingConfig, seed: int, segments: int,
             expert.reset(rng, info["camera"])
             actor = None
             if weights is not None:
-                actor = LearnedNavigator(weights)
+                actor = LearnedNavigator(weights=weights)
                 actor.reset(rng, info["camera"])
             blocks = env.unwrapped.world.blocks
             for _ in range(config.goals_per_world):
@@ -358,30 +358,28 @@ def build_policy(architecture: NavigatorArchitecture):
     return Policy()
 
 
-class LoRALinear:
-    """Low-rank adapters on a frozen linear layer: ``W + B A`` (``B`` starts at zero)."""
+def lora(linear, rank: int):
+    """Low-rank adapters on a frozen linear layer: ``W + up @ down`` (``up`` starts at zero, so
+    the adapted layer starts as the layer)."""
+    import torch
+    from torch import nn
 
-    @staticmethod
-    def wrap(linear, rank: int):
-        import torch
-        from torch import nn
+    class Adapted(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.base = linear
+            for parameter in self.base.parameters():
+                parameter.requires_grad_(False)
+            self.down = nn.Parameter(torch.randn(rank, linear.in_features) / rank)
+            self.up = nn.Parameter(torch.zeros(linear.out_features, rank))
 
-        class Adapted(nn.Module):
-            def __init__(self) -> None:
-                super().__init__()
-                self.base = linear
-                for parameter in self.base.parameters():
-                    parameter.requires_grad_(False)
-                self.down = nn.Parameter(torch.randn(rank, linear.in_features) / rank)
-                self.up = nn.Parameter(torch.zeros(linear.out_features, rank))
+        def merged(self):
+            return self.base.weight + self.up @ self.down
 
-            def merged(self):
-                return self.base.weight + self.up @ self.down
+        def forward(self, x):
+            return nn.functional.linear(x, self.merged(), self.base.bias)
 
-            def forward(self, x):
-                return nn.functional.linear(x, self.merged(), self.base.bias)
-
-        return Adapted()
+    return Adapted()
 
 
 ADAPTED = ("core.qkv", "core.out", "core.mlp.0", "core.mlp.2", "head.buttons", "head.camera")
@@ -401,7 +399,7 @@ def prepare_finetuning(model, finetune: str, rank: int) -> None:
         for name in ADAPTED:
             parent_name, child = name.rsplit(".", 1)
             parent = model.get_submodule(parent_name)
-            setattr(parent, child, LoRALinear.wrap(getattr(parent, child), rank))
+            setattr(parent, child, lora(getattr(parent, child), rank))
 
 
 def export_weights(model, architecture: NavigatorArchitecture, info: dict) -> NavigatorWeights:
@@ -463,7 +461,7 @@ def train_navigator(out: Path, config: NavigatorTrainingConfig | None = None, *,
 
 
 def _data(out: Path, name: str, key: str, render: Callable[[], Demonstrations],
-          say: Callable[[str], None], elsewhere: Path | None = None) -> Demonstrations:
+          elsewhere: Path | None = None) -> Demonstrations:
     """``<name>.npz`` of ``out`` (or of the folder ``elsewhere``) when it was rendered for
     ``key``, else rendered and saved in ``out``."""
     for folder in (out, elsewhere):
@@ -487,10 +485,14 @@ def _train(out: Path, config: NavigatorTrainingConfig, progress: bool,
 
     started = time.perf_counter()
     key = config.data_key()
-    say(f"rendering {config.segments} demonstration segments in {', '.join(TRAINING_WORLDS)}")
     earlier = None if config.foundation is None else Path(config.foundation)
-    data = _data(out, "demonstrations", key,
-                 lambda: collect(config, config.seed, config.segments), say, earlier)
+
+    def render() -> Demonstrations:
+        say(f"rendering {config.segments} demonstration segments in "
+            f"{', '.join(TRAINING_WORLDS)}")
+        return collect(config, config.seed, config.segments)
+
+    data = _data(out, "demonstrations", key, render, earlier)
     say(f"{len(data.rgb)} steps, the depth navigator reached {data.reached.mean():.0%} of goals")
     checkpoint_path = out / "checkpoint.pt"
     # PPO starts from the behaviour-cloned policy (bc.pt), so its settings stay out of the
@@ -579,7 +581,7 @@ def _train(out: Path, config: NavigatorTrainingConfig, progress: bool,
         round_key = f"{key}-{state['rounds']}-{weights.sha256[:16]}"
         walked = _data(out, f"dagger-{state['rounds']}", round_key,
                        lambda w=weights: collect(config, config.seed + 1000 * state["rounds"],
-                                                 config.dagger_segments, w), say)
+                                                 config.dagger_segments, w))
         say(f"DAgger round {state['rounds']}: the policy reached {walked.reached.mean():.0%} of "
             f"{len(walked.reached)} goals ({len(walked.rgb)} steps labelled)")
         state["history"].append({"stage": f"dagger-{state['rounds']}", "epoch": 0,

@@ -136,7 +136,7 @@ class GoalWalks:
                "reward": np.zeros((envs, steps), np.float32),
                "done": np.zeros((envs, steps), bool)}
         for i in range(envs):
-            actor = LearnedNavigator(weights)
+            actor = LearnedNavigator(weights=weights)
             actor.reset(self.rng, self.state[i]["camera"])
             segment = 0
             for t in range(steps):

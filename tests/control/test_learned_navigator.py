@@ -25,6 +25,7 @@ from mrsteve.control.learned import (
     load_navigator_weights,
     load_shipped_navigator,
 )
+from mrsteve.control.navigation import NavigatorConfig
 from mrsteve.spaces import AgentFrame
 
 
@@ -89,7 +90,7 @@ def test_weights_round_trip_and_bad_files_are_refused_with_the_reason(tmp_path):
     with pytest.raises(ValueError, match="missing.*goal_out.0.weight"):
         load_navigator_weights(tmp_path / "missing.npz")
     with pytest.raises(ValueError, match="foundation policy"):
-        LearnedNavigator(small_weights("none"))
+        LearnedNavigator(weights=small_weights("none"))
 
 
 class ReadSpy(Mapping):
@@ -125,7 +126,7 @@ def test_it_reads_only_the_rgb_frame_and_the_pose():
 
 
 def test_frames_of_another_size_are_refused():
-    navigator = LearnedNavigator(small_weights())
+    navigator = LearnedNavigator(weights=small_weights())
     navigator.reset(np.random.default_rng(0), None)
     obs = {"rgb": np.zeros((24, 40, 3), np.uint8), "pose": np.zeros(5)}
     with pytest.raises(ValueError, match=r"frames of \(40, 64, 3\)"):
@@ -170,7 +171,8 @@ def test_same_seed_same_actions():
 
 
 def test_a_goal_without_progress_is_given_up_and_a_new_goal_is_not():
-    navigator = LearnedNavigator(small_weights(), give_up_steps=20, progress_gain=1.0)
+    navigator = LearnedNavigator(NavigatorConfig(no_progress_steps=20, progress_gain=1.0),
+                                 weights=small_weights())
     navigator.reset(np.random.default_rng(0), None)
     obs = {"rgb": np.zeros((40, 64, 3), np.uint8), "pose": np.zeros(5)}  # it never moves
     goal = (12.0, 0.0)

@@ -132,11 +132,9 @@ def test_non_finite_parameters_are_refused(weights, tmp_path):
 
 
 def test_a_newer_version_is_refused_clearly(weights, tmp_path, monkeypatch):
-    from mrsteve.perception import pixels
-
-    monkeypatch.setattr(pixels, "VERSION", 99)
+    monkeypatch.setattr(PixelWeights, "VERSION", 99)
     weights.save(tmp_path / "w.npz")
-    monkeypatch.setattr(pixels, "VERSION", 1)
+    monkeypatch.setattr(PixelWeights, "VERSION", 1)
     with pytest.raises(ValueError, match="version 99 \\(this code reads version 1\\)"):
         load_weights(tmp_path / "w.npz")
 
