@@ -109,6 +109,128 @@ def symlog(x: np.ndarray) -> np.ndarray:
     return np.sign(x) * np.log1p(np.abs(x))
 
 
+def policy_shapes(obs_size: tuple[int, int], channels: tuple[int, ...],
+                  strides: tuple[int, ...], dim: int, heads: int, context: int, mlp_dim: int,
+                  buttons: int, camera: int) -> dict[str, tuple[int, ...]]:
+    """Parameter shapes (torch's layouts) of a policy's image encoder (``image.*``,
+    :class:`FrameEncoder`), core (``core.*``, :class:`CausalCore`) and action head (``head.*``:
+    a layer norm, ``buttons`` key logits and ``camera`` camera logits)."""
+    shapes: dict[str, tuple[int, ...]] = {}
+    previous = 3
+    for i, out in enumerate(channels):
+        shapes[f"image.convs.{i}.weight"] = (out, previous, KERNEL, KERNEL)
+        shapes[f"image.convs.{i}.bias"] = (out,)
+        previous = out
+    linears = {"image.frame": (dim, int(np.prod(feature_map(obs_size, channels, strides)))),
+               "core.qkv": (3 * dim, dim), "core.out": (dim, dim),
+               "core.mlp.0": (mlp_dim, dim), "core.mlp.2": (dim, mlp_dim),
+               "head.buttons": (buttons, dim), "head.camera": (camera, dim)}
+    for name, shape in linears.items():
+        shapes[f"{name}.weight"] = shape
+        shapes[f"{name}.bias"] = shape[:1]
+    for norm in ("core.norm1", "core.norm2", "head.norm"):
+        shapes[f"{norm}.weight"] = (dim,)
+        shapes[f"{norm}.bias"] = (dim,)
+    shapes["core.position"] = (heads, context)
+    return shapes
+
+
+class FrameEncoder:
+    """Numpy inference of an image encoder: ``3 x 3`` convolutions with ReLU, then a linear
+    layer with ReLU over the flattened map (torch parameters ``<prefix>.convs.<i>.*`` and
+    ``<prefix>.frame.*``, the learned parts' shared image tower)."""
+
+    def __init__(self, parameters: Mapping[str, np.ndarray], obs_size: tuple[int, int],
+                 channels: tuple[int, ...], strides: tuple[int, ...],
+                 prefix: str = "image") -> None:
+        self.strides = strides
+        # im2col columns are ordered (kernel row, kernel column, channel): reorder torch's
+        # [out, in, k, k] weights to match
+        self.convs = [(conv_weight(parameters[f"{prefix}.convs.{i}.weight"]),
+                       parameters[f"{prefix}.convs.{i}.bias"]) for i in range(len(channels))]
+        # frames run channel-last here: reorder the flattened map from torch's (C, H, W)
+        self.frame = (channel_last_linear(parameters[f"{prefix}.frame.weight"],
+                                          feature_map(obs_size, channels, strides)),
+                      parameters[f"{prefix}.frame.bias"])
+
+    def __call__(self, rgb: np.ndarray) -> np.ndarray:
+        """``float32[N, dim]`` of ``uint8[N, H, W, 3]`` frames."""
+        x = rgb.astype(np.float32)
+        x *= 1 / 255
+        x -= 0.5
+        for (weight, bias), stride in zip(self.convs, self.strides, strict=True):
+            x = conv3x3_relu(x, weight, bias, stride)
+        weight, bias = self.frame
+        return np.maximum(x.reshape(len(x), -1) @ weight + bias, 0.0)
+
+
+class CausalCore:
+    """Numpy inference of one pre-norm causal transformer block, one step at a time: attention
+    over the last ``context`` steps with a learned bias per head and offset, then an MLP (torch
+    parameters ``<prefix>.norm1``, ``.qkv``, ``.out``, ``.norm2``, ``.mlp.0``, ``.mlp.2``,
+    ``.position``). The keys and values of the steps seen sit in a ring; :meth:`reset` forgets
+    them."""
+
+    def __init__(self, parameters: Mapping[str, np.ndarray], heads: int, context: int,
+                 prefix: str = "core") -> None:
+        def linear(name):
+            return parameters[f"{prefix}.{name}.weight"].T.copy(), parameters[f"{prefix}.{name}.bias"]
+
+        self.qkv, self.out = linear("qkv"), linear("out")
+        self.mlp = (linear("mlp.0"), linear("mlp.2"))
+        self.norm1 = (parameters[f"{prefix}.norm1.weight"], parameters[f"{prefix}.norm1.bias"])
+        self.norm2 = (parameters[f"{prefix}.norm2.weight"], parameters[f"{prefix}.norm2.bias"])
+        self.position = parameters[f"{prefix}.position"]
+        self.heads, self.context = heads, context
+        dim = self.out[0].shape[0]
+        self.head_dim = dim // heads
+        self._scale = np.float32(1.0 / np.sqrt(self.head_dim))
+        self._keys = np.zeros((context, heads, self.head_dim), np.float32)
+        self._values = np.zeros_like(self._keys)
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget the steps seen so far."""
+        self._filled = 0
+        self._slot = 0
+
+    def step(self, x: np.ndarray) -> np.ndarray:
+        """The block's output ``float32[dim]`` for this step's input ``float32[dim]``."""
+        heads, head_dim = self.heads, self.head_dim
+        q, k, v = np.split(layer_norm(x, *self.norm1) @ self.qkv[0] + self.qkv[1], 3)
+        self._keys[self._slot] = k.reshape(heads, head_dim)
+        self._values[self._slot] = v.reshape(heads, head_dim)
+        self._filled = min(self._filled + 1, self.context)
+        # ring slots from this step back: offsets 0, 1, ..., filled - 1
+        order = (self._slot - np.arange(self._filled)) % self.context
+        self._slot = (self._slot + 1) % self.context
+        scores = np.einsum("hd,khd->hk", q.reshape(heads, head_dim), self._keys[order])
+        scores = scores * self._scale + self.position[:, :self._filled]
+        scores = np.exp(scores - scores.max(axis=1, keepdims=True))
+        scores /= scores.sum(axis=1, keepdims=True)
+        attended = np.einsum("hk,khd->hd", scores, self._values[order]).reshape(-1)
+        x = x + attended @ self.out[0] + self.out[1]
+        (w0, b0), (w1, b1) = self.mlp
+        hidden = np.maximum(layer_norm(x, *self.norm2) @ w0 + b0, 0.0)
+        return x + hidden @ w1 + b1
+
+
+def mlp(layers: list[tuple[np.ndarray, np.ndarray]], x: np.ndarray) -> np.ndarray:
+    """A stack of linear layers (``[in, out]`` weights) with ReLU between them."""
+    for i, (weight, bias) in enumerate(layers):
+        x = x @ weight + bias
+        if i < len(layers) - 1:
+            x = np.maximum(x, 0.0)
+    return x
+
+
+def sample_category(logits: np.ndarray, draw: float) -> int:
+    """The category whose cumulative softmax probability first exceeds ``draw`` in [0, 1)."""
+    cumulative = np.cumsum(np.exp(logits.astype(np.float64) - logits.max()))
+    return min(int(np.searchsorted(cumulative, draw * cumulative[-1], side="right")),
+               len(logits) - 1)
+
+
 # ------------------------------------------------------------------------------- weights files
 
 

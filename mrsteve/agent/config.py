@@ -22,6 +22,7 @@ from mrsteve.agent.hierarchical import MineInstruction
 from mrsteve.agent.mrsteve import ModeSelectorConfig
 from mrsteve.agent.planners import PlannerConfig
 from mrsteve.control.goals import DirectionConfig, ExplorationConfig
+from mrsteve.control.instruction import InstructionPolicyConfig
 from mrsteve.control.navigation import NavigatorConfig
 from mrsteve.control.skills import SkillConfig
 from mrsteve.control.visitation import VisitationConfig
@@ -36,6 +37,11 @@ and STEVE-1 told to "go explore" (a wanderer)."""
 NAVIGATOR_KINDS = ("depth", "straight", "learned")
 """The VPT-Nav stand-in (depth-aware, terrain skills), the paper's straight-line heuristic, and
 the learned policy over RGB frames (:class:`~mrsteve.control.learned.LearnedNavigator`)."""
+
+INSTRUCTION_POLICIES = ("scripted", "learned")
+"""pi_Inst, STEVE-1's role: ``scripted`` (the stand-in reading depth and semantics,
+:class:`~mrsteve.control.skills.ScriptedSkills`) or ``learned`` (STEVE-1's recipe over RGB frames,
+:class:`~mrsteve.control.instruction.LearnedSkills`, with the shipped weights)."""
 
 DataDigests = tuple[tuple[str, str], ...]
 """``((path below mrsteve/, sha256), ...)`` of the data files a tree's parts load."""
@@ -123,7 +129,12 @@ class AgentConfig:
     """The Execute mode's navigator, one of :data:`NAVIGATOR_KINDS` (``depth``: the VPT-Nav
     stand-in; ``learned``: the policy over RGB frames); the explorer names its own."""
     skills: SkillConfig = field(default_factory=SkillConfig)
-    """The scripted instruction policy (STEVE-1 stand-in)."""
+    """The scripted instruction policy's settings (STEVE-1 stand-in)."""
+    instruction_policy: str = "scripted"
+    """pi_Inst of the Execute mode and of STEVE-1: ``scripted`` (the stand-in) or ``learned``
+    (STEVE-1's recipe over RGB frames)."""
+    instruction: InstructionPolicyConfig = field(default_factory=InstructionPolicyConfig)
+    """The learned instruction policy's run-time settings (its guidance scale)."""
     mode_selector: ModeSelectorConfig = field(default_factory=ModeSelectorConfig)
     """MrSteve's mode selector (Algorithm 2)."""
     data: DataDigests = ()
@@ -131,6 +142,7 @@ class AgentConfig:
 
     def __post_init__(self) -> None:
         check_name(self.navigator_kind, NAVIGATOR_KINDS, "navigator")
+        check_name(self.instruction_policy, INSTRUCTION_POLICIES, "instruction policy")
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from typing import Any
 
 from mrsteve.agent.baselines import Steve1
 from mrsteve.agent.config import (
+    INSTRUCTION_POLICIES,
     AgentConfig,
     AgentTree,
     DataDigests,
@@ -44,6 +45,11 @@ from mrsteve.control.goals import (
     ExplorationConfig,
     TaskConditionedGoalSelector,
 )
+from mrsteve.control.instruction import (
+    SHIPPED_INSTRUCTION_POLICY,
+    InstructionPolicyConfig,
+    LearnedSkills,
+)
 from mrsteve.control.learned import (
     SHIPPED_NAVIGATOR,
     LearnedNavigator,
@@ -51,7 +57,7 @@ from mrsteve.control.learned import (
     load_navigator_weights,
 )
 from mrsteve.control.navigation import DepthNavigator, Navigator, NavigatorConfig, StraightNavigator
-from mrsteve.control.skills import ScriptedSkills
+from mrsteve.control.skills import ScriptedSkills, SkillConfig
 from mrsteve.control.wander import WanderExplorer
 from mrsteve.digests import data_digest, data_digests
 from mrsteve.memory import Memory, memory_variant
@@ -61,6 +67,11 @@ from mrsteve.protocols import Agent
 
 SKILL_DATA = ("control/data/skills.toml",)
 """The data files the scripted instruction policy loads."""
+INSTRUCTION_POLICY_DATA = {"scripted": SKILL_DATA,
+                           "learned": (*SKILL_DATA, SHIPPED_INSTRUCTION_POLICY,
+                                       *ENCODER_DATA["pixels"])}
+"""The data files each instruction policy loads (the learned one: its weights and the pixel
+encoder whose text tower gives the prior its input)."""
 RECIPE_DATA = ("world/data/crafting.toml",)
 """The crafting recipes a planner reads (Minecraft's public rules, as a recipe book)."""
 EVENT_MEMORIES = ("event", "place-event", "center-embed")
@@ -172,6 +183,7 @@ def agent_config(
     capacity: int | None = None,
     encoder: str = "semantic",
     navigator: str = "depth",
+    instruction_policy: str = "scripted",
     mode_selector: ModeSelectorConfig | None = None,
 ) -> AgentConfig:
     """The configuration tree of the agent called ``name`` (:data:`AGENTS`). ``patch_size`` is
@@ -180,15 +192,19 @@ def agent_config(
     told nothing else of the world. ``capacity``: its memory's; ``encoder``: one of
     :data:`mrsteve.perception.ENCODERS`; ``navigator``: the VPT-Nav stand-in (``depth``) or the
     learned policy (``learned``), for the Execute mode's travel and the explorer (Plan4MC's
-    explorer keeps its straight walking); ``mode_selector``: MrSteve's mode selector."""
+    explorer keeps its straight walking); ``instruction_policy``: one of
+    :data:`INSTRUCTION_POLICIES` (MrSteve's Execute mode and STEVE-1 alike);
+    ``mode_selector``: MrSteve's mode selector."""
     spec = lookup(AGENTS, name, "agent")
     check_name(navigator, AGENT_NAVIGATORS, "navigator")
+    check_name(instruction_policy, INSTRUCTION_POLICIES, "instruction policy")
     explorer_navigator = "straight" if spec.explorer == "plan4mc" else navigator
     explorer = explorer_config(spec.explorer, explorer_navigator, patch_size)
     memory = None if spec.memory is None else memory_part(spec.memory, capacity=capacity,
                                                          encoder=encoder)
-    data = SKILL_DATA if memory is None else (
-        *SKILL_DATA, *ENCODER_DATA[encoder], *navigator_data(navigator, explorer_navigator))
+    skill_data = INSTRUCTION_POLICY_DATA[instruction_policy]
+    data = skill_data if memory is None else (
+        *skill_data, *ENCODER_DATA[encoder], *navigator_data(navigator, explorer_navigator))
     return AgentConfig(
         name=name,
         description=spec.description,
@@ -196,8 +212,9 @@ def agent_config(
         encoder=EncoderConfig(encoder, encoder_weights(encoder)),
         explorer=explorer,
         navigator_kind=navigator,
+        instruction_policy=instruction_policy,
         mode_selector=mode_selector or ModeSelectorConfig(),
-        data=data_digests(data),
+        data=data_digests(tuple(dict.fromkeys(data))),
     )
 
 
@@ -271,9 +288,12 @@ def build_agent(config: AgentTree) -> Agent:
 @build_agent.register
 def _(config: AgentConfig) -> Agent:
     check_data(config.data)
-    policy = ScriptedSkills(config.skills)
+    policy = make_instruction_policy(config.instruction_policy, config.skills,
+                                     config.instruction)
     if config.memory is None:
-        return Steve1(policy, name=config.name)
+        return Steve1(policy, name=config.name,
+                      wanderer=None if config.instruction_policy == "scripted"
+                      else WanderExplorer())
     kind, expected = config.encoder.kind, config.encoder.weights_sha256
     if expected is not None and expected != encoder_weights(kind):
         raise ValueError(f"the configuration names {kind} encoder weights {expected}, but the "
@@ -341,6 +361,20 @@ def build_explorer(config: ExplorerConfig, memory: Memory | None = None,
     return HierarchicalExplorer(selector, low)
 
 
+def make_instruction_policy(kind: str, skills: SkillConfig | None = None,
+                            config: InstructionPolicyConfig | None = None):
+    """The instruction policy of :data:`INSTRUCTION_POLICIES` by name: the scripted skills
+    (``skills``: their settings) or the learned policy with the shipped weights, its prompts
+    embedded by the shipped pixel encoder's text tower (``config``: its run-time settings)."""
+    check_name(kind, INSTRUCTION_POLICIES, "instruction policy")
+    if kind == "scripted":
+        return ScriptedSkills(skills)
+    from mrsteve.perception.pixels import PixelEncoder, load_shipped_weights
+
+    text = PixelEncoder(load_shipped_weights())
+    return LearnedSkills(text.embed_words, text.weights.sha256, config)
+
+
 def make_agent(
     name: str,
     *,
@@ -349,6 +383,7 @@ def make_agent(
     config: ModeSelectorConfig | AgentConfig | None = None,
     encoder: str = "semantic",
     navigator: str = "depth",
+    instruction_policy: str = "scripted",
 ) -> Agent:
     """The agent called ``name`` (see :func:`agent_config`). ``config`` is the mode selector's
     configuration, or a whole :class:`AgentConfig` tree (``name`` wins; ``encoder`` and
@@ -358,7 +393,8 @@ def make_agent(
         tree = replace(config, name=name)
     else:
         tree = agent_config(name, patch_size=patch_size, capacity=capacity, mode_selector=config,
-                            encoder=encoder, navigator=navigator)
+                            encoder=encoder, navigator=navigator,
+                            instruction_policy=instruction_policy)
     agent = build_agent(tree)
     agent.config_tree = tree
     return agent

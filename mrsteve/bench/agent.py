@@ -78,9 +78,10 @@ def bench_agent(
     obs_size: tuple[int, int] | None = None,
     encoder: str = "semantic",
     navigator: str = "depth",
+    instruction_policy: str = "scripted",
 ) -> dict[str, Any]:
-    """Run ``agent_name`` with ``encoder`` and ``navigator`` for ``steps`` steps on the task's
-    world; steps/s and a breakdown."""
+    """Run ``agent_name`` with ``encoder``, ``navigator`` and ``instruction_policy`` for
+    ``steps`` steps on the task's world; steps/s and a breakdown."""
     task = task_by_key(task_key)
     kwargs: dict[str, Any] = {"world": task.world}
     if obs_size is not None:
@@ -92,13 +93,14 @@ def bench_agent(
     start = time.perf_counter()
     with gym.make("mrsteve/Voxel-v0", **kwargs) as warm_env:
         warm_agent = make_agent(agent_name, patch_size=exploration_patch_size(task.world),
-                                encoder=encoder, navigator=navigator)
+                                encoder=encoder, navigator=navigator,
+                                instruction_policy=instruction_policy)
         run_tasks(warm_env, warm_agent, cycle, seed=seed + 1, max_steps=WARM_UP_STEPS)
     warm_up_seconds = time.perf_counter() - start
 
     env = gym.make("mrsteve/Voxel-v0", **kwargs)
     agent = make_agent(agent_name, patch_size=exploration_patch_size(task.world), encoder=encoder,
-                       navigator=navigator)
+                       navigator=navigator, instruction_policy=instruction_policy)
     totals: dict[str, float] = defaultdict(float)
     parts = {
         "memory": {"write": "memory write", "read": "memory read"},
@@ -123,6 +125,7 @@ def bench_agent(
         "encoder": encoder,
         "encoder_weights": agent.config_tree.encoder.weights_sha256,
         "navigator": navigator,
+        "instruction_policy": instruction_policy,
         "task": task_key,
         "world": task.world,
         "obs_size": list(env.unwrapped.obs_size),

@@ -53,6 +53,8 @@ app.command("worlds", epilog=worlds.EXAMPLES)(worlds.command)
 app.command("report", epilog=report.EXAMPLES)(report.command)
 train_app.command("encoder", epilog=train.ENCODER_EXAMPLES)(train.encoder)
 train_app.command("navigator", epilog=train.NAVIGATOR_EXAMPLES)(train.navigator)
+train_app.command("instruction-policy", epilog=train.INSTRUCTION_EXAMPLES)(
+    train.instruction_policy)
 
 
 def main() -> None:

@@ -19,7 +19,9 @@ EXAMPLES = """Examples:
 
   mrsteve bench agent --encoder pixels --steps 500
 
-  mrsteve bench agent --encoder pixels --navigator learned"""
+  mrsteve bench agent --encoder pixels --navigator learned
+
+  mrsteve bench agent --instruction-policy learned --steps 1000"""
 
 
 def command(
@@ -30,11 +32,12 @@ def command(
     obs_size: Annotated[tuple[int, int], typer.Option(help="Observation height and width.")] = (0, 0),
     encoder: Annotated[str, typer.Option(help="The agent's encoder: semantic or pixels (pixels also runs semantic in the same process, for the speed ratio).")] = "semantic",
     navigator: Annotated[str, typer.Option(help="The agent's navigator: depth or learned (learned also runs depth with the same encoder in the same process, for the speed ratio).")] = "depth",
+    instruction_policy: Annotated[str, typer.Option(help="The agent's instruction policy: scripted or learned (learned also runs scripted with the same encoder and navigator in the same process, for the speed ratio).")] = "scripted",
     json_path: Annotated[Path | None, typer.Option("--json", help="Write the results as JSON here.")] = None,
 ) -> None:
     """Steps per second of the whole agent (world, renderer, encoder, memory, control) on one
     core, and the time per step of each part."""
-    from mrsteve.agent.factory import AGENT_NAVIGATORS
+    from mrsteve.agent.factory import AGENT_NAVIGATORS, INSTRUCTION_POLICIES
     from mrsteve.bench.agent import bench_agent
     from mrsteve.eval.results import format_table
     from mrsteve.naming import check_name
@@ -45,13 +48,23 @@ def command(
     try:
         check_name(encoder, ENCODERS, "encoder")
         check_name(navigator, AGENT_NAVIGATORS, "navigator")
-        result = bench_agent(agent, task, steps, seed, size, encoder, navigator)
-        if encoder != "semantic" or navigator != "depth":
+        check_name(instruction_policy, INSTRUCTION_POLICIES, "instruction policy")
+        result = bench_agent(agent, task, steps, seed, size, encoder, navigator,
+                             instruction_policy)
+        if instruction_policy != "scripted":
+            # a learned instruction policy is measured against the scripted one, the rest alike
+            reference = bench_agent(agent, task, steps, seed, size, encoder, navigator)
+            result["reference"] = {"encoder": encoder, "navigator": navigator,
+                                   "instruction_policy": "scripted"}
+            result["reference_steps_per_second"] = reference["steps_per_second"]
+            result["speed_vs_reference"] = result["steps_per_second"] / reference["steps_per_second"]
+        elif encoder != "semantic" or navigator != "depth":
             # a learned navigator is measured against the depth one with the same encoder; a
             # learned encoder against the semantic one
             reference_encoder = encoder if navigator != "depth" else "semantic"
             reference = bench_agent(agent, task, steps, seed, size, reference_encoder, "depth")
-            result["reference"] = {"encoder": reference_encoder, "navigator": "depth"}
+            result["reference"] = {"encoder": reference_encoder, "navigator": "depth",
+                                   "instruction_policy": "scripted"}
             result["reference_steps_per_second"] = reference["steps_per_second"]
             result["speed_vs_reference"] = result["steps_per_second"] / reference["steps_per_second"]
     except ValueError as error:
@@ -59,7 +72,7 @@ def command(
     rows = [[part, f"{us:.0f}"] for part, us in result["microseconds_per_step"].items()]
     typer.echo(format_table(["part", "µs / step"], rows))
     typer.echo(
-        f"\n{result['agent']} ({encoder} encoder, {navigator} navigator) on {result['world']} at {result['obs_size'][0]}x{result['obs_size'][1]}: "
+        f"\n{result['agent']} ({encoder} encoder, {navigator} navigator, {instruction_policy} instruction policy) on {result['world']} at {result['obs_size'][0]}x{result['obs_size'][1]}: "
         f"{result['steps_per_second']:.0f} steps/s over {result['steps']} steps "
         f"({result['tasks_completed']} tasks done); the paper: about "
         f"{result['paper_steps_per_second']:.0f} steps/s on a GPU; warm-up "
@@ -67,9 +80,12 @@ def command(
         f"{result['warm_up_seconds']:.1f} s"
     )
     if "speed_vs_reference" in result:
-        typer.echo(f"with the {result['reference']['encoder']} encoder and the depth "
-                   f"navigator, in the same process: {result['reference_steps_per_second']:.0f} "
-                   f"steps/s; this agent runs at {result['speed_vs_reference']:.2f} x that speed")
+        reference = result["reference"]
+        typer.echo(f"with the {reference['encoder']} encoder, the {reference['navigator']} "
+                   f"navigator and the {reference['instruction_policy']} "
+                   f"instruction policy, in the same process: "
+                   f"{result['reference_steps_per_second']:.0f} steps/s; this agent runs at "
+                   f"{result['speed_vs_reference']:.2f} x that speed")
     if json_path is not None:
         with writing_results():
             write_json(json_path, result)

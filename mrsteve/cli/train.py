@@ -1,5 +1,5 @@
-"""`mrsteve train encoder` and `mrsteve train navigator`: train the learned parts (torch, the
-``train`` extra)."""
+"""`mrsteve train encoder`, `navigator` and `instruction-policy`: train the learned parts (torch,
+the ``train`` extra)."""
 
 from __future__ import annotations
 
@@ -143,4 +143,59 @@ def navigator(
 
     result = run_training(out, "navigator.npz", json_path, train)
     typer.echo(f"wrote {out / 'navigator.npz'} (sha256 {result.weights.sha256[:16]}...) after "
+               f"{result.seconds / 60:.1f} min; curve in {out / 'curve.png'}")
+
+
+INSTRUCTION_EXAMPLES = """Examples:
+
+  mrsteve train instruction-policy --out runs/instruction
+
+  mrsteve train instruction-policy --out runs/inst-small --episodes 100
+
+  mrsteve train instruction-policy --out i --foundation runs/foundation.npz"""
+
+
+def instruction_policy(
+    out: Annotated[Path, typer.Option(help="Run folder: trajectories, checkpoints (a run "
+                                           "resumes from them), curve.png, instruction.npz.")],
+    episodes: Annotated[int, typer.Option(min=1, help="Episodes of the scripted skills "
+                                                      "rendered, spread over the items.")] = 400,
+    episode_steps: Annotated[int, typer.Option(min=1, help="Steps per episode.")] = 300,
+    epochs: Annotated[int, typer.Option(min=1, help="Epochs of goal-conditioned behaviour "
+                                                    "cloning before DAgger.")] = 6,
+    dagger_rounds: Annotated[int, typer.Option(min=0, help="Rounds of the policy acting with "
+                                               "the scripted skills labelling.")] = 1,
+    foundation: Annotated[Path | None, typer.Option(help="Navigator weights (a foundation.npz "
+                                                    "of `mrsteve train navigator`) whose image "
+                                                    "encoder and core start the policy; default: "
+                                                    "the shipped navigator's.")] = None,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the worlds, batches and "
+                                                  "initial weights.")] = 0,
+    threads: Annotated[int, typer.Option(min=1, help="torch CPU threads.")] = 2,
+    workers: Annotated[int, typer.Option(min=1, help="Processes rendering "
+                                                     "trajectories.")] = 2,
+    progress: Annotated[bool, typer.Option("--progress/--no-progress",
+                                           help="Show a progress bar.")] = True,
+    json_path: Annotated[Path | None, typer.Option("--json", help="Also write the training "
+                                                                  "history as JSON here.")] = None,
+) -> None:
+    """Train the learned instruction policy (STEVE-1's recipe): goal-conditioned behaviour
+    cloning of the scripted skills with hindsight-relabelled goals from the pixel encoder, a
+    prior from the prompt's text embedding to a visual goal, DAgger; then ship it with
+    `cp OUT/instruction.npz mrsteve/control/data/`."""
+
+    def train(say):
+        from mrsteve.train.instruction import InstructionTrainingConfig, train_instruction_policy
+
+        if foundation is not None and not foundation.is_file():
+            raise ValueError(f"--foundation {foundation} is not a file; give a navigator "
+                             f"weights file such as RUN/foundation.npz")
+        config = InstructionTrainingConfig(
+            episodes=episodes, episode_steps=episode_steps, epochs=epochs,
+            dagger_rounds=dagger_rounds, seed=seed, threads=threads, workers=workers,
+            foundation=None if foundation is None else str(foundation))
+        return train_instruction_policy(out, config, progress=progress, say=say)
+
+    result = run_training(out, "instruction.npz", json_path, train)
+    typer.echo(f"wrote {out / 'instruction.npz'} (sha256 {result.weights.sha256[:16]}...) after "
                f"{result.seconds / 60:.1f} min; curve in {out / 'curve.png'}")

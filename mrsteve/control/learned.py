@@ -38,13 +38,14 @@ from mrsteve.control.motion import ProgressTracker, StallTracker, noop_action
 from mrsteve.control.navigation import NavigatorConfig
 from mrsteve.digests import PACKAGE_ROOT
 from mrsteve.nn import (
-    KERNEL,
+    CausalCore,
+    FrameEncoder,
     Weights,
-    channel_last_linear,
-    conv3x3_relu,
-    conv_weight,
     feature_map,
     layer_norm,
+    mlp,
+    policy_shapes,
+    sample_category,
     symlog,
 )
 from mrsteve.spaces import Action, Observation
@@ -153,28 +154,14 @@ class NavigatorArchitecture:
 
     def parameter_shapes(self) -> dict[str, tuple[int, ...]]:
         """Name and shape of every parameter (torch's layouts)."""
-        shapes: dict[str, tuple[int, ...]] = {}
-        previous = 3
-        for i, out in enumerate(self.channels):
-            shapes[f"image.convs.{i}.weight"] = (out, previous, KERNEL, KERNEL)
-            shapes[f"image.convs.{i}.bias"] = (out,)
-            previous = out
         d = self.dim
-        linears = {"image.frame": (d, int(np.prod(self.feature_map))),
-                   "core.qkv": (3 * d, d), "core.out": (d, d),
-                   "core.mlp.0": (self.mlp_dim, d), "core.mlp.2": (d, self.mlp_dim),
-                   "head.buttons": (len(BUTTONS), d), "head.camera": (2 * CAMERA_BINS, d)}
+        shapes = policy_shapes(self.obs_size, self.channels, self.strides, d, self.heads,
+                               self.context, self.mlp_dim, len(BUTTONS), 2 * CAMERA_BINS)
         for site in self.goal_sites:
             widths = (GOAL_FEATURES, self.goal_hidden, self.goal_hidden, self.goal_hidden, d)
             for layer in range(4):
-                linears[f"{site}.{2 * layer}"] = (widths[layer + 1], widths[layer])
-        for name, shape in linears.items():
-            shapes[f"{name}.weight"] = shape
-            shapes[f"{name}.bias"] = shape[:1]
-        for norm in ("core.norm1", "core.norm2", "head.norm"):
-            shapes[f"{norm}.weight"] = (d,)
-            shapes[f"{norm}.bias"] = (d,)
-        shapes["core.position"] = (self.heads, self.context)
+                shapes[f"{site}.{2 * layer}.weight"] = (widths[layer + 1], widths[layer])
+                shapes[f"{site}.{2 * layer}.bias"] = (widths[layer + 1],)
         return shapes
 
 
@@ -209,80 +196,37 @@ class NavigatorPolicy:
     def __init__(self, weights: NavigatorWeights) -> None:
         arch, p = weights.architecture, weights.parameters
         self.architecture = arch
-        self.convs = [(conv_weight(p[f"image.convs.{i}.weight"]), p[f"image.convs.{i}.bias"])
-                      for i in range(len(arch.channels))]
-        self.frame = (channel_last_linear(p["image.frame.weight"], arch.feature_map),
-                      p["image.frame.bias"])
-
-        def linear(name):
-            return p[f"{name}.weight"].T.copy(), p[f"{name}.bias"]
-
-        self.qkv, self.out = linear("core.qkv"), linear("core.out")
-        self.mlp = (linear("core.mlp.0"), linear("core.mlp.2"))
-        self.norms = {name: (p[f"{name}.weight"], p[f"{name}.bias"])
-                      for name in ("core.norm1", "core.norm2", "head.norm")}
-        self.position = p["core.position"]
-        self.buttons, self.camera = linear("head.buttons"), linear("head.camera")
-        self.goals = {site: [linear(f"{site}.{2 * layer}") for layer in range(4)]
+        self.image = FrameEncoder(p, arch.obs_size, arch.channels, arch.strides)
+        self.core = CausalCore(p, arch.heads, arch.context)
+        self.norm = (p["head.norm.weight"], p["head.norm.bias"])
+        self.buttons = (p["head.buttons.weight"].T.copy(), p["head.buttons.bias"])
+        self.camera = (p["head.camera.weight"].T.copy(), p["head.camera.bias"])
+        self.goals = {site: [(p[f"{site}.{2 * layer}.weight"].T.copy(),
+                              p[f"{site}.{2 * layer}.bias"]) for layer in range(4)]
                       for site in arch.goal_sites}
-        head_dim = arch.dim // arch.heads
-        self._scale = np.float32(1.0 / math.sqrt(head_dim))
-        self._keys = np.zeros((arch.context, arch.heads, head_dim), np.float32)
-        self._values = np.zeros_like(self._keys)
-        self.reset()
 
     def reset(self) -> None:
         """Forget the frames seen so far."""
-        self._filled = 0
-        self._slot = 0
+        self.core.reset()
 
     def frame_embedding(self, rgb: np.ndarray) -> np.ndarray:
         """``float32[N, dim]`` of ``uint8[N, H, W, 3]`` frames."""
-        x = rgb.astype(np.float32)
-        x *= 1 / 255
-        x -= 0.5
-        for (weight, bias), stride in zip(self.convs, self.architecture.strides, strict=True):
-            x = conv3x3_relu(x, weight, bias, stride)
-        weight, bias = self.frame
-        return np.maximum(x.reshape(len(x), -1) @ weight + bias, 0.0)
+        return self.image(rgb)
 
     def goal_embedding(self, site: str, goal: np.ndarray) -> np.ndarray:
-        x = goal
-        layers = self.goals[site]
-        for i, (weight, bias) in enumerate(layers):
-            x = x @ weight + bias
-            if i < len(layers) - 1:
-                x = np.maximum(x, 0.0)
-        return x
+        return mlp(self.goals[site], goal)
 
     def step(self, rgb: np.ndarray, goal: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
         """Logits of one step: ``(float32[len(BUTTONS)], float32[2, CAMERA_BINS])`` (pitch,
         yaw) for frame ``uint8[H, W, 3]`` and goal features ``float32[6]`` (ignored by a
         policy without a goal)."""
-        arch = self.architecture
-        x = self.frame_embedding(rgb[None])[0]
+        x = self.image(rgb[None])[0]
         if "goal_in" in self.goals:
             x = x + self.goal_embedding("goal_in", goal)
-        q, k, v = np.split(layer_norm(x, *self.norms["core.norm1"]) @ self.qkv[0] + self.qkv[1], 3)
-        heads, head_dim = arch.heads, arch.dim // arch.heads
-        self._keys[self._slot] = k.reshape(heads, head_dim)
-        self._values[self._slot] = v.reshape(heads, head_dim)
-        self._filled = min(self._filled + 1, arch.context)
-        # ring slots from this frame back: offsets 0, 1, ..., filled - 1
-        order = (self._slot - np.arange(self._filled)) % arch.context
-        self._slot = (self._slot + 1) % arch.context
-        scores = np.einsum("hd,khd->hk", q.reshape(heads, head_dim), self._keys[order])
-        scores = scores * self._scale + self.position[:, :self._filled]
-        scores = np.exp(scores - scores.max(axis=1, keepdims=True))
-        scores /= scores.sum(axis=1, keepdims=True)
-        attended = np.einsum("hk,khd->hd", scores, self._values[order]).reshape(-1)
-        x = x + attended @ self.out[0] + self.out[1]
-        (w0, b0), (w1, b1) = self.mlp
-        hidden = np.maximum(layer_norm(x, *self.norms["core.norm2"]) @ w0 + b0, 0.0)
-        x = x + hidden @ w1 + b1
+        x = self.core.step(x)
         if "goal_out" in self.goals:
             x = x + self.goal_embedding("goal_out", goal)
-        y = layer_norm(x, *self.norms["head.norm"])
+        y = layer_norm(x, *self.norm)
         buttons = y @ self.buttons[0] + self.buttons[1]
         camera = (y @ self.camera[0] + self.camera[1]).reshape(2, CAMERA_BINS)
         return buttons.astype(np.float32), camera.astype(np.float32)
@@ -365,7 +309,7 @@ class LearnedNavigator:
         if self.sample:
             draws = self._rng.random(len(BUTTONS) + 2)
             pressed = draws[:len(BUTTONS)] < 1.0 / (1.0 + np.exp(-buttons))
-            bins = [_sample(axis, draw) for axis, draw in zip(camera, draws[len(BUTTONS):],
+            bins = [sample_category(axis, draw) for axis, draw in zip(camera, draws[len(BUTTONS):],
                                                                 strict=True)]
         else:
             pressed, bins = buttons > 0.0, [int(np.argmax(axis)) for axis in camera]
@@ -375,10 +319,3 @@ class LearnedNavigator:
             action["jump"] = 1
         action["camera"] = self._camera_values[bins].astype(np.float32)
         return action
-
-
-def _sample(logits: np.ndarray, draw: float) -> int:
-    """The category whose cumulative softmax probability first exceeds ``draw`` in [0, 1)."""
-    cumulative = np.cumsum(np.exp(logits.astype(np.float64) - logits.max()))
-    return min(int(np.searchsorted(cumulative, draw * cumulative[-1], side="right")),
-               len(logits) - 1)

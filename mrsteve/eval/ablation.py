@@ -112,7 +112,7 @@ class Ablation(Experiment):
     name = "ablation"
     examples = ('--vary top-k --workers 2', '--vary cell-size --values 2,6,12 --episodes 5',)
     config_type = AblationConfig
-    options = ("vary", "values", "task", "agent", "capacity", "encoder", "navigator")
+    options = ("vary", "values", "task", "agent", "capacity", "encoder", "navigator", "instruction_policy")
     default_episodes = 20
     episode = staticmethod(sequential_episode)
 

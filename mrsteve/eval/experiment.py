@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from mrsteve.agent.config import AgentConfig
-from mrsteve.agent.factory import AGENT_NAVIGATORS, AGENTS, agent_config
+from mrsteve.agent.factory import AGENT_NAVIGATORS, AGENTS, INSTRUCTION_POLICIES, agent_config
 from mrsteve.agent.mrsteve import IMAGE_GOAL_TARGETS, ModeSelectorConfig
 from mrsteve.eval.spec import Group
 from mrsteve.eval.sweep import Record, SweepOptions, run_sweep
@@ -85,6 +85,9 @@ class AgentOptions:
     navigator: str = "depth"
     """The agent's navigator (Execute mode's travel and the explorer's low level): depth (the
     VPT-Nav stand-in over depth frames) or learned (the policy over RGB frames)."""
+    instruction_policy: str = "scripted"
+    """The agent's instruction policy (Execute mode; STEVE-1's whole policy): scripted (the
+    stand-in over depth and semantic frames) or learned (STEVE-1's recipe over RGB frames)."""
     capacity: str | None = None
     """Memory capacity in frames (default: unlimited), or a comma-separated grid of them,
     'unlimited' allowed (the appendix's: 100,500,1000,2000,12000)."""
@@ -99,6 +102,7 @@ class AgentOptions:
     def __post_init__(self) -> None:
         check_name(self.encoder, ENCODERS, "encoder")
         check_name(self.navigator, AGENT_NAVIGATORS, "navigator")
+        check_name(self.instruction_policy, INSTRUCTION_POLICIES, "instruction policy")
         parse_capacities(self.capacity)
         check_name(self.image_goal_target, IMAGE_GOAL_TARGETS, "image_goal_target")
         self.mode_selector  # noqa: B018 (its checks, its messages)
@@ -120,6 +124,7 @@ class AgentOptions:
         options."""
         return agent_config(name, patch_size=exploration_patch_size(world), capacity=capacity,
                             encoder=self.encoder, navigator=self.navigator,
+                            instruction_policy=self.instruction_policy,
                             mode_selector=self.mode_selector)
 
     def cells(self, agents: Sequence[str]) -> list[tuple[str, int | None]]:

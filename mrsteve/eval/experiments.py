@@ -5,6 +5,7 @@ from __future__ import annotations
 from mrsteve.eval.ablation import ABLATION
 from mrsteve.eval.experiment import Experiment
 from mrsteve.eval.exploration import EXPLORATION
+from mrsteve.eval.instruction import INSTRUCTION
 from mrsteve.eval.llm_planner import LLM_PLANNER
 from mrsteve.eval.long_tasks import LONG_INSTRUCTION, LONG_NAVIGATION
 from mrsteve.eval.memory_tasks import MEMORY_TASKS_EXPERIMENT
@@ -17,7 +18,7 @@ EXPERIMENTS: dict[str, Experiment] = {
     experiment.name: experiment
     for experiment in (EXPLORATION, NAVIGATION, ABA_SPARSE, ABA_RANDOM, SEQ4,
                        MEMORY_TASKS_EXPERIMENT, ABLATION, TC_EXPLORATION, LONG_INSTRUCTION,
-                       LONG_NAVIGATION, LLM_PLANNER)
+                       LONG_NAVIGATION, LLM_PLANNER, INSTRUCTION)
 }
 """The experiments in the order ``mrsteve eval --help`` lists them."""
 

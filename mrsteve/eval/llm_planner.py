@@ -146,7 +146,8 @@ class LLMPlanner(Experiment):
     name = "llm-planner"
     config_type = LLMPlannerConfig
     options = ("task", "agent", "planner", "memory_access", "llm_url", "llm_model",
-               "llm_key_env", "llm_timeout", "max_replans", "encoder", "navigator")
+               "llm_key_env", "llm_timeout", "max_replans", "encoder", "navigator",
+               "instruction_policy")
     default_episodes = 30
     episode = staticmethod(crafting_episode)
     examples = ("--task bed --agent mrsteve,steve1 --episodes 10",

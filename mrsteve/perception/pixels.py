@@ -31,14 +31,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from mrsteve.nn import (
-    KERNEL,
-    Weights,
-    channel_last_linear,
-    conv3x3_relu,
-    conv_weight,
-    feature_map,
-)
+from mrsteve.nn import KERNEL, FrameEncoder, Weights, feature_map
 from mrsteve.perception._data import data_path, read_data_toml
 from mrsteve.perception.encoder import Observation
 from mrsteve.perception.lexicon import Lexicon, load_lexicon
@@ -167,26 +160,10 @@ class _ImageTower:
 
     def __init__(self, weights: PixelWeights) -> None:
         arch, p = weights.architecture, weights.parameters
-        self.strides = arch.strides
-        # im2col columns are ordered (kernel row, kernel column, channel): reorder torch's
-        # [out, in, k, k] weights to match.
-        self.convs = [(conv_weight(p[f"image.convs.{i}.weight"]), p[f"image.convs.{i}.bias"])
-                      for i in range(len(arch.channels))]
-        # Frames run channel-last here; reorder the flattened map from torch's (C, H, W).
-        self.frame = (channel_last_linear(p["image.frame.weight"], arch.feature_map),
-                      p["image.frame.bias"])
+        self.frame_features = FrameEncoder(p, arch.obs_size, arch.channels, arch.strides)
+        """``float32[N, frame_dim]`` features of ``uint8[N, H, W, 3]`` frames."""
         self.head = [(p[f"image.head.{i}.weight"].T.copy(), p[f"image.head.{i}.bias"])
                      for i in (0, 2)]
-
-    def frame_features(self, rgb: np.ndarray) -> np.ndarray:
-        """``float32[N, frame_dim]`` features of ``uint8[N, H, W, 3]`` frames."""
-        x = rgb.astype(np.float32)
-        x *= 1 / 255
-        x -= 0.5
-        for (weight, bias), stride in zip(self.convs, self.strides, strict=True):
-            x = conv3x3_relu(x, weight, bias, stride)
-        weight, bias = self.frame
-        return np.maximum(x.reshape(len(x), -1) @ weight + bias, 0.0)
 
     def embed(self, mean_features: np.ndarray) -> np.ndarray:
         """The L2-normalised clip embedding of the mean frame feature (summed in float64 by the

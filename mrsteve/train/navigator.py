@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -47,6 +46,7 @@ from mrsteve.control.learned import (
     camera_bins,
     goal_features,
 )
+from mrsteve.train.layers import action_head, causal_core, frame_encoder
 from mrsteve.train.navigator_ppo import PPOConfig, kl_to, ppo_finetune
 
 TRAINING_WORLDS = ("nav_meadow", "nav_crags", "nav_stream")
@@ -266,7 +266,6 @@ def collect(config: NavigatorTrainingConfig, seed: int, segments: int,
 def build_policy(architecture: NavigatorArchitecture):
     """The torch policy of ``architecture`` (parameter names as
     :meth:`NavigatorArchitecture.parameter_shapes`)."""
-    import torch
     from torch import nn
 
     arch = architecture
@@ -283,59 +282,12 @@ def build_policy(architecture: NavigatorArchitecture):
         nn.init.zeros_(layers[-1].bias)
         return nn.Sequential(*layers)
 
-    class Image(nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            ins = (3, *arch.channels[:-1])
-            self.convs = nn.ModuleList(nn.Conv2d(i, o, 3, s, 1) for i, o, s in
-                                       zip(ins, arch.channels, arch.strides, strict=True))
-            self.frame = nn.Linear(int(np.prod(arch.feature_map)), d)
-
-        def forward(self, rgb):
-            x = rgb.permute(0, 3, 1, 2).float() / 255 - 0.5
-            for conv in self.convs:
-                x = torch.relu(conv(x))
-            return torch.relu(self.frame(x.flatten(1)))
-
-    class Core(nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.norm1, self.norm2 = nn.LayerNorm(d), nn.LayerNorm(d)
-            self.qkv, self.out = nn.Linear(d, 3 * d), nn.Linear(d, d)
-            self.mlp = nn.Sequential(nn.Linear(d, arch.mlp_dim), nn.ReLU(),
-                                     nn.Linear(arch.mlp_dim, d))
-            self.position = nn.Parameter(torch.zeros(arch.heads, arch.context))
-
-        def forward(self, x, segment):
-            batch, length, _ = x.shape
-            heads, head_dim = arch.heads, d // arch.heads
-            q, k, v = self.qkv(self.norm1(x)).view(batch, length, 3, heads, head_dim).unbind(2)
-            scores = torch.einsum("bihd,bjhd->bhij", q, k) / math.sqrt(head_dim)
-            steps = torch.arange(length)
-            offset = steps[:, None] - steps[None, :]
-            allowed = ((offset >= 0) & (offset < arch.context))[None] & (
-                segment[:, :, None] == segment[:, None, :])
-            scores = scores + self.position[:, offset.clamp(0, arch.context - 1)][None]
-            scores = scores.masked_fill(~allowed[:, None], float("-inf"))
-            attended = torch.einsum("bhij,bjhd->bihd", scores.softmax(-1), v)
-            x = x + self.out(attended.reshape(batch, length, d))
-            return x + self.mlp(self.norm2(x))
-
-    class Head(nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.norm = nn.LayerNorm(d)
-            self.buttons = nn.Linear(d, len(BUTTONS))
-            self.camera = nn.Linear(d, 2 * CAMERA_BINS)
-
-        def forward(self, x):
-            y = self.norm(x)
-            return self.buttons(y), self.camera(y).unflatten(-1, (2, CAMERA_BINS))
-
     class Policy(nn.Module):
         def __init__(self) -> None:
             super().__init__()
-            self.image, self.core, self.head = Image(), Core(), Head()
+            self.image = frame_encoder(arch.obs_size, arch.channels, arch.strides, d)
+            self.core = causal_core(d, arch.heads, arch.context, arch.mlp_dim)
+            self.head = action_head(d, len(BUTTONS), CAMERA_BINS)
             for site in arch.goal_sites:
                 setattr(self, site, goal_encoder())
 
@@ -422,10 +374,10 @@ def action_loss(buttons, camera, target_buttons, target_camera):
     axis, averaged over steps."""
     from torch.nn import functional
 
-    return (functional.binary_cross_entropy_with_logits(buttons, target_buttons.float())
-            * len(BUTTONS)
+    keys = buttons.shape[-1]
+    return (functional.binary_cross_entropy_with_logits(buttons, target_buttons.float()) * keys
             + functional.cross_entropy(camera.reshape(-1, CAMERA_BINS),
-                                       target_camera.reshape(-1).long()) * 2) / (len(BUTTONS) + 2)
+                                       target_camera.reshape(-1).long()) * 2) / (keys + 2)
 
 
 # ------------------------------------------------------------------------------------- training
@@ -695,9 +647,10 @@ def _epoch(model, optimiser, data: Demonstrations, config: NavigatorTrainingConf
     return float(np.mean(losses))
 
 
-def plot_curve(history: list[dict], path: Path) -> None:
-    """Loss per epoch (foundation, fine-tuning rounds) and the policy's success in each DAgger
-    round's walks and the validation walks."""
+def plot_curve(history: list[dict], path: Path,
+               success: str = "goals reached by the policy (%)") -> None:
+    """Loss per epoch (one label per stage) and the policy's ``success`` in each DAgger round
+    and the validation."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -715,7 +668,7 @@ def plot_curve(history: list[dict], path: Path) -> None:
     rounds = [row for row in history if "reached" in row]
     right.bar([row["stage"] for row in rounds], [100 * row["reached"] for row in rounds],
               color="C2")
-    right.set(ylabel="goals reached by the policy (%)", title="the policy's walks",
+    right.set(ylabel=success, title="the policy acting",
               ylim=(0, 100))
     figure.tight_layout()
     with atomic_path(path) as tmp:

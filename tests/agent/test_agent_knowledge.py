@@ -78,18 +78,21 @@ def reaches(root, kind, limit=200_000) -> bool:
     return False
 
 
-@pytest.mark.parametrize(("name", "world", "navigator"), [
-    *((name, world, "depth") for world in ("map2", "plains_unbounded")
+@pytest.mark.parametrize(("name", "world", "navigator", "policy"), [
+    *((name, world, "depth", "scripted") for world in ("map2", "plains_unbounded")
       for name in ("mrsteve", "mrsteve-tc", "pmc-fm", "steve1")),
-    ("mrsteve", "map2", "learned"),
+    ("mrsteve", "map2", "learned", "scripted"),
+    ("mrsteve", "map2", "learned", "learned"),
+    ("steve1", "map2", "depth", "learned"),
 ])
 def test_agent_parts_receive_only_the_agent_observation_and_never_the_world(name, world,
-                                                                            navigator):
+                                                                            navigator, policy):
     assert name in AGENTS
-    # the learned navigator's weights take the environment's default frame size
-    obs_size = (24, 40) if navigator == "depth" else (40, 64)
+    # the learned parts' weights take the environment's default frame size
+    learned = "learned" in (navigator, policy)
+    obs_size = (40, 64) if learned else (24, 40)
     env = LeakyObservations(gym.make("mrsteve/Voxel-v0", world=world, obs_size=obs_size))
-    agent = make_agent(name, navigator=navigator)
+    agent = make_agent(name, navigator=navigator, instruction_policy=policy)
     seen: list[frozenset[str]] = []
     for part, methods in [("explorer", ("reset", "observe", "act")),
                           ("navigator", ("observe", "act", "reached", "blocked")),

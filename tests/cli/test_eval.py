@@ -20,19 +20,22 @@ def invoke(*args: str):
 EXPERIMENT_OPTIONS = {
     "exploration": ("--agent", "--navigator", "--steps"),
     "navigation": ("--terrain", "--navigator", "--weights", "--max-steps"),
-    "aba-sparse": ("--task", "--agent", "--capacity", "--navigator"),
-    "aba-random": ("--task", "--agent", "--capacity", "--navigator"),
-    "seq4": ("--agent", "--capacity", "--navigator"),
+    "aba-sparse": ("--task", "--agent", "--capacity", "--navigator", "--instruction-policy"),
+    "aba-random": ("--task", "--agent", "--capacity", "--navigator", "--instruction-policy"),
+    "seq4": ("--agent", "--capacity", "--navigator", "--instruction-policy"),
     "memory-tasks": ("--task", "--agent", "--capacity", "--task-steps", "--radius",
-                     "--navigator"),
-    "ablation": ("--vary", "--values", "--task", "--agent", "--capacity", "--navigator"),
-    "tc-exploration": ("--task", "--agent", "--steps", "--every", "--navigator"),
+                     "--navigator", "--instruction-policy"),
+    "ablation": ("--vary", "--values", "--task", "--agent", "--capacity", "--navigator",
+                 "--instruction-policy"),
+    "tc-exploration": ("--task", "--agent", "--steps", "--every", "--navigator",
+                       "--instruction-policy"),
     "long-instruction": ("--agent", "--steps", "--capacity", "--task-limit", "--rss-every",
-                         "--navigator"),
+                         "--navigator", "--instruction-policy"),
     "long-navigation": ("--agent", "--steps", "--capacity", "--task-limit", "--radius",
-                        "--navigator"),
+                        "--navigator", "--instruction-policy"),
     "llm-planner": ("--task", "--agent", "--planner", "--memory-access", "--llm-url",
-                    "--llm-model", "--navigator"),
+                    "--llm-model", "--navigator", "--instruction-policy"),
+    "instruction": ("--item", "--instruction-policy", "--placement", "--max-steps"),
 }
 
 
@@ -48,7 +51,7 @@ def test_every_experiment_is_a_command():
 
 @pytest.mark.parametrize("command", list(EXPERIMENT_OPTIONS))
 def test_every_experiment_shares_the_sweep_options_and_has_its_own(command):
-    result = CliRunner().invoke(app, ["eval", command, "--help"], terminal_width=200)
+    result = CliRunner().invoke(app, ["eval", command, "--help"], env={"COLUMNS": "200"})
     assert result.exit_code == 0
     shared = ("--episodes", "--seed", "--workers", "--backend", "--address", "--out", "--json",
               "--plots", "--progress")

@@ -1,0 +1,219 @@
+"""The instruction policy alone: STEVE-1's role measured without memory or navigation.
+
+Each episode runs STEVE-1 (the instruction policy with the task's execute prompt, no memory:
+:class:`~mrsteve.agent.baselines.Steve1`) on a procedural plains world (``plains``, ABA-Random's
+maps, never a training world of the learned policies) for one item of the task catalog, holding
+the task's tool as the tasks set it. The evaluator, unlike the agent, reads the world to place
+the agent (``placement``):
+
+- ``near``: within ``near_distance`` (12) blocks of a target of the item's skill (a block of its
+  class with open air beside it, or a mob of its kind), facing a random way: the target is in
+  view range, but not necessarily in view;
+- ``far``: where the nearest target is ``far_distance`` (20 to 40) blocks away: out of view
+  range, so the policy must search (not for the items of :data:`EVERYWHERE`).
+
+Success is read from the inventory: the item's count rose within ``max_steps``. Metrics:
+success (percent), the steps taken (``max_steps`` on failure).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import gymnasium as gym
+import numpy as np
+
+import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
+from mrsteve.agent.factory import INSTRUCTION_POLICIES, agent_config, build_agent
+from mrsteve.control.skill_book import load_skills
+from mrsteve.env.voxel_env import DEFAULT_OBS_SIZE
+from mrsteve.eval.experiment import Experiment
+from mrsteve.eval.results import format_metric, format_table
+from mrsteve.eval.spec import Group, RunSpec
+from mrsteve.eval.sweep import Record
+from mrsteve.naming import choose
+from mrsteve.seeding import episode_rng
+from mrsteve.tasks.catalog import load_catalog
+from mrsteve.tasks.driver import Driver
+
+PLACEMENTS = ("near", "far")
+"""Where an episode puts the agent relative to the item's targets (module docstring)."""
+
+METRICS = ("success_rate", "steps")
+
+EVERYWHERE = ("leaves", "wheat_seeds", "dirt")
+"""Items whose targets (oak crowns, tall grass, the ground) cover the plains: no place lies 20
+blocks from one, so they run ``near`` only."""
+
+
+def target_positions(world, item: str) -> np.ndarray:
+    """``float[K, 2]``: the world ``(x, z)`` of every target of ``item``'s skill: the centres of
+    the target blocks with open air on a side or above, or the target mobs."""
+    skill = load_skills().skill(load_catalog().item(item).prompts.execute)
+    content = world.content
+    mob_kinds = [i for i, mob in enumerate(content.mobs) if mob.name in skill.targets]
+    if skill.on_mobs:
+        records = world.mobs.records
+        chosen = records[np.isin(records["kind"], mob_kinds)]
+        return np.stack([chosen["x"], chosen["z"]], axis=1).astype(np.float64)
+    ids = [content.block(name).id for name in skill.targets]
+    blocks = world.blocks
+    target = np.isin(blocks, ids)
+    air = blocks == content.block("air").id
+    open_side = np.zeros_like(target)
+    open_side[:-1] |= air[1:]
+    open_side[1:] |= air[:-1]
+    open_side[:, :-1] |= air[:, 1:]
+    open_side[:, :, :-1] |= air[:, :, 1:]
+    open_side[:, :, 1:] |= air[:, :, :-1]
+    x, _, z = np.nonzero(target & open_side)
+    return np.stack([x + 0.5, z + 0.5], axis=1)
+
+
+def place_agent(world, targets: np.ndarray, rng: np.random.Generator,
+                distance: tuple[float, float], tries: int = 200) -> dict[str, float]:
+    """Teleport options (``x``, ``z``, ``yaw``) for a standing place whose nearest target lies
+    ``distance`` blocks away (on the ground plane), drawn with ``rng``; ``ValueError`` when none
+    of ``tries`` draws fits."""
+    low, high = distance
+    size_x, _, size_z = world.blocks.shape
+    if len(targets) == 0:
+        raise ValueError("the world has no target of the skill")
+    for _ in range(tries):
+        anchor = targets[rng.integers(len(targets))]
+        angle, radius = rng.uniform(0, 2 * np.pi), rng.uniform(low, high)
+        x, z = anchor[0] + radius * np.cos(angle), anchor[1] + radius * np.sin(angle)
+        if not (2 <= x < size_x - 2 and 2 <= z < size_z - 2):
+            continue
+        nearest = np.min(np.hypot(targets[:, 0] - x, targets[:, 1] - z))
+        if not low <= nearest <= high:
+            continue
+        column = world.blocks[int(x), :, int(z)]
+        if np.isin(column, [world.content.block("water").id]).any():
+            continue
+        try:
+            world.teleport(float(x), float(z))
+        except ValueError:
+            continue
+        return {"x": float(x), "z": float(z), "yaw": float(rng.uniform(-180, 180))}
+    raise ValueError(f"no standing place with the nearest target {low:g}-{high:g} blocks away")
+
+
+@dataclass(frozen=True)
+class InstructionTaskConfig:
+    """The instruction experiment's set-up."""
+
+    item: str = "all"
+    """Items of the task catalog (comma-separated, or 'all')."""
+    instruction_policy: str = "scripted,learned"
+    """scripted (the STEVE-1 stand-in) and/or learned (STEVE-1's recipe over RGB frames)."""
+    placement: str = "near,far"
+    """near (a target within 12 blocks) and/or far (the nearest 20-40 blocks away)."""
+    max_steps: int = 600
+    """Steps before an episode fails."""
+    near_distance: float = 12.0
+    far_distance: tuple[float, float] = (20.0, 40.0)
+    world: str = "plains"
+    obs_size: tuple[int, int] = DEFAULT_OBS_SIZE
+
+    def __post_init__(self) -> None:
+        self.items  # noqa: B018 (its checks, its messages)
+        choose(self.instruction_policy, list(INSTRUCTION_POLICIES), "instruction policy")
+        choose(self.placement, list(PLACEMENTS), "placement")
+        if self.max_steps < 1 or not 0 < self.near_distance:
+            raise ValueError(f"max_steps must be >= 1 and near_distance > 0, got {self}")
+
+    @property
+    def items(self) -> list[str]:
+        return choose(self.item, [i for i in load_catalog().items], "item")
+
+
+@dataclass(frozen=True)
+class InstructionTask:
+    """The task part of an instruction episode's run spec."""
+
+    item: str
+    placement: str
+    distance: tuple[float, float]
+    world: str
+    max_steps: int
+    obs_size: tuple[int, int]
+
+
+def instruction_episode(spec: RunSpec) -> Record:
+    """One episode (module docstring): the world from the seed, the tool given and held, the
+    agent placed, STEVE-1 with the item's execute prompt until the item's count rises."""
+    task = spec.task
+    item = load_catalog().item(task.item)
+    options = {"clear": True}
+    if item.tool is not None:
+        options.update(give={item.tool: 1}, equip=item.tool)
+    with gym.make("mrsteve/Voxel-v0", world=task.world, obs_size=task.obs_size) as env:
+        driver = Driver(env)
+        info = driver.reset(seed=spec.seed, options=options)
+        world = env.unwrapped.world
+        placed = place_agent(world, target_positions(world, task.item),
+                             episode_rng(spec.seed, "task"), task.distance)
+        env.unwrapped.apply_commands({"teleport": placed})
+        driver.attach(env.step({})[0])  # a no-op step observes the new place
+        agent = build_agent(spec.agent)
+        agent.reset(driver.view, episode_rng(spec.seed), info["camera"])
+        agent.set_task(item.prompts, 0)
+        slot = world.content.item_names.index(task.item)
+        start = int(driver.obs["inventory"][slot])
+        last = driver.run(agent.act, steps=task.max_steps,
+                          until=lambda step: int(step.obs["inventory"][slot]) > start)
+        success = last is not None and int(driver.obs["inventory"][slot]) > start
+    return {"success_rate": 100.0 * success,
+            "steps": float(driver.t if success else task.max_steps),
+            "start": [placed["x"], placed["z"]]}
+
+
+class Instruction(Experiment):
+    """The instruction policy alone (STEVE-1 without memory): success rate and steps per item,
+    with a target within 12 blocks (near) and out of view range (far).
+
+    The scripted skills (the STEVE-1 stand-in) and the learned policy (STEVE-1's recipe over
+    RGB frames) run on the same seeds of the plains world, holding the task's tool.
+    """
+
+    name = "instruction"
+    examples = ("--item all --episodes 10 --workers 2",
+                "--item log,beef --instruction-policy learned --placement near")
+    config_type = InstructionTaskConfig
+    options = ("item", "instruction_policy", "placement", "max_steps")
+    default_episodes = 10
+    episode = staticmethod(instruction_episode)
+
+    def groups(self, config: InstructionTaskConfig) -> list[Group]:
+        groups = []
+        distances = {"near": (0.0, config.near_distance), "far": config.far_distance}
+        for item in config.items:
+            for placement in choose(config.placement, list(PLACEMENTS), "placement"):
+                if placement == "far" and item in EVERYWHERE:
+                    continue
+                task = InstructionTask(item, placement, tuple(distances[placement]),
+                                       config.world, config.max_steps, tuple(config.obs_size))
+                for policy in choose(config.instruction_policy, list(INSTRUCTION_POLICIES),
+                                     "instruction policy"):
+                    tree = agent_config("steve1", instruction_policy=policy)
+                    groups.append(Group(RunSpec(self.name, f"{item}.{placement}.{policy}",
+                                                f"instruction/{item}/{placement}", task, tree),
+                                        cost=config.max_steps))
+        return groups
+
+    def metrics(self, config: InstructionTaskConfig) -> tuple[str, ...]:
+        return METRICS
+
+    def table(self, config, groups, summaries) -> str:
+        rows = []
+        for group in groups:
+            summary = summaries[group.label]
+            task = group.spec.task
+            rows.append([task.item, task.placement, group.spec.agent.instruction_policy,
+                         format_metric(summary["success_rate"], 1),
+                         format_metric(summary["steps"], 0)])
+        return format_table(["item", "placement", "policy", "success %", "steps"], rows)
+
+
+INSTRUCTION = Instruction()

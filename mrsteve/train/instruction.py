@@ -1,0 +1,590 @@
+"""Training the learned instruction policy (:mod:`mrsteve.control.instruction`): STEVE-1's
+recipe in the embedded world (torch, the ``train`` extra).
+
+1. **Trajectories.** STEVE-1 was trained on VPT's contractor play; ours on the embedded world's
+   competent play: the scripted skills (:class:`~mrsteve.control.skills.ScriptedSkills`)
+   obtaining each item of the task catalog, holding the task's tool, in the procedural
+   calibration worlds with herds (:data:`INSTRUCTION_WORLDS`; never an evaluation map),
+   starting within 12 blocks of a target in ``near_share`` of the episodes and at the world's
+   spawn otherwise (so searching is in the data too). Every step keeps the RGB frame, the keys
+   and camera the skills pressed (camera binned as VPT bins it), and the pixel encoder's clip
+   embedding of the 16 frames ending there (MineCLIP's role).
+2. **Goal-conditioned behaviour cloning** (STEVE-1's): the image encoder and core start from the
+   learned navigator's foundation policy (VPT's role; the shipped navigator's by default); each
+   step's goal is the clip embedding of a later step of the same episode, 15 to 200 steps ahead,
+   one goal serving the steps up to it ("packed hindsight relabelling"); the goal is dropped
+   (zeroed) for ``goal_dropout`` of the sequences, so the policy also learns the unconditioned
+   distribution classifier-free guidance needs. Then rounds of DAgger: the policy acts with
+   its prior's goal, the skills label every step it takes.
+3. **The prior**: an MLP from the pixel encoder's text embedding of an execute prompt to the
+   clip embedding of the 16 frames before the prompt's item arrived (the clips and their
+   captions); trained on 80 % of the episodes, its held-out cosine reported beside the
+   cosine to other prompts' clips.
+
+Seeded throughout; a run folder keeps the rendered data and a checkpoint after every epoch, so an
+interrupted run resumes; ``curve.png`` shows the losses and the policy's success per round.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from mrsteve.control.instruction import (
+    INSTRUCTION_BUTTONS,
+    InstructionArchitecture,
+    InstructionWeights,
+)
+from mrsteve.control.learned import CAMERA_BINS, NavigatorWeights, camera_bins
+from mrsteve.train.layers import action_head, causal_core, frame_encoder
+from mrsteve.train.navigator import action_loss, plot_curve, windows
+
+INSTRUCTION_WORLDS = ("calib_meadow", "calib_dunes")
+"""World recipes the instruction policy learns in (``data/worlds.toml``: procedural, with trees,
+ponds, sand, tall grass, cows and sheep)."""
+
+
+@dataclass(frozen=True)
+class InstructionTrainingConfig:
+    """How the learned instruction policy is trained; the defaults make the shipped weights."""
+
+    episodes: int = 400
+    """Episodes of the scripted skills, spread evenly over the task catalog's items."""
+    episode_steps: int = 300
+    near_share: float = 0.75
+    """Share of the episodes that start within ``near_distance`` blocks of a target."""
+    near_distance: float = 12.0
+    goal_offsets: tuple[int, int] = (15, 200)
+    """A step's goal is the clip ending this many steps later (STEVE-1's window)."""
+    success_goals: bool = False
+    """Relabelled goals stop at the moments the item arrived (:func:`relabel`), so the clips the
+    prior gives at run time are the goals of the steps that led to them (beyond STEVE-1)."""
+    goal_dropout: float = 0.1
+    epochs: int = 10
+    dagger_rounds: int = 3
+    dagger_episodes: int = 150
+    dagger_epochs: int = 2
+    prior_steps: int = 1500
+    prior_holdout: float = 0.2
+    """Share of the episodes whose success clips are held out of the prior's training."""
+    guidance: float = 1.0
+    """Guidance scale the DAgger rounds act with."""
+    validation_episodes: int = 60
+    """Episodes the final policy runs on fresh seeds of the training worlds at each scale of
+    :attr:`validation_guidance` (0: none); the best scale is stored with the weights as the
+    run-time default."""
+    validation_guidance: tuple[float, ...] = (1.0, 3.0, 7.0)
+    sequence: int = 32
+    batch: int = 24
+    learning_rate: float = 5e-4
+    weight_decay: float = 1e-4
+    seed: int = 0
+    threads: int = 2
+    workers: int = 2
+    foundation: str | None = None
+    """A navigator weights file (``foundation.npz`` of ``mrsteve train navigator``, or a
+    navigator's) whose image encoder and core start the policy; default: the shipped
+    navigator's."""
+
+    def __post_init__(self) -> None:
+        for name in ("episodes", "episode_steps", "epochs", "dagger_episodes", "dagger_epochs",
+                     "prior_steps", "sequence", "batch", "threads", "workers"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        low, high = self.goal_offsets
+        if not 1 <= low <= high:
+            raise ValueError(f"goal_offsets must be 1 <= low <= high, got {self.goal_offsets}")
+        if self.dagger_rounds < 0 or not 0 <= self.goal_dropout < 1:
+            raise ValueError("need dagger_rounds >= 0 and 0 <= goal_dropout < 1")
+        if self.validation_episodes < 0 or not self.validation_guidance or min(
+                (self.guidance, *self.validation_guidance)) < 0:
+            raise ValueError("need validation_episodes >= 0 and guidance scales >= 0")
+        if not (0 <= self.near_share <= 1 and 0 < self.prior_holdout < 1):
+            raise ValueError("need 0 <= near_share <= 1 and 0 < prior_holdout < 1")
+
+    def data_key(self) -> str:
+        """Hash of what decides the trajectories (a run folder's data is reused on a match)."""
+        fields = [self.episodes, self.episode_steps, self.near_share, self.near_distance,
+                  self.seed]
+        return hashlib.sha256(json.dumps(fields).encode()).hexdigest()[:16]
+
+
+# ------------------------------------------------------------------------------------- data
+
+
+@dataclass
+class Trajectories:
+    """Steps of episodes: what the policy saw and what the skills pressed."""
+
+    rgb: np.ndarray
+    """``uint8[N, H, W, 3]``."""
+    embedding: np.ndarray
+    """``float32[N, goal_dim]``: the pixel encoder's clip embedding of the frames ending at
+    each step."""
+    buttons: np.ndarray
+    """``uint8[N, len(INSTRUCTION_BUTTONS)]``."""
+    camera: np.ndarray
+    """``int8[N, 2]``: camera bins (pitch, yaw)."""
+    segment: np.ndarray
+    """``int32[N]``: the episode of each step (steps of an episode are consecutive)."""
+    success: np.ndarray
+    """``bool[N]``: the item's count rose after this step's action."""
+    prompt: np.ndarray
+    """``int16[episodes]``: index of each episode's execute prompt in :func:`prompts`."""
+
+    FIELDS = ("rgb", "embedding", "buttons", "camera", "segment", "success", "prompt")
+
+    @staticmethod
+    def concatenate(parts: Sequence[Trajectories]) -> Trajectories:
+        offset, segments = 0, []
+        for part in parts:
+            segments.append(part.segment + offset)
+            offset += len(part.prompt)
+        joined = {name: np.concatenate([getattr(p, name) for p in parts])
+                  for name in Trajectories.FIELDS}
+        joined["segment"] = np.concatenate(segments).astype(np.int32)
+        return Trajectories(**joined)
+
+    def episode_success(self) -> np.ndarray:
+        """``bool[episodes]``: whether each episode got its item at least once."""
+        got = np.zeros(len(self.prompt), bool)
+        got[self.segment[self.success]] = True
+        return got
+
+    def save(self, path: Path) -> None:
+        from mrsteve.fileio import atomic_path
+
+        with atomic_path(path) as tmp, open(tmp, "wb") as handle:
+            np.savez(handle, **{name: getattr(self, name) for name in self.FIELDS})
+
+    @staticmethod
+    def load(path: Path) -> Trajectories:
+        with np.load(path, allow_pickle=False) as saved:
+            return Trajectories(**{name: saved[name] for name in Trajectories.FIELDS})
+
+
+def prompts() -> tuple[str, ...]:
+    """The distinct execute prompts of the task catalog's items (the captions)."""
+    from mrsteve.tasks.catalog import load_catalog
+
+    return tuple(dict.fromkeys(task.prompts.execute for task in load_catalog().items.values()))
+
+
+def collect_episodes(config: InstructionTrainingConfig, seed: int, episodes: int, first: int,
+                     weights: InstructionWeights | None = None,
+                     guidance: float | None = None) -> Trajectories:
+    """Episodes ``first .. first + episodes - 1`` of the item rotation: the scripted skills act
+    (``weights`` None) or the learned policy of ``weights`` does with ``guidance`` (default
+    ``config.guidance``; DAgger, validation), the skills labelling every step."""
+    import gymnasium as gym
+
+    import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
+    from mrsteve.control.instruction import InstructionPolicyConfig, LearnedSkills
+    from mrsteve.control.skills import ScriptedSkills
+    from mrsteve.eval.instruction import place_agent, target_positions
+    from mrsteve.perception.pixels import PixelEncoder
+    from mrsteve.spaces import AgentFrame
+    from mrsteve.tasks.catalog import load_catalog
+
+    rng = np.random.default_rng(seed)
+    catalog = load_catalog()
+    items = list(catalog.items)
+    captions = prompts()
+    encoder = PixelEncoder()
+    columns: dict[str, list] = {name: [] for name in Trajectories.FIELDS}
+    for episode in range(episodes):
+        task = catalog.item(items[(first + episode) % len(items)])
+        world_name = INSTRUCTION_WORLDS[int(rng.integers(len(INSTRUCTION_WORLDS)))]
+        options: dict = {"clear": True}
+        if task.tool is not None:
+            options.update(give={task.tool: 1}, equip=task.tool)
+        with gym.make("mrsteve/Voxel-v0", world=world_name) as env:
+            obs, info = env.reset(seed=int(rng.integers(2**31)), options=options)
+            world = env.unwrapped.world
+            if rng.random() < config.near_share:
+                try:
+                    place = place_agent(world, target_positions(world, task.item), rng,
+                                        (0.0, config.near_distance))
+                    env.unwrapped.apply_commands({"teleport": place})
+                    obs = env.step({})[0]
+                except ValueError:
+                    pass  # no target in this world: the episode starts at the spawn
+            frame = AgentFrame.of(obs)
+            expert = ScriptedSkills()
+            expert.reset(rng, info["camera"])
+            actor = None
+            if weights is not None:
+                actor = LearnedSkills(encoder.embed_words, encoder.weights.sha256,
+                                      InstructionPolicyConfig(
+                                          guidance=config.guidance if guidance is None
+                                          else guidance),
+                                      weights=weights)
+                actor.reset(rng, info["camera"])
+            encoder.reset()
+            slot = world.content.item_names.index(task.item)
+            prompt = task.prompts.execute
+            for _ in range(config.episode_steps):
+                view = frame.view(obs)
+                label = expert.act(view, prompt)
+                columns["rgb"].append(view["rgb"])
+                columns["embedding"].append(encoder.observe(view))
+                columns["buttons"].append([int(label.get(name, 0))
+                                           for name in INSTRUCTION_BUTTONS])
+                columns["camera"].append(camera_bins(label["camera"]))
+                columns["segment"].append(episode)
+                count = int(obs["inventory"][slot])
+                action = label if actor is None else actor.act(view, prompt)
+                obs, *_ = env.step(action)
+                columns["success"].append(int(obs["inventory"][slot]) > count)
+            columns["prompt"].append(captions.index(prompt))
+    return Trajectories(
+        np.stack(columns["rgb"]), np.stack(columns["embedding"]).astype(np.float32),
+        np.array(columns["buttons"], np.uint8), np.array(columns["camera"], np.int8),
+        np.array(columns["segment"], np.int32), np.array(columns["success"], bool),
+        np.array(columns["prompt"], np.int16))
+
+
+def collect(config: InstructionTrainingConfig, seed: int, episodes: int,
+            weights: InstructionWeights | None = None,
+            guidance: float | None = None) -> Trajectories:
+    """:func:`collect_episodes` split over ``config.workers`` processes (seeded per share)."""
+    shares = [episodes // config.workers + (i < episodes % config.workers)
+              for i in range(config.workers)]
+    firsts = np.concatenate([[0], np.cumsum(shares)[:-1]]).tolist()
+    seeds = [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(seed).spawn(len(shares))]
+    jobs = [(config, s, n, f, weights, guidance)
+            for s, n, f in zip(seeds, shares, firsts, strict=True) if n]
+    if len(jobs) == 1:
+        return collect_episodes(*jobs[0])
+    import multiprocessing
+
+    with multiprocessing.get_context("spawn").Pool(len(jobs)) as pool:
+        return Trajectories.concatenate(pool.starmap(collect_episodes, jobs))
+
+
+def relabel(data: Trajectories, rng: np.random.Generator, offsets: tuple[int, int],
+            success_goals: bool = False) -> np.ndarray:
+    """``int[N]``: the goal step of every step, STEVE-1's packed hindsight relabelling: from
+    an episode's first step, a goal ``offsets`` steps ahead (at most the episode's last step)
+    serves every step up to it, then the next goal is drawn from the step after. With
+    ``success_goals`` a draw that passes a step where the item arrived stops there: that
+    moment's clip is the goal of the steps leading to it."""
+    goal = np.empty(len(data.segment), np.int64)
+    low, high = offsets
+    borders = np.flatnonzero(np.diff(data.segment)) + 1
+    successes = np.flatnonzero(data.success) if success_goals else np.empty(0, np.int64)
+    for start, end in zip(np.r_[0, borders], np.r_[borders, len(data.segment)], strict=True):
+        t = start
+        while t < end:
+            g = min(t + int(rng.integers(low, high + 1)), end - 1)
+            passed = successes[np.searchsorted(successes, t):np.searchsorted(successes, g)]
+            if len(passed):
+                g = int(passed[0])
+            goal[t:g + 1] = g
+            t = g + 1
+    return goal
+
+
+# ------------------------------------------------------------------------------------- model
+
+
+def build_instruction_policy(architecture: InstructionArchitecture):
+    """The torch policy and prior of ``architecture`` (parameter names as
+    :meth:`InstructionArchitecture.parameter_shapes`)."""
+    from torch import nn
+
+    arch, d = architecture, architecture.dim
+
+    class Policy(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.image = frame_encoder(arch.obs_size, arch.channels, arch.strides, d)
+            self.core = causal_core(d, arch.heads, arch.context, arch.mlp_dim)
+            self.goal = nn.Linear(arch.goal_dim, d)
+            self.head = action_head(d, len(INSTRUCTION_BUTTONS), CAMERA_BINS)
+            hidden = arch.prior_hidden
+            self.prior = nn.Sequential(nn.Linear(arch.text_dim, hidden), nn.ReLU(),
+                                       nn.Linear(hidden, hidden), nn.ReLU(),
+                                       nn.Linear(hidden, arch.goal_dim))
+
+        def forward(self, rgb, goal, segment):
+            """Button logits ``[B, L, buttons]`` and camera logits ``[B, L, 2, bins]`` for
+            ``rgb [B, L, H, W, 3]``, goal embeddings ``[B, L, goal_dim]`` (zero: none) and
+            ``segment [B, L]``."""
+            batch, length = rgb.shape[:2]
+            x = self.image(rgb.flatten(0, 1)).view(batch, length, d) + self.goal(goal)
+            return self.head(self.core(x, segment))
+
+    return Policy()
+
+
+def export_weights(model, architecture: InstructionArchitecture,
+                   info: dict) -> InstructionWeights:
+    parameters = {name: tensor.detach().cpu().numpy().astype(np.float32)
+                  for name, tensor in model.state_dict().items()}
+    return InstructionWeights(architecture, parameters, info)
+
+
+# ------------------------------------------------------------------------------------- training
+
+
+@dataclass
+class InstructionTrainingResult:
+    weights: InstructionWeights
+    history: list[dict]
+    seconds: float
+
+
+def train_instruction_policy(out: Path, config: InstructionTrainingConfig | None = None, *,
+                             progress: bool = True, say: Callable[[str], None] = print
+                             ) -> InstructionTrainingResult:
+    """Train the learned instruction policy in run folder ``out`` (resuming its checkpoint) and
+    write ``out/instruction.npz``, ``out/history.json`` and ``out/curve.png``."""
+    try:
+        import torch
+    except ImportError:
+        raise ImportError("training the instruction policy needs torch: pip install "
+                          "'mrsteve[train]'") from None
+    config = config or InstructionTrainingConfig()
+    out.mkdir(parents=True, exist_ok=True)
+    threads, deterministic = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
+    torch.set_num_threads(config.threads)
+    torch.use_deterministic_algorithms(True)
+    try:
+        return _train(out, config, progress, say)
+    finally:
+        torch.set_num_threads(threads)
+        torch.use_deterministic_algorithms(deterministic)
+
+
+def _data(out: Path, name: str, key: str, render: Callable[[], Trajectories]) -> Trajectories:
+    """``<name>.npz`` of ``out`` when it was rendered for ``key``, else rendered and saved."""
+    path, key_path = out / f"{name}.npz", out / f"{name}.key"
+    if path.exists() and key_path.exists() and key_path.read_text() == key:
+        return Trajectories.load(path)
+    data = render()
+    data.save(path)
+    key_path.write_text(key)
+    return data
+
+
+def foundation_weights(config: InstructionTrainingConfig) -> NavigatorWeights:
+    """The navigator weights whose image encoder and core start the policy."""
+    from mrsteve.control.learned import load_navigator_weights, load_shipped_navigator
+
+    if config.foundation is None:
+        return load_shipped_navigator()
+    return load_navigator_weights(config.foundation)
+
+
+def _train(out: Path, config: InstructionTrainingConfig, progress: bool,
+           say: Callable[[str], None]) -> InstructionTrainingResult:
+    import torch
+
+    from mrsteve.fileio import atomic_path
+    from mrsteve.perception.pixels import load_shipped_weights
+
+    started = time.perf_counter()
+    foundation = foundation_weights(config)
+    base = foundation.architecture
+    text = load_shipped_weights()
+    architecture = InstructionArchitecture(
+        obs_size=base.obs_size, channels=base.channels, strides=base.strides, dim=base.dim,
+        context=base.context, heads=base.heads, mlp_dim=base.mlp_dim,
+        goal_dim=text.architecture.dim, text_dim=text.architecture.dim,
+        goal_encoder=text.sha256)
+    key = config.data_key()
+
+    def render() -> Trajectories:
+        say(f"rendering {config.episodes} episodes of the scripted skills in "
+            f"{', '.join(INSTRUCTION_WORLDS)}")
+        return collect(config, config.seed, config.episodes)
+
+    data = _data(out, "trajectories", key, render)
+    say(f"{len(data.rgb)} steps; the skills got their item in "
+        f"{data.episode_success().mean():.0%} of {len(data.prompt)} episodes")
+    checkpoint_path = out / "checkpoint.pt"
+    fingerprint = json.dumps({**asdict(config), "foundation_sha256": foundation.sha256},
+                             sort_keys=True)
+    state = {"epoch": 0, "rounds": 0, "history": []}
+    torch.manual_seed(config.seed)
+    model = build_instruction_policy(architecture)
+    start = {name: torch.from_numpy(value) for name, value in foundation.parameters.items()
+             if name.startswith(("image.", "core."))}
+    model.load_state_dict(start, strict=False)
+    optimiser = torch.optim.AdamW([p for n, p in model.named_parameters()
+                                   if not n.startswith("prior.")],
+                                  lr=config.learning_rate, weight_decay=config.weight_decay)
+    if checkpoint_path.exists():
+        saved = torch.load(checkpoint_path, weights_only=False)
+        if saved["config"] != fingerprint:
+            say(f"{checkpoint_path} is of another configuration; starting afresh")
+        else:
+            state = saved["state"]
+            model.load_state_dict(saved["model"])
+            optimiser.load_state_dict(saved["optimiser"])
+            say(f"resuming at round {state['rounds']}, epoch {state['epoch']}")
+
+    def save_checkpoint() -> None:
+        with atomic_path(checkpoint_path) as tmp:
+            torch.save({"config": fingerprint, "state": state, "model": model.state_dict(),
+                        "optimiser": optimiser.state_dict()}, tmp)
+
+    # the prior first: the DAgger rounds act with its goals
+    if "prior" not in state:
+        state["prior"] = _train_prior(model, data, config, text, say)
+        save_checkpoint()
+    rounds = [data] + [Trajectories.load(out / f"dagger-{i}.npz")
+                       for i in range(1, state["rounds"] + 1)]
+    while True:
+        epochs = config.epochs if state["rounds"] == 0 else config.dagger_epochs
+        pool = Trajectories.concatenate(rounds) if len(rounds) > 1 else data
+        while state["epoch"] < epochs:
+            loss = _epoch(model, optimiser, pool, config, state, progress)
+            state["history"].append({"stage": f"cloning-{state['rounds']}",
+                                     "epoch": state["epoch"], "loss": loss,
+                                     "seconds": time.perf_counter() - started})
+            say(f"cloning round {state['rounds']} epoch {state['epoch']}: loss {loss:.3f}")
+            save_checkpoint()
+        if state["rounds"] >= config.dagger_rounds:
+            break
+        state["rounds"] += 1
+        state["epoch"] = 0
+        weights = export_weights(model, architecture, {})
+        walked = _data(out, f"dagger-{state['rounds']}",
+                       f"{key}-{state['rounds']}-{weights.sha256[:16]}",
+                       lambda w=weights: collect(config, config.seed + 1000 * state["rounds"],
+                                                 config.dagger_episodes, w))
+        say(f"DAgger round {state['rounds']}: the policy got its item in "
+            f"{walked.episode_success().mean():.0%} of {len(walked.prompt)} episodes")
+        state["history"].append({"stage": f"dagger-{state['rounds']}", "epoch": 0,
+                                 "reached": float(walked.episode_success().mean()),
+                                 "seconds": time.perf_counter() - started})
+        rounds.append(walked)
+        save_checkpoint()
+    if config.validation_episodes and "validation" not in state:
+        state["validation"] = {}
+        weights = export_weights(model, architecture, {})
+        for scale in config.validation_guidance:
+            walked = collect(config, config.seed + 99_999, config.validation_episodes, weights,
+                             scale)
+            state["validation"][str(scale)] = float(walked.episode_success().mean())
+            say(f"validation, guidance {scale:g}: the policy got its item in "
+                f"{walked.episode_success().mean():.0%} of {config.validation_episodes} "
+                f"episodes on fresh seeds of the training worlds")
+        state["history"].append({"stage": "validation", "epoch": 0,
+                                 "reached": max(state["validation"].values()),
+                                 "seconds": time.perf_counter() - started})
+        save_checkpoint()
+    validation = state.get("validation") or {str(config.guidance): None}
+    best = max(validation, key=lambda scale: (validation[scale] or 0.0, -float(scale)))
+    seconds = time.perf_counter() - started
+    info = {"training": asdict(config), "seconds": round(seconds, 1),
+            "guidance": float(best), "validation": validation,
+            "foundation_sha256": foundation.sha256, "prior": state["prior"],
+            "data": f"{config.episodes} scripted-skill episodes in "
+                    f"{', '.join(INSTRUCTION_WORLDS)}, seed {config.seed}, "
+                    f"{config.dagger_rounds} DAgger rounds of {config.dagger_episodes}",
+            "history": state["history"][-1]}
+    weights = export_weights(model, architecture, info)
+    weights.save(out / "instruction.npz")
+    with atomic_path(out / "history.json") as tmp:
+        tmp.write_text(json.dumps(state["history"], indent=2))
+    plot_curve(state["history"], out / "curve.png", "episodes the policy got its item in (%)")
+    return InstructionTrainingResult(weights, state["history"], seconds)
+
+
+def prior_pairs(data: Trajectories) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The prior's examples: ``(caption index, clip embedding, episode)`` of every step whose
+    action brought the episode's item (the 16 frames ending there)."""
+    steps = np.flatnonzero(data.success)
+    episodes = data.segment[steps]
+    return data.prompt[episodes].astype(np.int64), data.embedding[steps], episodes
+
+
+def _train_prior(model, data: Trajectories, config: InstructionTrainingConfig, text,
+                 say: Callable[[str], None]) -> dict:
+    """Fit the prior on the success clips of most episodes (cosine loss); its held-out cosine
+    to clips of the same prompt and to those of other prompts."""
+    import torch
+
+    from mrsteve.perception.pixels import PixelEncoder, placeholder_thresholds
+
+    captions = prompts()
+    tower = PixelEncoder(text, thresholds=placeholder_thresholds())
+    texts = torch.from_numpy(np.stack([tower.embed_words(p) for p in captions]))
+    prompt, clip, episode = prior_pairs(data)
+    rng = np.random.default_rng([config.seed, 7])
+    held = rng.random(len(data.prompt)) < config.prior_holdout
+    train = ~held[episode]
+    if train.sum() == 0 or (~train).sum() == 0:
+        raise ValueError("too few successful episodes to train and check the prior; render "
+                         "more episodes")
+    optimiser = torch.optim.Adam(model.prior.parameters(), lr=1e-3)
+    x, y = texts[prompt[train]], torch.from_numpy(clip[train])
+    for _ in range(config.prior_steps):
+        index = torch.from_numpy(rng.integers(0, len(x), min(256, len(x))))
+        loss = 1 - torch.nn.functional.cosine_similarity(model.prior(x[index]), y[index]).mean()
+        optimiser.zero_grad()
+        loss.backward()
+        optimiser.step()
+    with torch.no_grad():
+        predicted = torch.nn.functional.normalize(model.prior(texts), dim=-1).numpy()
+    cosines = clip[~train] @ predicted.T  # [held-out clips, captions]
+    own = cosines[np.arange(len(cosines)), prompt[~train]]
+    others = (cosines.sum(axis=1) - own) / max(len(captions) - 1, 1)
+    top = (cosines.argmax(axis=1) == prompt[~train]).mean()
+    report = {"held_out_clips": int((~train).sum()), "cosine_same_prompt": float(own.mean()),
+              "cosine_other_prompts": float(others.mean()), "top1": float(top)}
+    say(f"prior: held-out success clips {report['held_out_clips']}, cosine to its prompt's "
+        f"goal {report['cosine_same_prompt']:.3f} vs other prompts' {report['cosine_other_prompts']:.3f}, "
+        f"nearest goal is its prompt's for {top:.0%}")
+    return report
+
+
+def _epoch(model, optimiser, data: Trajectories, config: InstructionTrainingConfig,
+           state: dict, progress: bool) -> float:
+    """One pass (as many sequences as the data has steps) and the mean loss."""
+    import torch
+    from tqdm import tqdm
+
+    rng = np.random.default_rng([config.seed, state["rounds"], state["epoch"]])
+    goal_step = relabel(data, rng, config.goal_offsets, config.success_goals)
+    steps = max(1, len(data.rgb) // (config.sequence * config.batch))
+    model.train()
+    losses = []
+    bar = tqdm(range(steps), disable=not progress, unit="step", leave=False,
+               desc=f"cloning round {state['rounds']} epoch {state['epoch'] + 1}")
+    for _ in bar:
+        index = windows(data, rng, config.batch, config.sequence)
+        goals = data.embedding[goal_step[index]]
+        goals[rng.random(config.batch) < config.goal_dropout] = 0.0
+        buttons, camera = model(torch.from_numpy(data.rgb[index]), torch.from_numpy(goals),
+                                torch.from_numpy(data.segment[index]))
+        loss = action_loss(buttons, camera, torch.from_numpy(data.buttons[index]),
+                           torch.from_numpy(data.camera[index]))
+        optimiser.zero_grad()
+        loss.backward()
+        optimiser.step()
+        losses.append(float(loss.detach()))
+        bar.set_postfix(loss=f"{np.mean(losses[-20:]):.3f}")
+    state["epoch"] += 1
+    return float(np.mean(losses))
+
+
+__all__ = [
+    "INSTRUCTION_WORLDS",
+    "InstructionTrainingConfig",
+    "InstructionTrainingResult",
+    "Trajectories",
+    "build_instruction_policy",
+    "collect",
+    "relabel",
+    "train_instruction_policy",
+]

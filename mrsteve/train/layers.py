@@ -1,0 +1,87 @@
+"""Torch layers shared by the learned policies' training (the twins of :mod:`mrsteve.nn`'s
+numpy inference; parameter names match what the numpy side reads)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from mrsteve.nn import feature_map
+
+
+def frame_encoder(obs_size: tuple[int, int], channels: tuple[int, ...], strides: tuple[int, ...],
+                  dim: int):
+    """``3 x 3`` convolutions with ReLU and a linear layer with ReLU: ``uint8[N, H, W, 3]`` ->
+    ``[N, dim]`` (:class:`mrsteve.nn.FrameEncoder`; parameters ``convs.<i>``, ``frame``)."""
+    import torch
+    from torch import nn
+
+    class FrameEncoder(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            ins = (3, *channels[:-1])
+            self.convs = nn.ModuleList(nn.Conv2d(i, o, 3, s, 1) for i, o, s in
+                                       zip(ins, channels, strides, strict=True))
+            self.frame = nn.Linear(int(np.prod(feature_map(obs_size, channels, strides))), dim)
+
+        def forward(self, rgb):
+            x = rgb.permute(0, 3, 1, 2).float() / 255 - 0.5
+            for conv in self.convs:
+                x = torch.relu(conv(x))
+            return torch.relu(self.frame(x.flatten(1)))
+
+    return FrameEncoder()
+
+
+def causal_core(dim: int, heads: int, context: int, mlp_dim: int):
+    """One pre-norm causal transformer block over sequences ``[B, L, dim]``: each step attends
+    to itself and the ``context - 1`` steps before it within its segment (``segment [B, L]``),
+    with a learned bias per head and offset (:class:`mrsteve.nn.CausalCore`)."""
+    import torch
+    from torch import nn
+
+    class CausalCore(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.norm1, self.norm2 = nn.LayerNorm(dim), nn.LayerNorm(dim)
+            self.qkv, self.out = nn.Linear(dim, 3 * dim), nn.Linear(dim, dim)
+            self.mlp = nn.Sequential(nn.Linear(dim, mlp_dim), nn.ReLU(), nn.Linear(mlp_dim, dim))
+            self.position = nn.Parameter(torch.zeros(heads, context))
+
+        def forward(self, x, segment):
+            batch, length, _ = x.shape
+            head_dim = dim // heads
+            q, k, v = self.qkv(self.norm1(x)).view(batch, length, 3, heads, head_dim).unbind(2)
+            scores = torch.einsum("bihd,bjhd->bhij", q, k) / math.sqrt(head_dim)
+            steps = torch.arange(length)
+            offset = steps[:, None] - steps[None, :]
+            allowed = ((offset >= 0) & (offset < context))[None] & (
+                segment[:, :, None] == segment[:, None, :])
+            scores = scores + self.position[:, offset.clamp(0, context - 1)][None]
+            scores = scores.masked_fill(~allowed[:, None], float("-inf"))
+            attended = torch.einsum("bhij,bjhd->bihd", scores.softmax(-1), v)
+            x = x + self.out(attended.reshape(batch, length, dim))
+            return x + self.mlp(self.norm2(x))
+
+    return CausalCore()
+
+
+def action_head(dim: int, buttons: int, camera_bins: int):
+    """Layer norm, then a logit per key and ``camera_bins`` logits per camera axis (pitch, yaw):
+    ``[B, L, dim]`` -> ``([B, L, buttons], [B, L, 2, camera_bins])`` (parameters ``norm``,
+    ``buttons``, ``camera``)."""
+    from torch import nn
+
+    class ActionHead(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.norm = nn.LayerNorm(dim)
+            self.buttons = nn.Linear(dim, buttons)
+            self.camera = nn.Linear(dim, 2 * camera_bins)
+
+        def forward(self, x):
+            y = self.norm(x)
+            return self.buttons(y), self.camera(y).unflatten(-1, (2, camera_bins))
+
+    return ActionHead()

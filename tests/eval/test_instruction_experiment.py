@@ -1,0 +1,59 @@
+"""The instruction experiment (the instruction policy alone): where the evaluator places the
+agent, success read from the inventory, and the groups it runs."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
+from mrsteve.agent.factory import agent_config
+from mrsteve.eval.instruction import (
+    EVERYWHERE,
+    INSTRUCTION,
+    InstructionTask,
+    InstructionTaskConfig,
+    instruction_episode,
+    place_agent,
+    target_positions,
+)
+from mrsteve.eval.spec import RunSpec
+
+
+@pytest.mark.parametrize(("item", "distance"), [("beef", (0.0, 12.0)), ("water_bucket",
+                                                                        (20.0, 40.0))])
+def test_the_agent_is_placed_at_the_asked_distance_from_the_nearest_target(item, distance):
+    env = gym.make("mrsteve/Voxel-v0", world="plains")
+    env.reset(seed=4)
+    world = env.unwrapped.world
+    targets = target_positions(world, item)
+    assert len(targets)
+    place = place_agent(world, targets, np.random.default_rng(0), distance)
+    nearest = np.min(np.hypot(targets[:, 0] - place["x"], targets[:, 1] - place["z"]))
+    assert distance[0] <= nearest <= distance[1]
+    with pytest.raises(ValueError, match="no standing place"):
+        place_agent(world, target_positions(world, "dirt"), np.random.default_rng(0),
+                    (20.0, 40.0))
+
+
+def test_success_is_read_from_the_inventory():
+    task = InstructionTask("wool", "near", (0.0, 12.0), "plains", 300, (40, 64))
+    record = instruction_episode(RunSpec("instruction", "wool.near.scripted", "instruction/wool",
+                                         task, agent_config("steve1"), seed=3))
+    assert record["success_rate"] == 100.0 and 0 < record["steps"] < 300
+    short = InstructionTask("wool", "near", (0.0, 12.0), "plains", 1, (40, 64))
+    record = instruction_episode(RunSpec("instruction", "wool.near.scripted", "instruction/wool",
+                                         short, agent_config("steve1"), seed=3))
+    assert record["success_rate"] == 0.0 and record["steps"] == 1
+
+
+def test_groups_pair_every_policy_on_the_same_task_and_skip_far_for_ground_cover():
+    groups = INSTRUCTION.groups(InstructionTaskConfig())
+    labels = [group.label for group in groups]
+    assert "beef.far.learned" in labels and "beef.near.scripted" in labels
+    assert not any(label.startswith(tuple(f"{item}.far" for item in EVERYWHERE))
+                   for label in labels)
+    assert {g.spec.agent.instruction_policy for g in groups} == {"scripted", "learned"}
+    with pytest.raises(ValueError, match="placement"):
+        InstructionTaskConfig(placement="above")

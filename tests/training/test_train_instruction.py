@@ -1,0 +1,160 @@
+"""Training the learned instruction policy (torch): trajectories of the scripted skills,
+STEVE-1's packed hindsight relabelling, a tiny run that lowers the loss and resumes, and numpy
+inference matching torch."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from mrsteve.control.instruction import (
+    INSTRUCTION_BUTTONS,
+    InstructionArchitecture,
+    InstructionNet,
+    load_instruction_weights,
+)
+from mrsteve.train.instruction import (
+    INSTRUCTION_WORLDS,
+    InstructionTrainingConfig,
+    Trajectories,
+    build_instruction_policy,
+    collect_episodes,
+    export_weights,
+    prompts,
+    relabel,
+    train_instruction_policy,
+)
+
+TINY = InstructionTrainingConfig(episodes=10, episode_steps=80, epochs=3, dagger_rounds=1,
+                                 dagger_episodes=2, dagger_epochs=1, prior_steps=30,
+                                 prior_holdout=0.5, validation_episodes=2,
+                                 validation_guidance=(1.0, 3.0), sequence=16, batch=6,
+                                 learning_rate=2e-3, workers=1)
+
+
+def test_training_worlds_are_not_evaluation_maps():
+    from mrsteve.eval.instruction import InstructionTaskConfig
+
+    assert InstructionTaskConfig().world not in INSTRUCTION_WORLDS
+    assert not {"map1", "map2", "map3", "plains"} & set(INSTRUCTION_WORLDS)
+
+
+def trajectories(lengths: list[int]) -> Trajectories:
+    n = sum(lengths)
+    return Trajectories(np.zeros((n, 2, 2, 3), np.uint8), np.zeros((n, 4), np.float32),
+                        np.zeros((n, len(INSTRUCTION_BUTTONS)), np.uint8),
+                        np.zeros((n, 2), np.int8),
+                        np.repeat(np.arange(len(lengths)), lengths).astype(np.int32),
+                        np.zeros(n, bool), np.zeros(len(lengths), np.int16))
+
+
+def test_relabelled_goals_lie_ahead_in_the_same_episode_within_the_window():
+    data = trajectories([500, 40, 260])
+    goal = relabel(data, np.random.default_rng(0), (15, 200))
+    steps = np.arange(len(goal))
+    assert np.all(data.segment[goal] == data.segment)  # the same trajectory
+    assert np.all(goal >= steps)
+    ends = {s: np.flatnonzero(data.segment == s).max() for s in range(3)}
+    last = np.array([ends[s] for s in data.segment])
+    # packed: a goal is 15-200 steps after the first step it serves, or the episode's last step
+    first = np.r_[True, goal[1:] != goal[:-1]]
+    ahead = goal[first] - steps[first]
+    assert np.all(((ahead >= 15) & (ahead <= 200)) | (goal[first] == last[first]))
+    assert np.all(goal - steps <= 200)
+    assert len(np.unique(goal[data.segment == 0])) >= 3  # several goals along a long episode
+
+
+def test_relabelled_goals_can_stop_where_the_item_arrived():
+    data = trajectories([500, 300])
+    data.success[[120, 130, 650]] = True
+    plain = relabel(data, np.random.default_rng(0), (15, 200))
+    goal = relabel(data, np.random.default_rng(0), (15, 200), success_goals=True)
+    assert np.all(data.segment[goal] == data.segment) and np.all(goal >= np.arange(len(goal)))
+    for moment in (120, 130, 650):  # each success is the goal of the steps just before it
+        assert goal[moment] == moment and goal[moment - 1] == moment
+    assert not np.array_equal(plain, goal)  # the plain draw ignores the successes
+
+
+def test_trajectories_are_the_scripted_skills_steps_and_their_successes():
+    data = collect_episodes(TINY, seed=1, episodes=3, first=0)
+    assert data.rgb.shape == (3 * TINY.episode_steps, 40, 64, 3)
+    assert data.embedding.shape == (len(data.rgb), 128)
+    np.testing.assert_allclose(np.linalg.norm(data.embedding, axis=1), 1.0, atol=1e-4)
+    assert data.segment.tolist() == sorted(data.segment.tolist())
+    assert data.buttons.shape[1] == len(INSTRUCTION_BUTTONS) and data.buttons.max() <= 1
+    assert [prompts()[p] for p in data.prompt] == ["cut a tree", "break leaves",
+                                                   "get water bucket"]  # the item rotation
+    assert data.buttons[:, INSTRUCTION_BUTTONS.index("attack")].any()
+
+
+def test_a_tiny_run_lowers_the_loss_writes_weights_and_resumes(tmp_path):
+    result = train_instruction_policy(tmp_path, TINY, progress=False, say=lambda line: None)
+    losses = [row["loss"] for row in result.history if row["stage"] == "cloning-0"]
+    assert len(losses) == TINY.epochs and losses[-1] < losses[0]
+    assert any(row["stage"] == "dagger-1" for row in result.history)
+    weights = load_instruction_weights(tmp_path / "instruction.npz")
+    assert weights.sha256 == result.weights.sha256
+    assert set(weights.info["prior"]) >= {"cosine_same_prompt", "cosine_other_prompts"}
+    assert set(weights.info["validation"]) == {"1.0", "3.0"}
+    assert weights.info["guidance"] in (1.0, 3.0)  # the validated scale is the default
+    assert (tmp_path / "curve.png").stat().st_size > 0
+    assert json.loads((tmp_path / "history.json").read_text()) == result.history
+    again = train_instruction_policy(tmp_path, TINY, progress=False, say=lambda line: None)
+    assert again.weights.sha256 == result.weights.sha256  # resumed at the end: nothing redone
+    other = dataclasses.replace(TINY, epochs=4)
+    lines = []
+    train_instruction_policy(tmp_path, other, progress=False, say=lines.append)
+    assert any("another configuration" in line for line in lines)
+
+
+def test_the_image_encoder_and_core_start_from_the_foundation(tmp_path):
+    from mrsteve.control.learned import load_shipped_navigator
+    from mrsteve.train.instruction import foundation_weights
+
+    foundation = foundation_weights(TINY)
+    assert foundation.sha256 == load_shipped_navigator().sha256
+    model = build_instruction_policy(InstructionArchitecture())
+    state = {k: torch.from_numpy(v) for k, v in foundation.parameters.items()
+             if k.startswith(("image.", "core."))}
+    missing = model.load_state_dict(state, strict=False).missing_keys
+    assert missing and all(name.startswith(("goal.", "head.", "prior.")) for name in missing)
+
+
+def test_numpy_inference_matches_torch():
+    architecture = InstructionArchitecture(channels=(4, 8), strides=(2, 2), dim=32, context=4,
+                                           heads=4, mlp_dim=48, goal_dim=8, text_dim=8,
+                                           prior_hidden=16)
+    torch.manual_seed(0)
+    model = build_instruction_policy(architecture)
+    with torch.no_grad():
+        for parameter in model.parameters():
+            parameter.add_(torch.randn_like(parameter) * 0.2)
+    rng = np.random.default_rng(0)
+    steps = 9  # more than the context: the ring wraps
+    rgb = rng.integers(0, 256, (1, steps, 40, 64, 3), dtype=np.uint8)
+    goal = np.repeat(rng.normal(size=(1, 1, 8)).astype(np.float32), steps, axis=1)
+    text = rng.normal(size=8).astype(np.float32)
+    with torch.no_grad():
+        buttons, camera = model(torch.from_numpy(rgb), torch.from_numpy(goal),
+                                torch.zeros(1, steps, dtype=torch.int32))
+        prior = torch.nn.functional.normalize(model.prior(torch.from_numpy(text)), dim=-1)
+    net = InstructionNet(export_weights(model, architecture, {}))
+    for t in range(steps):
+        step_buttons, step_camera = net.step(rgb[0, t], goal[0, t], 1.0)
+        np.testing.assert_allclose(step_buttons, buttons[0, t].numpy(), atol=1e-4)
+        np.testing.assert_allclose(step_camera, camera[0, t].numpy(), atol=1e-4)
+    np.testing.assert_allclose(net.prior(text), prior.numpy(), atol=1e-5)
+
+
+def test_bad_settings_are_refused_with_the_accepted_values():
+    with pytest.raises(ValueError, match="goal_offsets"):
+        InstructionTrainingConfig(goal_offsets=(20, 10))
+    with pytest.raises(ValueError, match="episodes must be at least 1"):
+        InstructionTrainingConfig(episodes=0)
+    with pytest.raises(ValueError, match="goal_dropout"):
+        InstructionTrainingConfig(goal_dropout=1.0)
