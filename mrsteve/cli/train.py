@@ -152,7 +152,7 @@ INSTRUCTION_EXAMPLES = """Examples:
 
   mrsteve train instruction-policy --out runs/inst-small --episodes 100
 
-  mrsteve train instruction-policy --out i --foundation runs/foundation.npz"""
+  mrsteve train instruction-policy --out runs/inst --dagger-rounds 0"""
 
 
 def instruction_policy(

@@ -43,6 +43,7 @@ from mrsteve.calibration.clips import CALIBRATION_WORLDS, ClipConfig, collect_cl
 from mrsteve.calibration.thresholds import average_precision
 from mrsteve.perception.lexicon import Lexicon, load_lexicon
 from mrsteve.perception.pixels import PixelArchitecture, PixelWeights, tokens
+from mrsteve.train.layers import torch_session
 
 REPHRASINGS = ("near {}", "{} nearby", "close to {}", "next to {}", "a view of {}")
 """Caption templates of a ``near X`` prompt; other prompts (``cut a tree``) are also captioned
@@ -295,23 +296,11 @@ def train_encoder(out: Path, config: TrainingConfig | None = None, *,
                   say: Callable[[str], None] = print) -> TrainingResult:
     """Train the pixel encoder in run folder ``out`` (resuming its checkpoint) and write
     ``out/pixels.npz``, ``out/history.json`` and ``out/curve.png``."""
-    try:
-        import torch
-    except ImportError:
-        raise ImportError("training the pixel encoder needs torch: pip install 'mrsteve[train]'"
-                          ) from None
     config = config or TrainingConfig()
     lexicon = lexicon or load_lexicon()
-    out.mkdir(parents=True, exist_ok=True)
-    # torch's thread count and determinism are process-wide: set for the run, then restored
-    threads, deterministic = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
-    torch.set_num_threads(config.threads)
-    torch.use_deterministic_algorithms(True)
-    try:
+    with torch_session("the pixel encoder", config.threads):
+        out.mkdir(parents=True, exist_ok=True)
         return _train(out, config, lexicon, progress, say)
-    finally:
-        torch.set_num_threads(threads)
-        torch.use_deterministic_algorithms(deterministic)
 
 
 def _train(out: Path, config: TrainingConfig, lexicon: Lexicon, progress: bool,

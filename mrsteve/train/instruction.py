@@ -42,7 +42,7 @@ from mrsteve.control.instruction import (
     InstructionWeights,
 )
 from mrsteve.control.learned import CAMERA_BINS, NavigatorWeights, camera_bins
-from mrsteve.train.layers import action_head, causal_core, frame_encoder
+from mrsteve.train.layers import action_head, causal_core, frame_encoder, torch_session
 from mrsteve.train.navigator import action_loss, plot_curve, windows
 
 INSTRUCTION_WORLDS = ("calib_meadow", "calib_dunes")
@@ -346,21 +346,10 @@ def train_instruction_policy(out: Path, config: InstructionTrainingConfig | None
                              ) -> InstructionTrainingResult:
     """Train the learned instruction policy in run folder ``out`` (resuming its checkpoint) and
     write ``out/instruction.npz``, ``out/history.json`` and ``out/curve.png``."""
-    try:
-        import torch
-    except ImportError:
-        raise ImportError("training the instruction policy needs torch: pip install "
-                          "'mrsteve[train]'") from None
     config = config or InstructionTrainingConfig()
-    out.mkdir(parents=True, exist_ok=True)
-    threads, deterministic = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
-    torch.set_num_threads(config.threads)
-    torch.use_deterministic_algorithms(True)
-    try:
+    with torch_session("the instruction policy", config.threads):
+        out.mkdir(parents=True, exist_ok=True)
         return _train(out, config, progress, say)
-    finally:
-        torch.set_num_threads(threads)
-        torch.use_deterministic_algorithms(deterministic)
 
 
 def _data(out: Path, name: str, key: str, render: Callable[[], Trajectories]) -> Trajectories:

@@ -4,10 +4,31 @@ numpy inference; parameter names match what the numpy side reads)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import numpy as np
 
 from mrsteve.nn import feature_map
+
+
+@contextmanager
+def torch_session(what: str, threads: int) -> Iterator[None]:
+    """Run a training with ``threads`` torch CPU threads and deterministic kernels, restoring
+    both after (they are process-wide); ``ImportError`` naming the extra when torch is
+    missing (``what``: what is trained)."""
+    try:
+        import torch
+    except ImportError:
+        raise ImportError(f"training {what} needs torch: pip install 'mrsteve[train]'") from None
+    saved = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
+    torch.set_num_threads(threads)
+    torch.use_deterministic_algorithms(True)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(saved[0])
+        torch.use_deterministic_algorithms(saved[1])
 
 
 def frame_encoder(obs_size: tuple[int, int], channels: tuple[int, ...], strides: tuple[int, ...],

@@ -46,7 +46,7 @@ from mrsteve.control.learned import (
     camera_bins,
     goal_features,
 )
-from mrsteve.train.layers import action_head, causal_core, frame_encoder
+from mrsteve.train.layers import action_head, causal_core, frame_encoder, torch_session
 from mrsteve.train.navigator_ppo import PPOConfig, kl_to, ppo_finetune
 
 TRAINING_WORLDS = ("nav_meadow", "nav_crags", "nav_stream")
@@ -395,21 +395,10 @@ def train_navigator(out: Path, config: NavigatorTrainingConfig | None = None, *,
                     say: Callable[[str], None] = print) -> NavigatorTrainingResult:
     """Train the learned navigator in run folder ``out`` (resuming its checkpoint) and write
     ``out/navigator.npz``, ``out/foundation.npz``, ``out/history.json`` and ``out/curve.png``."""
-    try:
-        import torch
-    except ImportError:
-        raise ImportError("training the navigator needs torch: pip install 'mrsteve[train]'"
-                          ) from None
     config = config or NavigatorTrainingConfig()
-    out.mkdir(parents=True, exist_ok=True)
-    threads, deterministic = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
-    torch.set_num_threads(config.threads)
-    torch.use_deterministic_algorithms(True)
-    try:
+    with torch_session("the navigator", config.threads):
+        out.mkdir(parents=True, exist_ok=True)
         return _train(out, config, progress, say)
-    finally:
-        torch.set_num_threads(threads)
-        torch.use_deterministic_algorithms(deterministic)
 
 
 def _data(out: Path, name: str, key: str, render: Callable[[], Demonstrations],

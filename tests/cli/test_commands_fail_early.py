@@ -28,12 +28,13 @@ COMMANDS = {
     "calibrate": ("mrsteve.calibration.calibrate_on_world", ["--clips", "10"]),
     "train encoder": ("mrsteve.train.encoder.train_encoder", []),
     "train navigator": ("mrsteve.train.navigator.train_navigator", []),
+    "train instruction-policy": ("mrsteve.train.instruction.train_instruction_policy", []),
 }
 """Each command: the function that does its work, and options that make a small run."""
 
 OUTPUTS = [("bench agent", "--json"), ("bench memory", "--json"), ("bench world", "--json"),
            ("calibrate", "--out"), ("calibrate", "--json"), ("train encoder", "--json"),
-           ("train navigator", "--json")]
+           ("train navigator", "--json"), ("train instruction-policy", "--json")]
 """The output files the commands take."""
 
 AS_ROOT = os.geteuid() == 0
@@ -81,7 +82,8 @@ def finish_work_at_once(monkeypatch, during=lambda: None) -> None:
                           ("mrsteve.bench.world.run_world_bench", {}),
                           ("mrsteve.calibration.calibrate_on_world", calibration),
                           ("mrsteve.train.encoder.train_encoder", training),
-                          ("mrsteve.train.navigator.train_navigator", training)):
+                          ("mrsteve.train.navigator.train_navigator", training),
+                          ("mrsteve.train.instruction.train_instruction_policy", training)):
         monkeypatch.setattr(target, returning(value))
     for target in ("mrsteve.bench.memory.format_report", "mrsteve.bench.memory.format_long_run",
                    "mrsteve.bench.world.format_report",
@@ -226,7 +228,8 @@ def test_a_full_disk_in_a_long_memory_run_is_one_line(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("command", ["bench agent", "bench memory", "bench world", "calibrate",
-                                     "train encoder", "train navigator"])
+                                     "train encoder", "train navigator",
+                                     "train instruction-policy"])
 def test_a_negative_seed_is_refused_before_any_work(command, tmp_path, monkeypatch):
     forbid_work(monkeypatch)
     result = invoke(command, "--seed", "-1", tmp_path=tmp_path)
@@ -275,7 +278,7 @@ def test_a_calibration_the_clips_cannot_support_is_one_line(monkeypatch):
 # --- examples in the help ------------------------------------------------------------------------
 
 EXAMPLE_COMMANDS = ["bench agent", "bench memory", "bench world", "calibrate", "train encoder",
-                    "train navigator", "worlds"]
+                    "train navigator", "train instruction-policy", "worlds"]
 
 
 def examples_of(command: str) -> list[str]:
@@ -333,3 +336,9 @@ def test_a_bad_navigator_training_setting_is_one_line_before_any_work(tmp_path, 
     assert_one_error_line(result, "conditioning must be one of trxl, head, dual", "'before'")
     result = invoke("train navigator", "--foundation", str(tmp_path), tmp_path=tmp_path)
     assert_one_error_line(result, f"--foundation {tmp_path} holds no foundation.npz")
+
+
+def test_a_bad_instruction_policy_foundation_is_one_line_before_any_work(tmp_path, monkeypatch):
+    forbid_work(monkeypatch)
+    result = invoke("train instruction-policy", "--foundation", str(tmp_path), tmp_path=tmp_path)
+    assert_one_error_line(result, f"--foundation {tmp_path} is not a file")
