@@ -43,7 +43,7 @@ from mrsteve.control.instruction import (
 )
 from mrsteve.control.learned import CAMERA_BINS, NavigatorWeights, camera_bins
 from mrsteve.train.layers import action_head, causal_core, frame_encoder, torch_session
-from mrsteve.train.navigator import action_loss, plot_curve, windows
+from mrsteve.train.navigator import action_loss, cached_data, plot_curve, windows
 
 INSTRUCTION_WORLDS = ("calib_meadow", "calib_dunes")
 """World recipes the instruction policy learns in (``data/worlds.toml``: procedural, with trees,
@@ -352,17 +352,6 @@ def train_instruction_policy(out: Path, config: InstructionTrainingConfig | None
         return _train(out, config, progress, say)
 
 
-def _data(out: Path, name: str, key: str, render: Callable[[], Trajectories]) -> Trajectories:
-    """``<name>.npz`` of ``out`` when it was rendered for ``key``, else rendered and saved."""
-    path, key_path = out / f"{name}.npz", out / f"{name}.key"
-    if path.exists() and key_path.exists() and key_path.read_text() == key:
-        return Trajectories.load(path)
-    data = render()
-    data.save(path)
-    key_path.write_text(key)
-    return data
-
-
 def foundation_weights(config: InstructionTrainingConfig) -> NavigatorWeights:
     """The navigator weights whose image encoder and core start the policy."""
     from mrsteve.control.learned import load_navigator_weights, load_shipped_navigator
@@ -395,7 +384,7 @@ def _train(out: Path, config: InstructionTrainingConfig, progress: bool,
             f"{', '.join(INSTRUCTION_WORLDS)}")
         return collect(config, config.seed, config.episodes)
 
-    data = _data(out, "trajectories", key, render)
+    data = cached_data(out, "trajectories", key, render, load=Trajectories.load)
     say(f"{len(data.rgb)} steps; the skills got their item in "
         f"{data.episode_success().mean():.0%} of {len(data.prompt)} episodes")
     checkpoint_path = out / "checkpoint.pt"
@@ -446,10 +435,11 @@ def _train(out: Path, config: InstructionTrainingConfig, progress: bool,
         state["rounds"] += 1
         state["epoch"] = 0
         weights = export_weights(model, architecture, {})
-        walked = _data(out, f"dagger-{state['rounds']}",
-                       f"{key}-{state['rounds']}-{weights.sha256[:16]}",
-                       lambda w=weights: collect(config, config.seed + 1000 * state["rounds"],
-                                                 config.dagger_episodes, w))
+        walked = cached_data(
+            out, f"dagger-{state['rounds']}", f"{key}-{state['rounds']}-{weights.sha256[:16]}",
+            lambda w=weights: collect(config, config.seed + 1000 * state["rounds"],
+                                      config.dagger_episodes, w),
+            load=Trajectories.load)
         say(f"DAgger round {state['rounds']}: the policy got its item in "
             f"{walked.episode_success().mean():.0%} of {len(walked.prompt)} episodes")
         state["history"].append({"stage": f"dagger-{state['rounds']}", "epoch": 0,

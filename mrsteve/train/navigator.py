@@ -34,6 +34,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -401,16 +402,18 @@ def train_navigator(out: Path, config: NavigatorTrainingConfig | None = None, *,
         return _train(out, config, progress, say)
 
 
-def _data(out: Path, name: str, key: str, render: Callable[[], Demonstrations],
-          elsewhere: Path | None = None) -> Demonstrations:
+def cached_data(out: Path, name: str, key: str, render: Callable[[], Any],
+                elsewhere: Path | None = None, load: Callable[[Path], Any] | None = None) -> Any:
     """``<name>.npz`` of ``out`` (or of the folder ``elsewhere``) when it was rendered for
-    ``key``, else rendered and saved in ``out``."""
+    ``key`` (read by ``load``, default :meth:`Demonstrations.load`), else rendered and saved in
+    ``out`` (anything with ``save(path)``)."""
+    load = load or Demonstrations.load
     for folder in (out, elsewhere):
         if folder is None:
             continue
         path, key_path = folder / f"{name}.npz", folder / f"{name}.key"
         if path.exists() and key_path.exists() and key_path.read_text() == key:
-            return Demonstrations.load(path)
+            return load(path)
     path, key_path = out / f"{name}.npz", out / f"{name}.key"
     data = render()
     data.save(path)
@@ -433,7 +436,7 @@ def _train(out: Path, config: NavigatorTrainingConfig, progress: bool,
             f"{', '.join(TRAINING_WORLDS)}")
         return collect(config, config.seed, config.segments)
 
-    data = _data(out, "demonstrations", key, render, earlier)
+    data = cached_data(out, "demonstrations", key, render, earlier)
     say(f"{len(data.rgb)} steps, the depth navigator reached {data.reached.mean():.0%} of goals")
     checkpoint_path = out / "checkpoint.pt"
     # PPO starts from the behaviour-cloned policy (bc.pt), so its settings stay out of the
@@ -520,7 +523,7 @@ def _train(out: Path, config: NavigatorTrainingConfig, progress: bool,
         state["epoch"] = 0
         weights = export_weights(model, architecture, {})
         round_key = f"{key}-{state['rounds']}-{weights.sha256[:16]}"
-        walked = _data(out, f"dagger-{state['rounds']}", round_key,
+        walked = cached_data(out, f"dagger-{state['rounds']}", round_key,
                        lambda w=weights: collect(config, config.seed + 1000 * state["rounds"],
                                                  config.dagger_segments, w))
         say(f"DAgger round {state['rounds']}: the policy reached {walked.reached.mean():.0%} of "
