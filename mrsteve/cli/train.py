@@ -152,19 +152,20 @@ INSTRUCTION_EXAMPLES = """Examples:
 
   mrsteve train instruction-policy --out runs/inst-small --episodes 100
 
-  mrsteve train instruction-policy --out runs/inst --dagger-rounds 0"""
+  mrsteve train instruction-policy --out runs/inst --dagger-rounds 1"""
 
 
 def instruction_policy(
     out: Annotated[Path, typer.Option(help="Run folder: trajectories, checkpoints (a run "
                                            "resumes from them), curve.png, instruction.npz.")],
     episodes: Annotated[int, typer.Option(min=1, help="Episodes of the scripted skills "
-                                                      "rendered, spread over the items.")] = 400,
+                                                      "rendered, spread over the items.")] = 1200,
     episode_steps: Annotated[int, typer.Option(min=1, help="Steps per episode.")] = 300,
     epochs: Annotated[int, typer.Option(min=1, help="Epochs of goal-conditioned behaviour "
-                                                    "cloning before DAgger.")] = 6,
-    dagger_rounds: Annotated[int, typer.Option(min=0, help="Rounds of the policy acting with "
-                                               "the scripted skills labelling.")] = 1,
+                                                    "cloning.")] = 10,
+    dagger_rounds: Annotated[int, typer.Option(min=0, help="Rounds of DAgger after the "
+                                               "cloning (beyond STEVE-1): the policy acts, "
+                                               "the scripted skills label.")] = 0,
     foundation: Annotated[Path | None, typer.Option(help="Navigator weights (a foundation.npz "
                                                     "of `mrsteve train navigator`) whose image "
                                                     "encoder and core start the policy; default: "
@@ -181,7 +182,7 @@ def instruction_policy(
 ) -> None:
     """Train the learned instruction policy (STEVE-1's recipe): goal-conditioned behaviour
     cloning of the scripted skills with hindsight-relabelled goals from the pixel encoder, a
-    prior from the prompt's text embedding to a visual goal, DAgger; then ship it with
+    prior from the prompt's text embedding to a visual goal; then ship it with
     `cp OUT/instruction.npz mrsteve/control/data/`."""
 
     def train(say):

@@ -14,12 +14,15 @@ recipe in the embedded world (torch, the ``train`` extra).
    step's goal is the clip embedding of a later step of the same episode, 15 to 200 steps ahead,
    one goal serving the steps up to it ("packed hindsight relabelling"); the goal is dropped
    (zeroed) for ``goal_dropout`` of the sequences, so the policy also learns the unconditioned
-   distribution classifier-free guidance needs. Then rounds of DAgger: the policy acts with
-   its prior's goal, the skills label every step it takes.
+   distribution classifier-free guidance needs; the learning rate follows a half cosine.
+   Optionally (beyond STEVE-1, off by default) rounds of DAgger: the policy acts with its
+   prior's goal, the skills label every step it takes.
 3. **The prior**: an MLP from the pixel encoder's text embedding of an execute prompt to the
    clip embedding of the 16 frames before the prompt's item arrived (the clips and their
    captions); trained on 80 % of the episodes, its held-out cosine reported beside the
    cosine to other prompts' clips.
+4. **The guidance scale** is picked on fresh seeds of the training worlds, each episode started
+   near a target (:func:`validate`), and stored with the weights as the run-time default.
 
 Seeded throughout; a run folder keeps the rendered data and a checkpoint after every epoch, so an
 interrupted run resumes; ``curve.png`` shows the losses and the policy's success per round.
@@ -54,7 +57,7 @@ ponds, sand, tall grass, cows and sheep)."""
 class InstructionTrainingConfig:
     """How the learned instruction policy is trained; the defaults make the shipped weights."""
 
-    episodes: int = 400
+    episodes: int = 1200
     """Episodes of the scripted skills, spread evenly over the task catalog's items."""
     episode_steps: int = 300
     near_share: float = 0.75
@@ -67,7 +70,11 @@ class InstructionTrainingConfig:
     prior gives at run time are the goals of the steps that led to them (beyond STEVE-1)."""
     goal_dropout: float = 0.1
     epochs: int = 10
-    dagger_rounds: int = 3
+    dagger_rounds: int = 0
+    """Rounds of DAgger after the cloning (beyond STEVE-1, which only clones). Off by default:
+    the skills, labelling a policy that lets go of attack too soon, give their target up after
+    a while, so frames of a target under the crosshair get labels without attack; the rounds
+    lowered the policy's attack probability on such frames and its success."""
     dagger_episodes: int = 150
     dagger_epochs: int = 2
     prior_steps: int = 1500
@@ -76,13 +83,17 @@ class InstructionTrainingConfig:
     guidance: float = 1.0
     """Guidance scale the DAgger rounds act with."""
     validation_episodes: int = 60
-    """Episodes the final policy runs on fresh seeds of the training worlds at each scale of
+    """Episodes the final policy runs (:func:`validate`) at each scale of
     :attr:`validation_guidance` (0: none); the best scale is stored with the weights as the
     run-time default."""
     validation_guidance: tuple[float, ...] = (1.0, 3.0, 7.0)
+    validation_steps: int = 600
+    """Steps of a validation episode; validation episodes start within ``near_distance`` of a
+    target, as MrSteve's Execute mode calls the policy."""
     sequence: int = 32
     batch: int = 24
     learning_rate: float = 5e-4
+    """Peak learning rate, decayed along a half cosine over each round's epochs."""
     weight_decay: float = 1e-4
     seed: int = 0
     threads: int = 2
@@ -94,7 +105,8 @@ class InstructionTrainingConfig:
 
     def __post_init__(self) -> None:
         for name in ("episodes", "episode_steps", "epochs", "dagger_episodes", "dagger_epochs",
-                     "prior_steps", "sequence", "batch", "threads", "workers"):
+                     "prior_steps", "validation_steps", "sequence", "batch", "threads",
+                     "workers"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
         low, high = self.goal_offsets
@@ -407,9 +419,11 @@ def _train(out: Path, config: InstructionTrainingConfig, progress: bool,
             state = saved["state"]
             model.load_state_dict(saved["model"])
             optimiser.load_state_dict(saved["optimiser"])
+            started = time.perf_counter() - state.get("seconds", 0.0)  # summed over resumes
             say(f"resuming at round {state['rounds']}, epoch {state['epoch']}")
 
     def save_checkpoint() -> None:
+        state["seconds"] = time.perf_counter() - started
         with atomic_path(checkpoint_path) as tmp:
             torch.save({"config": fingerprint, "state": state, "model": model.state_dict(),
                         "optimiser": optimiser.state_dict()}, tmp)
@@ -424,7 +438,7 @@ def _train(out: Path, config: InstructionTrainingConfig, progress: bool,
         epochs = config.epochs if state["rounds"] == 0 else config.dagger_epochs
         pool = Trajectories.concatenate(rounds) if len(rounds) > 1 else data
         while state["epoch"] < epochs:
-            loss = _epoch(model, optimiser, pool, config, state, progress)
+            loss = _epoch(model, optimiser, pool, config, state, epochs, progress)
             state["history"].append({"stage": f"cloning-{state['rounds']}",
                                      "epoch": state["epoch"], "loss": loss,
                                      "seconds": time.perf_counter() - started})
@@ -448,15 +462,7 @@ def _train(out: Path, config: InstructionTrainingConfig, progress: bool,
         rounds.append(walked)
         save_checkpoint()
     if config.validation_episodes and "validation" not in state:
-        state["validation"] = {}
-        weights = export_weights(model, architecture, {})
-        for scale in config.validation_guidance:
-            walked = collect(config, config.seed + 99_999, config.validation_episodes, weights,
-                             scale)
-            state["validation"][str(scale)] = float(walked.episode_success().mean())
-            say(f"validation, guidance {scale:g}: the policy got its item in "
-                f"{walked.episode_success().mean():.0%} of {config.validation_episodes} "
-                f"episodes on fresh seeds of the training worlds")
+        state["validation"] = validate(config, export_weights(model, architecture, {}), say)
         state["history"].append({"stage": "validation", "epoch": 0,
                                  "reached": max(state["validation"].values()),
                                  "seconds": time.perf_counter() - started})
@@ -468,8 +474,9 @@ def _train(out: Path, config: InstructionTrainingConfig, progress: bool,
             "guidance": float(best), "validation": validation,
             "foundation_sha256": foundation.sha256, "prior": state["prior"],
             "data": f"{config.episodes} scripted-skill episodes in "
-                    f"{', '.join(INSTRUCTION_WORLDS)}, seed {config.seed}, "
-                    f"{config.dagger_rounds} DAgger rounds of {config.dagger_episodes}",
+                    f"{', '.join(INSTRUCTION_WORLDS)}, seed {config.seed}"
+                    + (f", {config.dagger_rounds} DAgger rounds of {config.dagger_episodes}"
+                       if config.dagger_rounds else ""),
             "history": state["history"][-1]}
     weights = export_weights(model, architecture, info)
     weights.save(out / "instruction.npz")
@@ -477,6 +484,24 @@ def _train(out: Path, config: InstructionTrainingConfig, progress: bool,
         tmp.write_text(json.dumps(state["history"], indent=2))
     plot_curve(state["history"], out / "curve.png", "episodes the policy got its item in (%)")
     return InstructionTrainingResult(weights, state["history"], seconds)
+
+
+def validate(config: InstructionTrainingConfig, weights: InstructionWeights,
+             say: Callable[[str], None] = print) -> dict[str, float]:
+    """``{scale: success}``: the share of ``config.validation_episodes`` episodes on fresh
+    seeds of the training worlds, each started near a target and ``validation_steps`` long,
+    in which the policy of ``weights`` got its item, at each of ``validation_guidance``."""
+    from dataclasses import replace
+
+    near = replace(config, near_share=1.0, episode_steps=config.validation_steps)
+    success = {}
+    for scale in config.validation_guidance:
+        walked = collect(near, config.seed + 99_999, config.validation_episodes, weights, scale)
+        success[str(scale)] = float(walked.episode_success().mean())
+        say(f"validation, guidance {scale:g}: the policy got its item in {success[str(scale)]:.0%} "
+            f"of {config.validation_episodes} episodes started near a target on fresh seeds of "
+            f"the training worlds")
+    return success
 
 
 def prior_pairs(data: Trajectories) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -528,8 +553,9 @@ def _train_prior(model, data: Trajectories, config: InstructionTrainingConfig, t
 
 
 def _epoch(model, optimiser, data: Trajectories, config: InstructionTrainingConfig,
-           state: dict, progress: bool) -> float:
-    """One pass (as many sequences as the data has steps) and the mean loss."""
+           state: dict, epochs: int, progress: bool) -> float:
+    """One pass (as many sequences as the data has steps, the learning rate on the round's
+    half cosine over ``epochs``) and the mean loss."""
     import torch
     from tqdm import tqdm
 
@@ -540,7 +566,10 @@ def _epoch(model, optimiser, data: Trajectories, config: InstructionTrainingConf
     losses = []
     bar = tqdm(range(steps), disable=not progress, unit="step", leave=False,
                desc=f"cloning round {state['rounds']} epoch {state['epoch'] + 1}")
-    for _ in bar:
+    for step in bar:
+        done = (state["epoch"] * steps + step) / (epochs * steps)
+        for group in optimiser.param_groups:
+            group["lr"] = config.learning_rate * 0.5 * (1.0 + np.cos(np.pi * done))
         index = windows(data, rng, config.batch, config.sequence)
         goals = data.embedding[goal_step[index]]
         goals[rng.random(config.batch) < config.goal_dropout] = 0.0
@@ -566,4 +595,5 @@ __all__ = [
     "collect",
     "relabel",
     "train_instruction_policy",
+    "validate",
 ]

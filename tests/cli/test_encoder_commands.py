@@ -3,6 +3,7 @@ clear error before any work starts."""
 
 from __future__ import annotations
 
+import pytest
 from typer.testing import CliRunner
 
 from mrsteve.cli import app
@@ -56,21 +57,34 @@ def test_eval_names_the_known_encoders(tmp_path):
     assert not (tmp_path / "run").exists()
 
 
-def test_train_encoder_defaults_are_the_recipe_of_the_shipped_weights():
-    """`mrsteve train encoder` with no options trains the shipped weights: its defaults are
-    TrainingConfig's, which the shipped weights record."""
+def _shipped_training_recipes():
+    from mrsteve.control.instruction import load_shipped_instruction_policy
+    from mrsteve.control.learned import load_shipped_navigator
+    from mrsteve.perception.pixels import load_shipped_weights
+    from mrsteve.train.encoder import TrainingConfig
+    from mrsteve.train.instruction import InstructionTrainingConfig
+    from mrsteve.train.navigator import NavigatorTrainingConfig
+
+    return [("encoder", TrainingConfig, load_shipped_weights),
+            ("navigator", NavigatorTrainingConfig, load_shipped_navigator),
+            ("instruction_policy", InstructionTrainingConfig, load_shipped_instruction_policy)]
+
+
+@pytest.mark.parametrize("index", range(3), ids=["encoder", "navigator", "instruction-policy"])
+def test_train_defaults_are_the_recipe_of_the_shipped_weights(index):
+    """`mrsteve train encoder|navigator|instruction-policy` with no options trains the shipped
+    weights: the command's defaults are its config's, which the shipped weights record."""
     import dataclasses
     import inspect
     import json
 
-    from mrsteve.cli.train import encoder
-    from mrsteve.perception.pixels import load_shipped_weights
-    from mrsteve.train.encoder import TrainingConfig
+    from mrsteve.cli import train
 
-    defaults = TrainingConfig()
+    command, config, shipped = _shipped_training_recipes()[index]
+    defaults = config()
     options = {name: parameter.default
-               for name, parameter in inspect.signature(encoder).parameters.items()
-               if name in {f.name for f in dataclasses.fields(TrainingConfig)}}
+               for name, parameter in inspect.signature(getattr(train, command)).parameters.items()
+               if name in {f.name for f in dataclasses.fields(config)}}
     assert options and options == {name: getattr(defaults, name) for name in options}
-    recorded = load_shipped_weights().info["training"]
+    recorded = shipped().info["training"]
     assert recorded == json.loads(json.dumps(dataclasses.asdict(defaults)))

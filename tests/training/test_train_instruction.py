@@ -32,7 +32,7 @@ from mrsteve.train.instruction import (
 
 TINY = InstructionTrainingConfig(episodes=10, episode_steps=80, epochs=3, dagger_rounds=1,
                                  dagger_episodes=2, dagger_epochs=1, prior_steps=30,
-                                 prior_holdout=0.5, validation_episodes=2,
+                                 prior_holdout=0.5, validation_episodes=2, validation_steps=60,
                                  validation_guidance=(1.0, 3.0), sequence=16, batch=6,
                                  learning_rate=2e-3, workers=1)
 
@@ -158,3 +158,27 @@ def test_bad_settings_are_refused_with_the_accepted_values():
         InstructionTrainingConfig(episodes=0)
     with pytest.raises(ValueError, match="goal_dropout"):
         InstructionTrainingConfig(goal_dropout=1.0)
+
+
+def test_validation_starts_near_a_target_and_runs_the_validation_steps(monkeypatch):
+    """The guidance scale is picked the way MrSteve's Execute mode calls the policy: episodes
+    started near a target, on seeds the training did not render."""
+    import mrsteve.train.instruction as training
+
+    calls = []
+
+    def fake_collect(config, seed, episodes, weights=None, guidance=None):
+        calls.append((config, seed, episodes, guidance))
+        got = 1 if guidance == 3.0 else 0
+        return Trajectories(np.zeros((2, 1, 1, 3), np.uint8), np.zeros((2, 1), np.float32),
+                            np.zeros((2, 7), np.uint8), np.zeros((2, 2), np.int8),
+                            np.array([0, 1], np.int32), np.array([got, 0], bool),
+                            np.zeros(2, np.int16))
+
+    monkeypatch.setattr(training, "collect", fake_collect)
+    success = training.validate(TINY, weights=None, say=lambda line: None)
+    assert success == {"1.0": 0.0, "3.0": 0.5}
+    assert [guidance for *_, guidance in calls] == list(TINY.validation_guidance)
+    for config, seed, episodes, _ in calls:
+        assert config.near_share == 1.0 and config.episode_steps == TINY.validation_steps
+        assert seed != TINY.seed and episodes == TINY.validation_episodes
