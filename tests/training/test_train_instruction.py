@@ -106,6 +106,7 @@ def test_a_tiny_run_lowers_the_loss_writes_weights_and_resumes(tmp_path):
     assert json.loads((tmp_path / "history.json").read_text()) == result.history
     again = train_instruction_policy(tmp_path, TINY, progress=False, say=lambda line: None)
     assert again.weights.sha256 == result.weights.sha256  # resumed at the end: nothing redone
+    assert again.seconds >= result.history[-1]["seconds"]  # time summed over the resumed runs
     other = dataclasses.replace(TINY, epochs=4)
     lines = []
     train_instruction_policy(tmp_path, other, progress=False, say=lines.append)
