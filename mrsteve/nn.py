@@ -109,30 +109,62 @@ def symlog(x: np.ndarray) -> np.ndarray:
     return np.sign(x) * np.log1p(np.abs(x))
 
 
-def policy_shapes(obs_size: tuple[int, int], channels: tuple[int, ...],
-                  strides: tuple[int, ...], dim: int, heads: int, context: int, mlp_dim: int,
-                  buttons: int, camera: int) -> dict[str, tuple[int, ...]]:
-    """Parameter shapes (torch's layouts) of a policy's image encoder (``image.*``,
-    :class:`FrameEncoder`), core (``core.*``, :class:`CausalCore`) and action head (``head.*``:
-    a layer norm, ``buttons`` key logits and ``camera`` camera logits)."""
-    shapes: dict[str, tuple[int, ...]] = {}
-    previous = 3
-    for i, out in enumerate(channels):
-        shapes[f"image.convs.{i}.weight"] = (out, previous, KERNEL, KERNEL)
-        shapes[f"image.convs.{i}.bias"] = (out,)
-        previous = out
-    linears = {"image.frame": (dim, int(np.prod(feature_map(obs_size, channels, strides)))),
-               "core.qkv": (3 * dim, dim), "core.out": (dim, dim),
-               "core.mlp.0": (mlp_dim, dim), "core.mlp.2": (dim, mlp_dim),
-               "head.buttons": (buttons, dim), "head.camera": (camera, dim)}
-    for name, shape in linears.items():
-        shapes[f"{name}.weight"] = shape
-        shapes[f"{name}.bias"] = shape[:1]
-    for norm in ("core.norm1", "core.norm2", "head.norm"):
-        shapes[f"{norm}.weight"] = (dim,)
-        shapes[f"{norm}.bias"] = (dim,)
-    shapes["core.position"] = (heads, context)
-    return shapes
+@dataclass(frozen=True)
+class PolicyArchitecture:
+    """The shape of the image encoder (:class:`FrameEncoder`) and causal core
+    (:class:`CausalCore`) every learned policy shares (the foundation policy's); a policy's
+    architecture adds its own fields after these."""
+
+    obs_size: tuple[int, int] = (40, 64)
+    """Frame height and width (the environment's default)."""
+    channels: tuple[int, ...] = (16, 32, 64)
+    """Output channels of the convolutions."""
+    strides: tuple[int, ...] = (2, 2, 2)
+    """Stride of each convolution."""
+    dim: int = 256
+    """Width of the frame embedding and the core."""
+    context: int = 16
+    """Frames the core attends to (this one and the previous ``context - 1``)."""
+    heads: int = 4
+    """Attention heads."""
+    mlp_dim: int = 512
+    """Hidden width of the core's MLP."""
+
+    def __post_init__(self) -> None:
+        if len(self.channels) != len(self.strides) or not self.channels:
+            raise ValueError(f"channels and strides must be non-empty and of one length, got "
+                             f"{self.channels} and {self.strides}")
+        if min(self.obs_size) < 1 or self.context < 1 or self.dim % self.heads:
+            raise ValueError(f"need a positive obs_size and context, and dim divisible by heads, "
+                             f"got {self}")
+
+    @property
+    def feature_map(self) -> tuple[int, int, int]:
+        return feature_map(self.obs_size, self.channels, self.strides)
+
+    def policy_shapes(self, buttons: int, camera: int) -> dict[str, tuple[int, ...]]:
+        """Parameter shapes (torch's layouts) of the image encoder (``image.*``), the core
+        (``core.*``) and an action head (``head.*``: a layer norm, ``buttons`` key logits and
+        ``camera`` camera logits)."""
+        dim = self.dim
+        shapes: dict[str, tuple[int, ...]] = {}
+        previous = 3
+        for i, out in enumerate(self.channels):
+            shapes[f"image.convs.{i}.weight"] = (out, previous, KERNEL, KERNEL)
+            shapes[f"image.convs.{i}.bias"] = (out,)
+            previous = out
+        linears = {"image.frame": (dim, int(np.prod(self.feature_map))),
+                   "core.qkv": (3 * dim, dim), "core.out": (dim, dim),
+                   "core.mlp.0": (self.mlp_dim, dim), "core.mlp.2": (dim, self.mlp_dim),
+                   "head.buttons": (buttons, dim), "head.camera": (camera, dim)}
+        for name, shape in linears.items():
+            shapes[f"{name}.weight"] = shape
+            shapes[f"{name}.bias"] = shape[:1]
+        for norm in ("core.norm1", "core.norm2", "head.norm"):
+            shapes[f"{norm}.weight"] = (dim,)
+            shapes[f"{norm}.bias"] = (dim,)
+        shapes["core.position"] = (self.heads, self.context)
+        return shapes
 
 
 class FrameEncoder:

@@ -41,11 +41,10 @@ from mrsteve.digests import PACKAGE_ROOT
 from mrsteve.nn import (
     CausalCore,
     FrameEncoder,
+    PolicyArchitecture,
     Weights,
-    feature_map,
     layer_norm,
     mlp,
-    policy_shapes,
     sample_category,
 )
 from mrsteve.spaces import Action, Observation
@@ -59,18 +58,10 @@ INSTRUCTION_BUTTONS = ("forward", "left", "right", "jump", "sprint", "attack", "
 
 
 @dataclass(frozen=True)
-class InstructionArchitecture:
-    """The shape of a learned instruction policy; the training code builds the same network."""
+class InstructionArchitecture(PolicyArchitecture):
+    """The shape of a learned instruction policy: the foundation policy's image encoder and core,
+    a goal projection and the prior; the training code builds the same network."""
 
-    obs_size: tuple[int, int] = (40, 64)
-    channels: tuple[int, ...] = (16, 32, 64)
-    strides: tuple[int, ...] = (2, 2, 2)
-    dim: int = 256
-    context: int = 16
-    heads: int = 4
-    mlp_dim: int = 512
-    """The image encoder and core, as :class:`~mrsteve.control.learned.NavigatorArchitecture`
-    (the foundation policy's)."""
     goal_dim: int = 128
     """Width of a goal embedding (the pixel encoder's)."""
     text_dim: int = 128
@@ -80,24 +71,10 @@ class InstructionArchitecture:
     goal_encoder: str = ""
     """SHA-256 of the pixel encoder weights whose embeddings the goals and the prior are in."""
 
-    def __post_init__(self) -> None:
-        if len(self.channels) != len(self.strides) or not self.channels:
-            raise ValueError(f"channels and strides must be non-empty and of one length, got "
-                             f"{self.channels} and {self.strides}")
-        if min(self.obs_size) < 1 or self.context < 1 or self.dim % self.heads:
-            raise ValueError(f"need a positive obs_size and context, and dim divisible by heads, "
-                             f"got {self}")
-
-    @property
-    def feature_map(self) -> tuple[int, int, int]:
-        return feature_map(self.obs_size, self.channels, self.strides)
-
     def parameter_shapes(self) -> dict[str, tuple[int, ...]]:
         """Name and shape of every parameter (torch's layouts)."""
         d, hidden = self.dim, self.prior_hidden
-        shapes = policy_shapes(self.obs_size, self.channels, self.strides, d, self.heads,
-                               self.context, self.mlp_dim, len(INSTRUCTION_BUTTONS),
-                               2 * CAMERA_BINS)
+        shapes = self.policy_shapes(len(INSTRUCTION_BUTTONS), 2 * CAMERA_BINS)
         linears = {"goal": (d, self.goal_dim), "prior.0": (hidden, self.text_dim),
                    "prior.2": (hidden, hidden), "prior.4": (self.goal_dim, hidden)}
         for name, shape in linears.items():

@@ -40,11 +40,10 @@ from mrsteve.digests import PACKAGE_ROOT
 from mrsteve.nn import (
     CausalCore,
     FrameEncoder,
+    PolicyArchitecture,
     Weights,
-    feature_map,
     layer_norm,
     mlp,
-    policy_shapes,
     sample_category,
     symlog,
 )
@@ -108,23 +107,10 @@ def goal_features(dx: np.ndarray | float, dz: np.ndarray | float, yaw: np.ndarra
 
 
 @dataclass(frozen=True)
-class NavigatorArchitecture:
-    """The shape of a learned navigator; the training code builds the same network from it."""
+class NavigatorArchitecture(PolicyArchitecture):
+    """The shape of a learned navigator: the foundation policy's image encoder and core, and its
+    goal encoders; the training code builds the same network from it."""
 
-    obs_size: tuple[int, int] = (40, 64)
-    """Frame height and width (the environment's default)."""
-    channels: tuple[int, ...] = (16, 32, 64)
-    """Output channels of the convolutions."""
-    strides: tuple[int, ...] = (2, 2, 2)
-    """Stride of each convolution."""
-    dim: int = 256
-    """Width of the frame embedding and the core."""
-    context: int = 16
-    """Frames the core attends to (this one and the previous ``context - 1``)."""
-    heads: int = 4
-    """Attention heads."""
-    mlp_dim: int = 512
-    """Hidden width of the core's MLP."""
     goal_hidden: int = 128
     """Hidden width of the goal encoder (a 4-layer MLP)."""
     conditioning: str = "head"
@@ -134,12 +120,7 @@ class NavigatorArchitecture:
         if self.conditioning not in CONDITIONING:
             raise ValueError(f"conditioning must be one of {', '.join(CONDITIONING)}, got "
                              f"{self.conditioning!r}")
-        if len(self.channels) != len(self.strides) or not self.channels:
-            raise ValueError(f"channels and strides must be non-empty and of one length, got "
-                             f"{self.channels} and {self.strides}")
-        if min(self.obs_size) < 1 or self.context < 1 or self.dim % self.heads:
-            raise ValueError(f"need a positive obs_size and context, and dim divisible by heads, "
-                             f"got {self}")
+        super().__post_init__()
 
     @property
     def goal_sites(self) -> tuple[str, ...]:
@@ -148,17 +129,12 @@ class NavigatorArchitecture:
         return {"none": (), "trxl": ("goal_in",), "head": ("goal_out",),
                 "dual": ("goal_in", "goal_out")}[self.conditioning]
 
-    @property
-    def feature_map(self) -> tuple[int, int, int]:
-        return feature_map(self.obs_size, self.channels, self.strides)
-
     def parameter_shapes(self) -> dict[str, tuple[int, ...]]:
         """Name and shape of every parameter (torch's layouts)."""
-        d = self.dim
-        shapes = policy_shapes(self.obs_size, self.channels, self.strides, d, self.heads,
-                               self.context, self.mlp_dim, len(BUTTONS), 2 * CAMERA_BINS)
+        shapes = self.policy_shapes(len(BUTTONS), 2 * CAMERA_BINS)
         for site in self.goal_sites:
-            widths = (GOAL_FEATURES, self.goal_hidden, self.goal_hidden, self.goal_hidden, d)
+            widths = (GOAL_FEATURES, self.goal_hidden, self.goal_hidden, self.goal_hidden,
+                      self.dim)
             for layer in range(4):
                 shapes[f"{site}.{2 * layer}.weight"] = (widths[layer + 1], widths[layer])
                 shapes[f"{site}.{2 * layer}.bias"] = (widths[layer + 1],)
@@ -241,13 +217,14 @@ class LearnedNavigator:
     navigation run, as VPT-Nav is given one goal per run). After ``stall_jump`` stalled steps in a
     row (:class:`~mrsteve.control.motion.StallTracker`) it jumps, as VPT-Nav's wrapper forces a
     jump when the agent stops moving. Having no map, it judges a goal out of reach
-    (:meth:`blocked`) by its own progress alone: ``no_progress_steps`` steps without coming
-    ``progress_gain`` blocks closer than ever before (:class:`~mrsteve.control.motion.
-    ProgressTracker`: where the depth navigator starts a detour, this one, which has none, gives
-    up), so that an explorer gives the goal up instead of pushing into a wall or a tree until
-    its timeout. Its settings are the navigators' (:class:`~mrsteve.control.navigation.
-    NavigatorConfig`: the success radius, the stall and progress rules); ``weights`` default to
-    the shipped ones."""
+    (:meth:`blocked`) by its own motion alone: ``stuck_steps`` stalled steps in a row (forward
+    held, jumps forced, no headway: where the depth navigator replans around the column ahead) or
+    ``no_progress_steps`` steps without coming ``progress_gain`` blocks closer than ever before
+    (:class:`~mrsteve.control.motion.ProgressTracker`: where the depth navigator starts a detour);
+    having neither a plan nor a detour, it gives up, so that an explorer gives the goal up instead
+    of pushing into a wall or a tree until its timeout. Its settings are the navigators'
+    (:class:`~mrsteve.control.navigation.NavigatorConfig`: the success radius, the stall and
+    progress rules); ``weights`` default to the shipped ones."""
 
     reads = ("rgb", "pose")
     """The observation keys it reads."""
@@ -264,6 +241,7 @@ class LearnedNavigator:
         self.success_radius = config.success_radius
         self.sample = sample
         self.stall_jump = config.stall_jump
+        self.stuck_steps = config.stuck_steps
         self._stall = StallTracker(config.stall_speed)
         self._progress = ProgressTracker(config.progress_gain, config.no_progress_steps)
         self._camera_values = camera_bin_values()
@@ -281,9 +259,10 @@ class LearnedNavigator:
         """Nothing to record (the core remembers the frames it acted on)."""
 
     def blocked(self, obs: Observation, goal_xz: tuple[float, float]) -> bool:
-        """Whether the current goal saw no progress for ``give_up_steps`` steps (a new goal never
-        is)."""
-        return (float(goal_xz[0]), float(goal_xz[1])) == self._goal and self._progress.stuck
+        """Whether the current goal saw ``stuck_steps`` stalled steps in a row or no progress for
+        ``no_progress_steps`` steps (a new goal never is)."""
+        return ((float(goal_xz[0]), float(goal_xz[1])) == self._goal
+                and (self._progress.stuck or self._stall.stalled >= self.stuck_steps))
 
     def reached(self, obs: Observation, goal_xz: tuple[float, float]) -> bool:
         x, _, z = obs["pose"][:3]
@@ -295,6 +274,7 @@ class LearnedNavigator:
             self._goal = goal
             self.policy.reset()
             self._progress.reset()
+            self._stall.clear()
         x, _, z, yaw, pitch = (float(v) for v in obs["pose"][:5])
         self._stall.update(x, z)
         if self.reached(obs, goal):

@@ -100,7 +100,8 @@ class NavigatorConfig:
     stall_jump: int = 3
     """Stalled steps in a row after which the navigator jumps."""
     stuck_steps: int = 16
-    """Stalled steps in a row after which the column ahead is penalised and the path replanned."""
+    """Stalled steps in a row after which the depth navigator penalises the column ahead and
+    replans, and the learned one, which has no map, gives the goal up."""
     stuck_penalty: float = 6.0
     """Cost added to a column the navigator got stuck in front of."""
     replan_interval: int = 8

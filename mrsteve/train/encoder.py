@@ -43,7 +43,7 @@ from mrsteve.calibration.clips import CALIBRATION_WORLDS, ClipConfig, collect_cl
 from mrsteve.calibration.thresholds import average_precision
 from mrsteve.perception.lexicon import Lexicon, load_lexicon
 from mrsteve.perception.pixels import PixelArchitecture, PixelWeights, tokens
-from mrsteve.train.layers import torch_session
+from mrsteve.train.layers import optimise, torch_session
 
 REPHRASINGS = ("near {}", "{} nearby", "close to {}", "next to {}", "a view of {}")
 """Caption templates of a ``near X`` prompt; other prompts (``cut a tree``) are also captioned
@@ -356,12 +356,8 @@ def _train(out: Path, config: TrainingConfig, lexicon: Lexicon, progress: bool,
             words, offsets = _word_batch(captions, word_index)
             loss = _loss(model, config, model.image(rgb) @ model.text(words, offsets).T,
                          torch.from_numpy(train.labels[batch]))
-            optimiser.zero_grad()
-            loss.backward()
-            optimiser.step()
+            optimise(optimiser, loss, losses, bar)
             schedule.step()
-            losses.append(float(loss.detach()))
-            bar.set_postfix(loss=f"{np.mean(losses[-20:]):.3f}")
         row = {"epoch": epoch + 1, "train_loss": float(np.mean(losses)),
                **_validate(model, config, val, lexicon, word_index),
                "seconds": time.perf_counter() - started}

@@ -45,7 +45,13 @@ from mrsteve.control.instruction import (
     InstructionWeights,
 )
 from mrsteve.control.learned import CAMERA_BINS, NavigatorWeights, camera_bins
-from mrsteve.train.layers import action_head, causal_core, frame_encoder, torch_session
+from mrsteve.train.layers import (
+    action_head,
+    causal_core,
+    frame_encoder,
+    optimise,
+    torch_session,
+)
 from mrsteve.train.navigator import action_loss, cached_data, plot_curve, windows
 
 INSTRUCTION_WORLDS = ("calib_meadow", "calib_dunes")
@@ -577,11 +583,7 @@ def _epoch(model, optimiser, data: Trajectories, config: InstructionTrainingConf
                                 torch.from_numpy(data.segment[index]))
         loss = action_loss(buttons, camera, torch.from_numpy(data.buttons[index]),
                            torch.from_numpy(data.camera[index]))
-        optimiser.zero_grad()
-        loss.backward()
-        optimiser.step()
-        losses.append(float(loss.detach()))
-        bar.set_postfix(loss=f"{np.mean(losses[-20:]):.3f}")
+        optimise(optimiser, loss, losses, bar)
     state["epoch"] += 1
     return float(np.mean(losses))
 

@@ -106,3 +106,13 @@ def action_head(dim: int, buttons: int, camera_bins: int):
             return self.buttons(y), self.camera(y).unflatten(-1, (2, camera_bins))
 
     return ActionHead()
+
+
+def optimise(optimiser, loss, losses: list[float], bar) -> None:
+    """One gradient step of ``optimiser`` on ``loss``; the loss is appended to ``losses`` and the
+    mean of the last 20 shown on ``bar`` (a tqdm progress bar)."""
+    optimiser.zero_grad()
+    loss.backward()
+    optimiser.step()
+    losses.append(float(loss.detach()))
+    bar.set_postfix(loss=f"{np.mean(losses[-20:]):.3f}")

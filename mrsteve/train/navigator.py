@@ -47,7 +47,13 @@ from mrsteve.control.learned import (
     camera_bins,
     goal_features,
 )
-from mrsteve.train.layers import action_head, causal_core, frame_encoder, torch_session
+from mrsteve.train.layers import (
+    action_head,
+    causal_core,
+    frame_encoder,
+    optimise,
+    torch_session,
+)
 from mrsteve.train.navigator_ppo import PPOConfig, kl_to, ppo_finetune
 
 TRAINING_WORLDS = ("nav_meadow", "nav_crags", "nav_stream")
@@ -630,11 +636,7 @@ def _epoch(model, optimiser, data: Demonstrations, config: NavigatorTrainingConf
             with torch.no_grad():
                 reference_buttons, reference_camera = reference(rgb, goals, segment)
             loss = loss + config.kl * kl_to(buttons, camera, reference_buttons, reference_camera)
-        optimiser.zero_grad()
-        loss.backward()
-        optimiser.step()
-        losses.append(float(loss.detach()))
-        bar.set_postfix(loss=f"{np.mean(losses[-20:]):.3f}")
+        optimise(optimiser, loss, losses, bar)
     state["epoch"] += 1
     return float(np.mean(losses))
 

@@ -14,6 +14,7 @@ import pytest
 import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
 from mrsteve.agent.factory import make_navigator
 from mrsteve.control.learned import (
+    BUTTONS,
     CAMERA_BINS,
     GOAL_CLIP,
     LearnedNavigator,
@@ -171,8 +172,8 @@ def test_same_seed_same_actions():
 
 
 def test_a_goal_without_progress_is_given_up_and_a_new_goal_is_not():
-    navigator = LearnedNavigator(NavigatorConfig(no_progress_steps=20, progress_gain=1.0),
-                                 weights=small_weights())
+    navigator = LearnedNavigator(NavigatorConfig(no_progress_steps=20, progress_gain=1.0,
+                                                 stuck_steps=1000), weights=small_weights())
     navigator.reset(np.random.default_rng(0), None)
     obs = {"rgb": np.zeros((40, 64, 3), np.uint8), "pose": np.zeros(5)}  # it never moves
     goal = (12.0, 0.0)
@@ -184,3 +185,29 @@ def test_a_goal_without_progress_is_given_up_and_a_new_goal_is_not():
     assert not navigator.blocked(obs, (-12.0, 0.0))  # another goal: no evidence yet
     navigator.act(obs, (-12.0, 0.0))
     assert not navigator.blocked(obs, (-12.0, 0.0))
+
+
+def pressing_forward(navigator: LearnedNavigator) -> LearnedNavigator:
+    """``navigator`` with a policy that always presses forward and never turns."""
+    buttons = np.where(np.array(BUTTONS) == "forward", 20.0, -20.0).astype(np.float32)
+    camera = np.full((2, CAMERA_BINS), -20.0, np.float32)
+    camera[:, CAMERA_BINS // 2] = 20.0
+    navigator.policy.step = lambda rgb, goal: (buttons, camera)
+    return navigator
+
+
+def test_a_goal_is_given_up_after_stuck_steps_stalled_steps_in_a_row():
+    navigator = pressing_forward(LearnedNavigator(
+        NavigatorConfig(stuck_steps=10, no_progress_steps=1000), weights=small_weights()))
+    navigator.reset(np.random.default_rng(0), None)
+    goal, rgb = (12.0, 0.0), np.zeros((40, 64, 3), np.uint8)
+    for x in np.arange(10) * 0.3:  # walking: never stalled
+        assert navigator.act({"rgb": rgb, "pose": np.array([x, 0, 0, -90, 0])}, goal)["forward"]
+    wall = {"rgb": rgb, "pose": np.array([2.7, 0, 0, -90, 0])}  # then against a wall
+    for _ in range(10):
+        assert not navigator.blocked(wall, goal)
+        navigator.act(wall, goal)
+    assert navigator.blocked(wall, goal)
+    assert not navigator.blocked(wall, (-12.0, 0.0))  # another goal starts counting afresh
+    navigator.act(wall, (-12.0, 0.0))
+    assert not navigator.blocked(wall, (-12.0, 0.0))
