@@ -109,6 +109,20 @@ def symlog(x: np.ndarray) -> np.ndarray:
     return np.sign(x) * np.log1p(np.abs(x))
 
 
+def convolution_shapes(channels: tuple[int, ...], strides: tuple[int, ...]
+                       ) -> dict[str, tuple[int, ...]]:
+    """Parameter shapes (torch's layouts) of an image encoder's convolutions (``image.convs.*``)
+    over RGB frames; a ``ValueError`` where ``channels`` and ``strides`` do not pair up."""
+    if len(channels) != len(strides) or not channels:
+        raise ValueError(f"channels and strides must be non-empty and of one length, got "
+                         f"{channels} and {strides}")
+    shapes: dict[str, tuple[int, ...]] = {}
+    for i, (previous, out) in enumerate(zip((3, *channels), channels, strict=False)):
+        shapes[f"image.convs.{i}.weight"] = (out, previous, KERNEL, KERNEL)
+        shapes[f"image.convs.{i}.bias"] = (out,)
+    return shapes
+
+
 @dataclass(frozen=True)
 class PolicyArchitecture:
     """The shape of the image encoder (:class:`FrameEncoder`) and causal core
@@ -131,9 +145,7 @@ class PolicyArchitecture:
     """Hidden width of the core's MLP."""
 
     def __post_init__(self) -> None:
-        if len(self.channels) != len(self.strides) or not self.channels:
-            raise ValueError(f"channels and strides must be non-empty and of one length, got "
-                             f"{self.channels} and {self.strides}")
+        convolution_shapes(self.channels, self.strides)
         if min(self.obs_size) < 1 or self.context < 1 or self.dim % self.heads:
             raise ValueError(f"need a positive obs_size and context, and dim divisible by heads, "
                              f"got {self}")
@@ -147,12 +159,7 @@ class PolicyArchitecture:
         (``core.*``) and an action head (``head.*``: a layer norm, ``buttons`` key logits and
         ``camera`` camera logits)."""
         dim = self.dim
-        shapes: dict[str, tuple[int, ...]] = {}
-        previous = 3
-        for i, out in enumerate(self.channels):
-            shapes[f"image.convs.{i}.weight"] = (out, previous, KERNEL, KERNEL)
-            shapes[f"image.convs.{i}.bias"] = (out,)
-            previous = out
+        shapes = convolution_shapes(self.channels, self.strides)
         linears = {"image.frame": (dim, int(np.prod(self.feature_map))),
                    "core.qkv": (3 * dim, dim), "core.out": (dim, dim),
                    "core.mlp.0": (self.mlp_dim, dim), "core.mlp.2": (dim, self.mlp_dim),

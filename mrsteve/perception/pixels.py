@@ -31,7 +31,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from mrsteve.nn import KERNEL, FrameEncoder, Weights, feature_map
+from mrsteve.nn import FrameEncoder, Weights, convolution_shapes, feature_map
 from mrsteve.perception._data import data_path, read_data_toml
 from mrsteve.perception.encoder import Observation
 from mrsteve.perception.lexicon import Lexicon, load_lexicon
@@ -72,9 +72,7 @@ class PixelArchitecture:
     """Word embedding size of the text tower."""
 
     def __post_init__(self) -> None:
-        if len(self.channels) != len(self.strides) or not self.channels:
-            raise ValueError(f"channels and strides must be non-empty and of one length, got "
-                             f"{self.channels} and {self.strides}")
+        convolution_shapes(self.channels, self.strides)
         if min(self.obs_size) < 1 or self.window < 1 or not self.vocabulary:
             raise ValueError("obs_size and window must be positive and vocabulary non-empty")
 
@@ -86,12 +84,7 @@ class PixelArchitecture:
     def parameter_shapes(self) -> dict[str, tuple[int, ...]]:
         """Name and shape of every parameter (torch's layouts: convolutions ``[out, in, k, k]``,
         linear layers ``[out, in]``; the flattened feature map is channel-major)."""
-        shapes: dict[str, tuple[int, ...]] = {}
-        previous = 3
-        for i, out in enumerate(self.channels):
-            shapes[f"image.convs.{i}.weight"] = (out, previous, KERNEL, KERNEL)
-            shapes[f"image.convs.{i}.bias"] = (out,)
-            previous = out
+        shapes = convolution_shapes(self.channels, self.strides)
         flat = int(np.prod(self.feature_map))
         linears = {"image.frame": (self.frame_dim, flat),
                    "image.head.0": (self.frame_dim, self.frame_dim),
