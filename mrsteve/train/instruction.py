@@ -34,7 +34,7 @@ import hashlib
 import json
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 import numpy as np
@@ -45,6 +45,7 @@ from mrsteve.control.instruction import (
     InstructionWeights,
 )
 from mrsteve.control.learned import CAMERA_BINS, NavigatorWeights, camera_bins
+from mrsteve.nn import PolicyArchitecture
 from mrsteve.train.layers import (
     action_head,
     causal_core,
@@ -392,10 +393,8 @@ def _train(out: Path, config: InstructionTrainingConfig, progress: bool,
     base = foundation.architecture
     text = load_shipped_weights()
     architecture = InstructionArchitecture(
-        obs_size=base.obs_size, channels=base.channels, strides=base.strides, dim=base.dim,
-        context=base.context, heads=base.heads, mlp_dim=base.mlp_dim,
-        goal_dim=text.architecture.dim, text_dim=text.architecture.dim,
-        goal_encoder=text.sha256)
+        **{f.name: getattr(base, f.name) for f in fields(PolicyArchitecture)},
+        goal_dim=text.architecture.dim, text_dim=text.architecture.dim, goal_encoder=text.sha256)
     key = config.data_key()
 
     def render() -> Trajectories:
@@ -554,7 +553,8 @@ def _train_prior(model, data: Trajectories, config: InstructionTrainingConfig, t
     report = {"held_out_clips": int((~train).sum()), "cosine_same_prompt": float(own.mean()),
               "cosine_other_prompts": float(others.mean()), "top1": float(top)}
     say(f"prior: held-out success clips {report['held_out_clips']}, cosine to its prompt's "
-        f"goal {report['cosine_same_prompt']:.3f} vs other prompts' {report['cosine_other_prompts']:.3f}, "
+        f"goal {report['cosine_same_prompt']:.3f} vs other prompts' "
+        f"{report['cosine_other_prompts']:.3f}, "
         f"nearest goal is its prompt's for {top:.0%}")
     return report
 

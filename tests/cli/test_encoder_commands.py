@@ -57,7 +57,8 @@ def test_eval_names_the_known_encoders(tmp_path):
     assert not (tmp_path / "run").exists()
 
 
-def _shipped_training_recipes():
+def _training_recipe(command: str):
+    """The config class of a `mrsteve train` command and the loader of its shipped weights."""
     from mrsteve.control.instruction import load_shipped_instruction_policy
     from mrsteve.control.learned import load_shipped_navigator
     from mrsteve.perception.pixels import load_shipped_weights
@@ -65,13 +66,14 @@ def _shipped_training_recipes():
     from mrsteve.train.instruction import InstructionTrainingConfig
     from mrsteve.train.navigator import NavigatorTrainingConfig
 
-    return [("encoder", TrainingConfig, load_shipped_weights),
-            ("navigator", NavigatorTrainingConfig, load_shipped_navigator),
-            ("instruction_policy", InstructionTrainingConfig, load_shipped_instruction_policy)]
+    return {"encoder": (TrainingConfig, load_shipped_weights),
+            "navigator": (NavigatorTrainingConfig, load_shipped_navigator),
+            "instruction_policy": (InstructionTrainingConfig,
+                                   load_shipped_instruction_policy)}[command]
 
 
-@pytest.mark.parametrize("index", range(3), ids=["encoder", "navigator", "instruction-policy"])
-def test_train_defaults_are_the_recipe_of_the_shipped_weights(index):
+@pytest.mark.parametrize("command", ["encoder", "navigator", "instruction_policy"])
+def test_train_defaults_are_the_recipe_of_the_shipped_weights(command):
     """`mrsteve train encoder|navigator|instruction-policy` with no options trains the shipped
     weights: the command's defaults are its config's, which the shipped weights record."""
     import dataclasses
@@ -80,7 +82,7 @@ def test_train_defaults_are_the_recipe_of_the_shipped_weights(index):
 
     from mrsteve.cli import train
 
-    command, config, shipped = _shipped_training_recipes()[index]
+    config, shipped = _training_recipe(command)
     defaults = config()
     options = {name: parameter.default
                for name, parameter in inspect.signature(getattr(train, command)).parameters.items()
