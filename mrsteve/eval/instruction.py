@@ -13,11 +13,14 @@ the agent (``placement``):
   range, so the policy must search (not for the items of :data:`EVERYWHERE`).
 
 Success is read from the inventory: the item's count rose within ``max_steps``. Metrics:
-success (percent), the steps taken (``max_steps`` on failure).
+success (percent), the steps taken (``max_steps`` on failure), and what the evaluator sees of
+how a policy fails (:class:`EpisodeWatch`): the closest it came to a target, the other items it
+gathered, and the share of steps it looked steeply down.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import gymnasium as gym
@@ -39,7 +42,10 @@ from mrsteve.tasks.driver import Driver
 PLACEMENTS = ("near", "far")
 """Where an episode puts the agent relative to the item's targets (module docstring)."""
 
-METRICS = ("success_rate", "steps")
+METRICS = ("success_rate", "steps", "closest", "other_items", "looking_down")
+
+LOOKING_DOWN = 45.0
+"""Pitch (degrees below the horizon) beyond which a step counts as looking steeply down."""
 
 EVERYWHERE = ("leaves", "wheat_seeds", "dirt")
 """Items whose targets (oak crowns, tall grass, the ground) cover the plains: no place lies 20
@@ -97,6 +103,38 @@ def place_agent(world, targets: np.ndarray, rng: np.random.Generator,
             continue
         return {"x": float(x), "z": float(z), "yaw": float(rng.uniform(-180, 180))}
     raise ValueError(f"no standing place with the nearest target {low:g}-{high:g} blocks away")
+
+
+class EpisodeWatch:
+    """What the evaluator (not the agent) reads along an instruction episode: the closest the
+    player came to a target of the item's skill on the ground plane (blocks as the episode
+    began, mobs where they are at each step), the items it gathered other than the task's, and
+    the share of steps its view pitched more than :data:`LOOKING_DOWN` degrees down."""
+
+    def __init__(self, world, item: str, inventory: np.ndarray) -> None:
+        skill = load_skills().skill(load_catalog().item(item).prompts.execute)
+        self.world, self.item = world, item
+        self.fixed = None if skill.on_mobs else target_positions(world, item)
+        self.start = inventory.astype(np.int64)
+        self.slot = world.content.item_names.index(item)
+        self.closest = math.inf
+        self.steps = self.down = 0
+
+    def update(self, obs) -> None:
+        targets = self.fixed if self.fixed is not None else target_positions(self.world,
+                                                                             self.item)
+        x, _, z, _, pitch = (float(v) for v in obs["pose"][:5])
+        if len(targets):
+            self.closest = min(self.closest, float(np.min(np.hypot(targets[:, 0] - x,
+                                                                   targets[:, 1] - z))))
+        self.steps += 1
+        self.down += pitch > LOOKING_DOWN
+
+    def metrics(self, inventory: np.ndarray) -> dict[str, float]:
+        gained = np.maximum(inventory.astype(np.int64) - self.start, 0)
+        gained[self.slot] = 0
+        return {"closest": self.closest, "other_items": float(gained.sum()),
+                "looking_down": 100.0 * self.down / max(self.steps, 1)}
 
 
 @dataclass(frozen=True)
@@ -161,12 +199,19 @@ def instruction_episode(spec: RunSpec) -> Record:
         agent.set_task(item.prompts, 0)
         slot = world.content.item_names.index(task.item)
         start = int(driver.obs["inventory"][slot])
-        last = driver.run(agent.act, steps=task.max_steps,
-                          until=lambda step: int(step.obs["inventory"][slot]) > start)
+        watch = EpisodeWatch(world, task.item, driver.obs["inventory"])
+        watch.update(driver.obs)
+
+        def got_it(step) -> bool:
+            watch.update(step.obs)
+            return int(step.obs["inventory"][slot]) > start
+
+        last = driver.run(agent.act, steps=task.max_steps, until=got_it)
         success = last is not None and int(driver.obs["inventory"][slot]) > start
+        seen = watch.metrics(driver.obs["inventory"])
     return {"success_rate": 100.0 * success,
             "steps": float(driver.t if success else task.max_steps),
-            "start": [placed["x"], placed["z"]]}
+            **seen, "start": [placed["x"], placed["z"]]}
 
 
 class Instruction(Experiment):
@@ -212,8 +257,12 @@ class Instruction(Experiment):
             task = group.spec.task
             rows.append([task.item, task.placement, group.spec.agent.instruction_policy,
                          format_metric(summary["success_rate"], 1),
-                         format_metric(summary["steps"], 0)])
-        return format_table(["item", "placement", "policy", "success %", "steps"], rows)
+                         format_metric(summary["steps"], 0),
+                         format_metric(summary.get("closest"), 1),
+                         format_metric(summary.get("other_items"), 1),
+                         format_metric(summary.get("looking_down"), 0)])
+        return format_table(["item", "placement", "policy", "success %", "steps",
+                             "closest", "other items", "looking down %"], rows)
 
 
 INSTRUCTION = Instruction()

@@ -12,6 +12,8 @@ from mrsteve.agent.factory import agent_config
 from mrsteve.eval.instruction import (
     EVERYWHERE,
     INSTRUCTION,
+    LOOKING_DOWN,
+    EpisodeWatch,
     InstructionTask,
     InstructionTaskConfig,
     instruction_episode,
@@ -42,10 +44,34 @@ def test_success_is_read_from_the_inventory():
     record = instruction_episode(RunSpec("instruction", "wool.near.scripted", "instruction/wool",
                                          task, agent_config("steve1"), seed=3))
     assert record["success_rate"] == 100.0 and 0 < record["steps"] < 300
+    assert record["closest"] <= 4.0  # it reached a sheep to shear
     short = InstructionTask("wool", "near", (0.0, 12.0), "plains", 1, (40, 64))
     record = instruction_episode(RunSpec("instruction", "wool.near.scripted", "instruction/wool",
                                          short, agent_config("steve1"), seed=3))
     assert record["success_rate"] == 0.0 and record["steps"] == 1
+
+
+def test_the_watch_reports_the_closest_approach_other_items_and_looking_down():
+    env = gym.make("mrsteve/Voxel-v0", world="plains")
+    obs, _ = env.reset(seed=4)
+    world = env.unwrapped.world
+    names = world.content.item_names
+    target = target_positions(world, "log")[0]
+    watch = EpisodeWatch(world, "log", obs["inventory"])
+
+    def at(x, z, pitch):
+        return {"pose": np.array([x, 70.0, z, 0.0, pitch], np.float32)}
+
+    watch.update(at(target[0] + 40, target[1], 0.0))
+    watch.update(at(target[0] + 0.5, target[1], LOOKING_DOWN + 10))  # over the target, looking down
+    watch.update(at(target[0] + 20, target[1], -30.0))  # looking up does not count
+    inventory = obs["inventory"].copy()
+    inventory[names.index("log")] += 2  # the task's item is not an other item
+    inventory[names.index("dirt")] += 3
+    seen = watch.metrics(inventory)
+    assert seen["closest"] <= 0.5
+    assert seen["other_items"] == 3.0
+    assert seen["looking_down"] == pytest.approx(100 / 3)
 
 
 def test_groups_pair_every_policy_on_the_same_task_and_skip_far_for_ground_cover():
