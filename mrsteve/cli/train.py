@@ -162,7 +162,14 @@ def instruction_policy(
                                                       "rendered, spread over the items.")] = 1200,
     episode_steps: Annotated[int, typer.Option(min=1, help="Steps per episode.")] = 300,
     epochs: Annotated[int, typer.Option(min=1, help="Epochs of goal-conditioned behaviour "
-                                                    "cloning.")] = 10,
+                                                    "cloning.")] = 12,
+    until_last_success: Annotated[bool, typer.Option(
+        "--until-last-success/--whole-episodes",
+        help="Clone each episode up to the step its item last arrived, or whole.")] = True,
+    nudge_rate: Annotated[float, typer.Option(min=0.0, max=0.99, help="Chance per rendered "
+                                              "step that the camera's pitch is pushed off for "
+                                              "a few steps while the skills label (0: none).")
+                          ] = 0.02,
     dagger_rounds: Annotated[int, typer.Option(min=0, help="Rounds of DAgger after the "
                                                "cloning (beyond STEVE-1): the policy acts, "
                                                "the scripted skills label.")] = 0,
@@ -193,7 +200,9 @@ def instruction_policy(
                              f"weights file such as RUN/foundation.npz")
         config = InstructionTrainingConfig(
             episodes=episodes, episode_steps=episode_steps, epochs=epochs,
-            dagger_rounds=dagger_rounds, seed=seed, threads=threads, workers=workers,
+            until_last_success=until_last_success, nudge_rate=nudge_rate,
+            dagger_rounds=dagger_rounds, seed=seed,
+            threads=threads, workers=workers,
             foundation=None if foundation is None else str(foundation))
         return train_instruction_policy(out, config, progress=progress, say=say)
 

@@ -8,13 +8,17 @@ recipe in the embedded world (torch, the ``train`` extra).
    starting within 12 blocks of a target in ``near_share`` of the episodes and at the world's
    spawn otherwise (so searching is in the data too). Every step keeps the RGB frame, the keys
    and camera the skills pressed (camera binned as VPT bins it), and the pixel encoder's clip
-   embedding of the 16 frames ending there (MineCLIP's role).
+   embedding of the 16 frames ending there (MineCLIP's role). Beyond STEVE-1, a few steps now
+   and then have the camera's pitch pushed off while the skills label (DART's remedy for a
+   scripted teacher), so the data shows the view levelled again after a drift.
 2. **Goal-conditioned behaviour cloning** (STEVE-1's): the image encoder and core start from the
    learned navigator's foundation policy (VPT's role; the shipped navigator's by default); each
    step's goal is the clip embedding of a later step of the same episode, 15 to 200 steps ahead,
    one goal serving the steps up to it ("packed hindsight relabelling"); the goal is dropped
    (zeroed) for ``goal_dropout`` of the sequences, so the policy also learns the unconditioned
    distribution classifier-free guidance needs; the learning rate follows a half cosine.
+   Each episode is cloned up to the step its item last arrived (its idle tail would teach
+   digging in place under any goal).
    Optionally (beyond STEVE-1, off by default) rounds of DAgger: the policy acts with its
    prior's goal, the skills label every step it takes.
 3. **The prior**: an MLP from the pixel encoder's text embedding of an execute prompt to the
@@ -70,13 +74,25 @@ class InstructionTrainingConfig:
     near_share: float = 0.75
     """Share of the episodes that start within ``near_distance`` blocks of a target."""
     near_distance: float = 12.0
+    nudge_rate: float = 0.02
+    """Chance per rendered step that a nudge starts (beyond STEVE-1, DART's remedy for a
+    scripted teacher): for ``nudge_steps`` steps the camera's pitch turns ``nudge_degrees`` a
+    step, up or down at random, while the skills' labels are recorded, so the data shows the
+    skills levelling the view again, a state their own play never reaches (0: none)."""
+    nudge_steps: int = 6
+    nudge_degrees: float = 10.0
     goal_offsets: tuple[int, int] = (15, 200)
     """A step's goal is the clip ending this many steps later (STEVE-1's window)."""
     success_goals: bool = False
     """Relabelled goals stop at the moments the item arrived (:func:`relabel`), so the clips the
     prior gives at run time are the goals of the steps that led to them (beyond STEVE-1)."""
     goal_dropout: float = 0.1
-    epochs: int = 10
+    until_last_success: bool = True
+    """Clone each episode only up to the step its item last arrived
+    (:meth:`Trajectories.until_last_success`): after it the skills cannot get more (a full
+    bucket, a herd killed) and idle or dig where they stand, steps that taught the policy to
+    dig into the ground under any goal (beyond STEVE-1, whose data has no such tails)."""
+    epochs: int = 12
     dagger_rounds: int = 0
     """Rounds of DAgger after the cloning (beyond STEVE-1, which only clones). Off by default:
     the policy's own episodes are mostly searching (attack labelled on 1-16 % of their steps
@@ -125,6 +141,9 @@ class InstructionTrainingConfig:
         if self.validation_episodes < 0 or not self.validation_guidance or min(
                 (self.guidance, *self.validation_guidance)) < 0:
             raise ValueError("need validation_episodes >= 0 and guidance scales >= 0")
+        if not (0 <= self.nudge_rate < 1 and self.nudge_steps >= 1 and self.nudge_degrees > 0):
+            raise ValueError(f"need 0 <= nudge_rate < 1, nudge_steps >= 1 and nudge_degrees > 0, "
+                             f"got {self.nudge_rate}, {self.nudge_steps}, {self.nudge_degrees}")
         if not (0 <= self.near_share <= 1 and 0 < self.prior_holdout < 1):
             raise ValueError("need 0 <= near_share <= 1 and 0 < prior_holdout < 1")
 
@@ -132,6 +151,8 @@ class InstructionTrainingConfig:
         """Hash of what decides the trajectories (a run folder's data is reused on a match)."""
         fields = [self.episodes, self.episode_steps, self.near_share, self.near_distance,
                   self.seed]
+        if self.nudge_rate:
+            fields += [self.nudge_rate, self.nudge_steps, self.nudge_degrees]
         return hashlib.sha256(json.dumps(fields).encode()).hexdigest()[:16]
 
 
@@ -170,6 +191,16 @@ class Trajectories:
                   for name in Trajectories.FIELDS}
         joined["segment"] = np.concatenate(segments).astype(np.int32)
         return Trajectories(**joined)
+
+    def until_last_success(self) -> Trajectories:
+        """These trajectories without each episode's steps after its item last arrived (an
+        episode that never got its item is kept whole)."""
+        last = np.full(len(self.prompt), np.iinfo(np.int64).max)
+        steps = np.flatnonzero(self.success)
+        last[self.segment[steps]] = steps  # ascending: each episode keeps its last success
+        keep = np.arange(len(self.segment)) <= last[self.segment]
+        return Trajectories(**{name: getattr(self, name)[keep] if name != "prompt"
+                               else self.prompt for name in self.FIELDS})
 
     def episode_success(self) -> np.ndarray:
         """``bool[episodes]``: whether each episode got its item at least once."""
@@ -249,6 +280,7 @@ def collect_episodes(config: InstructionTrainingConfig, seed: int, episodes: int
             encoder.reset()
             slot = world.content.item_names.index(task.item)
             prompt = task.prompts.execute
+            nudge, turn = 0, 0.0
             for _ in range(config.episode_steps):
                 view = frame.view(obs)
                 label = expert.act(view, prompt)
@@ -260,6 +292,14 @@ def collect_episodes(config: InstructionTrainingConfig, seed: int, episodes: int
                 columns["segment"].append(episode)
                 count = int(obs["inventory"][slot])
                 action = label if actor is None else actor.act(view, prompt)
+                if actor is None and config.nudge_rate:
+                    if nudge == 0 and rng.random() < config.nudge_rate:
+                        nudge = config.nudge_steps
+                        turn = config.nudge_degrees * (1.0 if rng.random() < 0.5 else -1.0)
+                    if nudge:
+                        nudge -= 1
+                        action = {**label, "camera": np.array([turn, label["camera"][1]],
+                                                              np.float32)}
                 obs, *_ = env.step(action)
                 columns["success"].append(int(obs["inventory"][slot]) > count)
             columns["prompt"].append(captions.index(prompt))
@@ -405,6 +445,9 @@ def _train(out: Path, config: InstructionTrainingConfig, progress: bool,
     data = cached_data(out, "trajectories", key, render, load=Trajectories.load)
     say(f"{len(data.rgb)} steps; the skills got their item in "
         f"{data.episode_success().mean():.0%} of {len(data.prompt)} episodes")
+    if config.until_last_success:
+        data = data.until_last_success()
+        say(f"{len(data.rgb)} steps up to each episode's last success")
     checkpoint_path = out / "checkpoint.pt"
     fingerprint = json.dumps({**asdict(config), "foundation_sha256": foundation.sha256},
                              sort_keys=True)

@@ -18,6 +18,7 @@ from mrsteve.control.instruction import (
     InstructionNet,
     load_instruction_weights,
 )
+from mrsteve.control.learned import CAMERA_BINS
 from mrsteve.train.instruction import (
     INSTRUCTION_WORLDS,
     InstructionTrainingConfig,
@@ -80,6 +81,18 @@ def test_relabelled_goals_can_stop_where_the_item_arrived():
     assert not np.array_equal(plain, goal)  # the plain draw ignores the successes
 
 
+def test_episodes_are_cloned_up_to_their_last_success_and_failed_ones_whole():
+    data = trajectories([10, 6, 8])
+    data.success[[3, 7, 19]] = True  # episode 0 succeeds twice, episode 1 never, 2 at its 3rd step
+    data.rgb[:, 0, 0, 0] = np.arange(len(data.rgb))  # each step's frame marks the step
+    kept = data.until_last_success()
+    assert kept.rgb[:, 0, 0, 0].tolist() == [*range(0, 8), *range(10, 16), *range(16, 20)]
+    assert kept.segment.tolist() == [0] * 8 + [1] * 6 + [2] * 4
+    assert kept.success.sum() == 3 and kept.success[-1]  # every success is kept
+    assert np.array_equal(kept.prompt, data.prompt)
+    assert np.array_equal(kept.episode_success(), data.episode_success())
+
+
 def test_trajectories_are_the_scripted_skills_steps_and_their_successes():
     data = collect_episodes(TINY, seed=1, episodes=3, first=0)
     assert data.rgb.shape == (3 * TINY.episode_steps, 40, 64, 3)
@@ -90,6 +103,22 @@ def test_trajectories_are_the_scripted_skills_steps_and_their_successes():
     assert [prompts()[p] for p in data.prompt] == ["cut a tree", "break leaves",
                                                    "get water bucket"]  # the item rotation
     assert data.buttons[:, INSTRUCTION_BUTTONS.index("attack")].any()
+
+
+def test_nudges_push_the_view_off_and_record_the_skills_levelling_it_again():
+    """DART-style nudges: the camera's pitch is pushed off for a few steps while the skills'
+    own labels are recorded, so the data holds their corrections; the data's key tells the
+    runs apart, and a run without nudges keeps the key it had before nudges existed."""
+    plain = dataclasses.replace(TINY, nudge_rate=0.0)
+    nudged = dataclasses.replace(TINY, nudge_rate=0.25)
+    level = CAMERA_BINS // 2
+    turned = [np.mean(collect_episodes(config, seed=1, episodes=2, first=0).camera[:, 0] != level)
+              for config in (plain, nudged)]
+    assert turned[1] > turned[0] + 0.05
+    assert plain.data_key() != nudged.data_key() != TINY.data_key()
+    assert dataclasses.replace(plain, nudge_steps=3).data_key() == plain.data_key()
+    with pytest.raises(ValueError, match="nudge_rate"):
+        InstructionTrainingConfig(nudge_rate=1.0)
 
 
 def test_a_tiny_run_lowers_the_loss_writes_weights_and_resumes(tmp_path):
