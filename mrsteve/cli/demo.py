@@ -19,7 +19,9 @@ EXAMPLES = """Examples:
 
   mrsteve demo --task aba-random/wool-log-wool --seed 3
 
-  mrsteve demo --encoder pixels --no-video"""
+  mrsteve demo --encoder pixels --no-video
+
+  mrsteve demo --encoder pixels --navigator learned --instruction-policy learned"""
 
 
 def command(
@@ -29,6 +31,8 @@ def command(
     out: Annotated[Path | None, typer.Option(help="Output folder (default: runs/demo-TASK-AGENT-seedN).")] = None,
     video: Annotated[bool, typer.Option(help="Write a GIF of the agent's view (and an MP4 with the video extra).")] = True,
     encoder: Annotated[str, typer.Option(help="The agent's encoder: semantic or pixels.")] = "semantic",
+    navigator: Annotated[str, typer.Option(help="The agent's navigator: depth or learned.")] = "depth",
+    instruction_policy: Annotated[str, typer.Option(help="The agent's instruction policy: scripted or learned.")] = "scripted",
 ) -> None:
     """Run one episode of an ABA-Sparse task, or of a crafting task with the ground-truth planner
     over the agent, and show what the agent did: the sub-task results, a top-down plot of its path
@@ -51,7 +55,8 @@ def command(
                 raise unknown_name("task", task, (*catalog.suites["aba-sparse"],
                                                   *catalog.crafting))
             key = f"{suite}/{task}"
-        demo = run_demo(key, agent, seed, out, video, encoder=encoder,
+        demo = run_demo(key, agent, seed, out, video, encoder=encoder, navigator=navigator,
+                        instruction_policy=instruction_policy,
                         say=lambda line: typer.echo(line, err=True))
     except ValueError as error:
         raise fail(str(error)) from None

@@ -251,24 +251,30 @@ def run_demo(
     progress: bool = True,
     encoder: str = "semantic",
     say: Any = None,
+    navigator: str = "depth",
+    instruction_policy: str = "scripted",
 ) -> DemoResult:
     """Run one episode of ``task_key`` and write the plot, the video (GIF, and MP4 when
     ``imageio-ffmpeg`` is installed) and the results to ``out``; every output is checked before
     the episode starts. ``say`` gets status lines (the first run's compiling notice)."""
+    from mrsteve.eval.experiment import AgentOptions
+
     check_seed(seed)
+    options = AgentOptions(encoder=encoder, navigator=navigator,
+                           instruction_policy=instruction_policy)
     crafting = task_key.startswith("crafting/")
     if crafting:
-        from mrsteve.eval.experiment import AgentOptions
         from mrsteve.eval.llm_planner import crafting_tree
 
         task = load_catalog().find_crafting(task_key.partition("/")[2])[0]
-        tree = crafting_tree(agent_name, task, PlannerConfig("gt"), AgentOptions(encoder=encoder))
+        tree = crafting_tree(agent_name, task, PlannerConfig("gt"), options)
         agent = build_agent(tree)
         agent.config_tree = tree
     else:
         task = task_by_key(task_key)
         agent = make_agent(agent_name, patch_size=exploration_patch_size(task.world),
-                           encoder=encoder)
+                           encoder=encoder, navigator=navigator,
+                           instruction_policy=instruction_policy)
     out = Path(out) if out is not None else demo_folder(task_key, agent_name, seed)
     check_demo_outputs(out)
     if say is not None and not kernels_cached():

@@ -51,6 +51,15 @@ def test_the_demo_rejects_a_negative_seed(tmp_path):
         run_demo("aba-sparse/wool-seeds-wool", seed=-5, out=tmp_path, progress=False)
 
 
+@pytest.mark.parametrize("part", [{"navigator": "vpt"}, {"instruction_policy": "steve"}])
+def test_the_demo_rejects_an_unknown_part_naming_the_accepted_ones(tmp_path, part):
+    out = tmp_path / "demo"
+    with pytest.raises(ValueError, match="learned") as error:
+        run_demo("aba-sparse/wool-seeds-wool", out=out, progress=False, **part)
+    assert next(iter(part.values())) in str(error.value)
+    assert not out.exists()
+
+
 @pytest.mark.parametrize("where", ["out-is-a-file", "plot-is-a-folder", "below-a-file"])
 def test_outputs_the_demo_cannot_write_fail_before_the_episode(tmp_path, where, monkeypatch):
     from typer.testing import CliRunner
