@@ -42,10 +42,12 @@ from mrsteve.tasks.driver import Driver
 PLACEMENTS = ("near", "far")
 """Where an episode puts the agent relative to the item's targets (module docstring)."""
 
-METRICS = ("success_rate", "steps", "closest", "other_items", "looking_down")
+METRICS = ("success_rate", "steps", "closest", "other_items", "looking_down", "looking_up")
 
 LOOKING_DOWN = 45.0
 """Pitch (degrees below the horizon) beyond which a step counts as looking steeply down."""
+LOOKING_UP = 45.0
+"""Pitch (degrees above the horizon) beyond which a step counts as looking steeply up."""
 
 EVERYWHERE = ("leaves", "wheat_seeds", "dirt")
 """Items whose targets (oak crowns, tall grass, the ground) cover the plains: no place lies 20
@@ -109,7 +111,8 @@ class EpisodeWatch:
     """What the evaluator (not the agent) reads along an instruction episode: the closest the
     player came to a target of the item's skill on the ground plane (blocks as the episode
     began, mobs where they are at each step), the items it gathered other than the task's, and
-    the share of steps its view pitched more than :data:`LOOKING_DOWN` degrees down."""
+    the shares of steps its view pitched more than :data:`LOOKING_DOWN` degrees down and
+    :data:`LOOKING_UP` degrees up."""
 
     def __init__(self, world, item: str, inventory: np.ndarray) -> None:
         skill = load_skills().skill(load_catalog().item(item).prompts.execute)
@@ -118,7 +121,7 @@ class EpisodeWatch:
         self.start = inventory.astype(np.int64)
         self.slot = world.content.item_names.index(item)
         self.closest = math.inf
-        self.steps = self.down = 0
+        self.steps = self.down = self.up = 0
 
     def update(self, obs) -> None:
         targets = self.fixed if self.fixed is not None else target_positions(self.world,
@@ -129,12 +132,14 @@ class EpisodeWatch:
                                                                    targets[:, 1] - z))))
         self.steps += 1
         self.down += pitch > LOOKING_DOWN
+        self.up += pitch < -LOOKING_UP
 
     def metrics(self, inventory: np.ndarray) -> dict[str, float]:
         gained = np.maximum(inventory.astype(np.int64) - self.start, 0)
         gained[self.slot] = 0
         return {"closest": self.closest, "other_items": float(gained.sum()),
-                "looking_down": 100.0 * self.down / max(self.steps, 1)}
+                "looking_down": 100.0 * self.down / max(self.steps, 1),
+                "looking_up": 100.0 * self.up / max(self.steps, 1)}
 
 
 @dataclass(frozen=True)
@@ -260,9 +265,10 @@ class Instruction(Experiment):
                          format_metric(summary["steps"], 0),
                          format_metric(summary.get("closest"), 1),
                          format_metric(summary.get("other_items"), 1),
-                         format_metric(summary.get("looking_down"), 0)])
+                         format_metric(summary.get("looking_down"), 0),
+                         format_metric(summary.get("looking_up"), 0)])
         return format_table(["item", "placement", "policy", "success %", "steps",
-                             "closest", "other items", "looking down %"], rows)
+                             "closest", "other items", "looking down %", "looking up %"], rows)
 
 
 INSTRUCTION = Instruction()

@@ -13,6 +13,7 @@ from mrsteve.eval.instruction import (
     EVERYWHERE,
     INSTRUCTION,
     LOOKING_DOWN,
+    LOOKING_UP,
     EpisodeWatch,
     InstructionTask,
     InstructionTaskConfig,
@@ -51,7 +52,7 @@ def test_success_is_read_from_the_inventory():
     assert record["success_rate"] == 0.0 and record["steps"] == 1
 
 
-def test_the_watch_reports_the_closest_approach_other_items_and_looking_down():
+def test_the_watch_reports_the_closest_approach_other_items_and_looking_down_or_up():
     env = gym.make("mrsteve/Voxel-v0", world="plains")
     obs, _ = env.reset(seed=4)
     world = env.unwrapped.world
@@ -64,14 +65,16 @@ def test_the_watch_reports_the_closest_approach_other_items_and_looking_down():
 
     watch.update(at(target[0] + 40, target[1], 0.0))
     watch.update(at(target[0] + 0.5, target[1], LOOKING_DOWN + 10))  # over the target, looking down
-    watch.update(at(target[0] + 20, target[1], -30.0))  # looking up does not count
+    watch.update(at(target[0] + 20, target[1], -30.0))  # a little up counts as neither
+    watch.update(at(target[0] + 20, target[1], -(LOOKING_UP + 20)))  # at the sky
     inventory = obs["inventory"].copy()
     inventory[names.index("log")] += 2  # the task's item is not an other item
     inventory[names.index("dirt")] += 3
     seen = watch.metrics(inventory)
     assert seen["closest"] <= 0.5
     assert seen["other_items"] == 3.0
-    assert seen["looking_down"] == pytest.approx(100 / 3)
+    assert seen["looking_down"] == pytest.approx(100 / 4)
+    assert seen["looking_up"] == pytest.approx(100 / 4)
 
 
 def test_groups_pair_every_policy_on_the_same_task_and_skip_far_for_ground_cover():
