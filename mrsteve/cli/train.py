@@ -201,8 +201,7 @@ def instruction_policy(
         config = InstructionTrainingConfig(
             episodes=episodes, episode_steps=episode_steps, epochs=epochs,
             until_last_success=until_last_success, nudge_rate=nudge_rate,
-            dagger_rounds=dagger_rounds, seed=seed,
-            threads=threads, workers=workers,
+            dagger_rounds=dagger_rounds, seed=seed, threads=threads, workers=workers,
             foundation=None if foundation is None else str(foundation))
         return train_instruction_policy(out, config, progress=progress, say=say)
 

@@ -273,8 +273,8 @@ def run_demo(
     else:
         task = task_by_key(task_key)
         agent = make_agent(agent_name, patch_size=exploration_patch_size(task.world),
-                           encoder=encoder, navigator=navigator,
-                           instruction_policy=instruction_policy)
+                           encoder=options.encoder, navigator=options.navigator,
+                           instruction_policy=options.instruction_policy)
     out = Path(out) if out is not None else demo_folder(task_key, agent_name, seed)
     check_demo_outputs(out)
     if say is not None and not kernels_cached():

@@ -44,10 +44,9 @@ PLACEMENTS = ("near", "far")
 
 METRICS = ("success_rate", "steps", "closest", "other_items", "looking_down", "looking_up")
 
-LOOKING_DOWN = 45.0
-"""Pitch (degrees below the horizon) beyond which a step counts as looking steeply down."""
-LOOKING_UP = 45.0
-"""Pitch (degrees above the horizon) beyond which a step counts as looking steeply up."""
+STEEP_PITCH = 45.0
+"""Pitch (degrees below or above the horizon) beyond which a step counts as looking steeply
+down or up."""
 
 EVERYWHERE = ("leaves", "wheat_seeds", "dirt")
 """Items whose targets (oak crowns, tall grass, the ground) cover the plains: no place lies 20
@@ -111,8 +110,7 @@ class EpisodeWatch:
     """What the evaluator (not the agent) reads along an instruction episode: the closest the
     player came to a target of the item's skill on the ground plane (blocks as the episode
     began, mobs where they are at each step), the items it gathered other than the task's, and
-    the shares of steps its view pitched more than :data:`LOOKING_DOWN` degrees down and
-    :data:`LOOKING_UP` degrees up."""
+    the shares of steps its view pitched more than :data:`STEEP_PITCH` degrees down and up."""
 
     def __init__(self, world, item: str, inventory: np.ndarray) -> None:
         skill = load_skills().skill(load_catalog().item(item).prompts.execute)
@@ -131,8 +129,8 @@ class EpisodeWatch:
             self.closest = min(self.closest, float(np.min(np.hypot(targets[:, 0] - x,
                                                                    targets[:, 1] - z))))
         self.steps += 1
-        self.down += pitch > LOOKING_DOWN
-        self.up += pitch < -LOOKING_UP
+        self.down += pitch > STEEP_PITCH
+        self.up += pitch < -STEEP_PITCH
 
     def metrics(self, inventory: np.ndarray) -> dict[str, float]:
         gained = np.maximum(inventory.astype(np.int64) - self.start, 0)

@@ -12,8 +12,7 @@ from mrsteve.agent.factory import agent_config
 from mrsteve.eval.instruction import (
     EVERYWHERE,
     INSTRUCTION,
-    LOOKING_DOWN,
-    LOOKING_UP,
+    STEEP_PITCH,
     EpisodeWatch,
     InstructionTask,
     InstructionTaskConfig,
@@ -64,9 +63,9 @@ def test_the_watch_reports_the_closest_approach_other_items_and_looking_down_or_
         return {"pose": np.array([x, 70.0, z, 0.0, pitch], np.float32)}
 
     watch.update(at(target[0] + 40, target[1], 0.0))
-    watch.update(at(target[0] + 0.5, target[1], LOOKING_DOWN + 10))  # over the target, looking down
+    watch.update(at(target[0] + 0.5, target[1], STEEP_PITCH + 10))  # over the target, looking down
     watch.update(at(target[0] + 20, target[1], -30.0))  # a little up counts as neither
-    watch.update(at(target[0] + 20, target[1], -(LOOKING_UP + 20)))  # at the sky
+    watch.update(at(target[0] + 20, target[1], -(STEEP_PITCH + 20)))  # at the sky
     inventory = obs["inventory"].copy()
     inventory[names.index("log")] += 2  # the task's item is not an other item
     inventory[names.index("dirt")] += 3
