@@ -105,6 +105,10 @@ def navigator(
     ppo_iterations: Annotated[int, typer.Option(min=0, help="PPO iterations after behaviour "
                                                 "cloning (reward: progress to the goal, 100 "
                                                 "on reaching it).")] = 40,
+    nudge_rate: Annotated[float, typer.Option(min=0.0, max=0.99, help="Chance per "
+                                              "demonstration step that the camera's pitch is "
+                                              "pushed up for a few steps while the depth "
+                                              "navigator labels (0: none).")] = 0.0,
     validation_segments: Annotated[int, typer.Option(min=0, help="Goals the final policy "
                                                      "walks to on fresh seeds of the training "
                                                      "worlds (0: no validation).")] = 200,
@@ -137,7 +141,7 @@ def navigator(
             segments=segments, conditioning=conditioning, finetune=finetune, kl=kl,
             dagger_rounds=dagger_rounds, finetune_epochs=finetune_epochs, seed=seed,
             threads=threads, workers=workers, validation_segments=validation_segments,
-            foundation=None if foundation is None else str(foundation),
+            nudge_rate=nudge_rate, foundation=None if foundation is None else str(foundation),
             ppo=PPOConfig(iterations=ppo_iterations))
         return train_navigator(out, config, progress=progress, say=say)
 

@@ -57,7 +57,13 @@ from mrsteve.train.layers import (
     optimise,
     torch_session,
 )
-from mrsteve.train.navigator import action_loss, cached_data, plot_curve, windows
+from mrsteve.train.navigator import (
+    PitchNudges,
+    action_loss,
+    cached_data,
+    plot_curve,
+    windows,
+)
 
 INSTRUCTION_WORLDS = ("calib_meadow", "calib_dunes")
 """World recipes the instruction policy learns in (``data/worlds.toml``: procedural, with trees,
@@ -141,9 +147,7 @@ class InstructionTrainingConfig:
         if self.validation_episodes < 0 or not self.validation_guidance or min(
                 (self.guidance, *self.validation_guidance)) < 0:
             raise ValueError("need validation_episodes >= 0 and guidance scales >= 0")
-        if not (0 <= self.nudge_rate < 1 and self.nudge_steps >= 1 and self.nudge_degrees > 0):
-            raise ValueError(f"need 0 <= nudge_rate < 1, nudge_steps >= 1 and nudge_degrees > 0, "
-                             f"got {self.nudge_rate}, {self.nudge_steps}, {self.nudge_degrees}")
+        PitchNudges(self.nudge_rate, self.nudge_steps, self.nudge_degrees)  # checks them
         if not (0 <= self.near_share <= 1 and 0 < self.prior_holdout < 1):
             raise ValueError("need 0 <= near_share <= 1 and 0 < prior_holdout < 1")
 
@@ -249,6 +253,7 @@ def collect_episodes(config: InstructionTrainingConfig, seed: int, episodes: int
     captions = prompts()
     encoder = PixelEncoder()
     columns: dict[str, list] = {name: [] for name in Trajectories.FIELDS}
+    nudges = PitchNudges(config.nudge_rate, config.nudge_steps, config.nudge_degrees)
     for episode in range(episodes):
         task = catalog.item(items[(first + episode) % len(items)])
         world_name = INSTRUCTION_WORLDS[int(rng.integers(len(INSTRUCTION_WORLDS)))]
@@ -280,7 +285,7 @@ def collect_episodes(config: InstructionTrainingConfig, seed: int, episodes: int
             encoder.reset()
             slot = world.content.item_names.index(task.item)
             prompt = task.prompts.execute
-            nudge, turn = 0, 0.0
+            nudges.reset()
             for _ in range(config.episode_steps):
                 view = frame.view(obs)
                 label = expert.act(view, prompt)
@@ -291,15 +296,7 @@ def collect_episodes(config: InstructionTrainingConfig, seed: int, episodes: int
                 columns["camera"].append(camera_bins(label["camera"]))
                 columns["segment"].append(episode)
                 count = int(obs["inventory"][slot])
-                action = label if actor is None else actor.act(view, prompt)
-                if actor is None and config.nudge_rate:
-                    if nudge == 0 and rng.random() < config.nudge_rate:
-                        nudge = config.nudge_steps
-                        turn = config.nudge_degrees * (1.0 if rng.random() < 0.5 else -1.0)
-                    if nudge:
-                        nudge -= 1
-                        action = {**label, "camera": np.array([turn, label["camera"][1]],
-                                                              np.float32)}
+                action = nudges(label, rng) if actor is None else actor.act(view, prompt)
                 obs, *_ = env.step(action)
                 columns["success"].append(int(obs["inventory"][slot]) > count)
             columns["prompt"].append(captions.index(prompt))

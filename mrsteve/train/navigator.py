@@ -110,6 +110,16 @@ class NavigatorTrainingConfig:
     """torch CPU threads."""
     workers: int = 2
     """Processes that render demonstrations."""
+    nudge_rate: float = 0.0
+    """Chance per demonstration step that a nudge starts (beyond VPT-Nav, DART's remedy for a
+    scripted teacher, :class:`PitchNudges`): for ``nudge_steps`` steps the camera's pitch turns
+    ``nudge_degrees`` a step up while the depth navigator's labels are recorded, so the data
+    shows it levelling a view of the sky again, a state its own play never reaches (0: none,
+    the shipped recipe). Only up: a policy that strays into the sky sees nothing to steer by,
+    while from a view of the ground it levels without help. What it does to the policy is
+    measured in ``results/navigation-learned/NOTES.md``."""
+    nudge_steps: int = 8
+    nudge_degrees: float = 10.0
     foundation: str | None = None
     """An earlier run folder whose foundation policy this run fine-tunes instead of cloning one,
     and whose demonstrations it reuses when rendered alike (the studies share one
@@ -132,19 +142,66 @@ class NavigatorTrainingConfig:
                              f"{self.finetune!r}")
         if self.kl < 0 or not 0 < self.min_distance <= self.max_distance:
             raise ValueError("need kl >= 0 and 0 < min_distance <= max_distance")
+        PitchNudges(self.nudge_rate, self.nudge_steps, self.nudge_degrees)  # checks them
 
     def architecture(self, conditioning: str) -> NavigatorArchitecture:
         return NavigatorArchitecture(context=self.context, dim=self.dim,
                                      conditioning=conditioning)
 
+    def recipe(self) -> dict[str, Any]:
+        """The settings as the weights record them (``info["training"]``): all of them, the
+        nudge settings only when nudges are on, so weights and run folders made before nudges
+        existed keep the recipe they recorded."""
+        settings = asdict(self)
+        if not self.nudge_rate:
+            for name in ("nudge_rate", "nudge_steps", "nudge_degrees"):
+                del settings[name]
+        return settings
+
     def data_key(self) -> str:
         """Hash of what decides the demonstrations (a run folder's data is reused on a match)."""
         fields = [self.segments, self.goals_per_world, self.max_segment_steps, self.min_distance,
                   self.max_distance, self.across_water, self.seed]
+        if self.nudge_rate:
+            fields += [self.nudge_rate, self.nudge_steps, self.nudge_degrees]
         return hashlib.sha256(json.dumps(fields).encode()).hexdigest()[:16]
 
 
 # ------------------------------------------------------------------------------------- data
+
+
+class PitchNudges:
+    """DART-style pushes of the camera's pitch while a scripted teacher acts (Laskey et al.,
+    2017): with chance ``rate`` per step a push starts and for ``steps`` steps the pitch turns
+    ``degrees`` a step in place of the teacher's pitch, the teacher's yaw and keys kept. The
+    steps are recorded with the teacher's own labels, so the data holds the teacher bringing the
+    view back from states its own play never reaches. A push turns up (toward the sky) with
+    chance ``up_share``, else down; the draws come from the episode's generator."""
+
+    def __init__(self, rate: float, steps: int, degrees: float, up_share: float = 0.5) -> None:
+        if not (0 <= rate < 1 and steps >= 1 and degrees > 0 and 0 <= up_share <= 1):
+            raise ValueError(f"need 0 <= nudge_rate < 1, nudge_steps >= 1, nudge_degrees > 0 "
+                             f"and 0 <= up_share <= 1, got {rate}, {steps}, {degrees}, "
+                             f"{up_share}")
+        self.rate, self.steps, self.degrees, self.up_share = rate, steps, degrees, up_share
+        self.reset()
+
+    def reset(self) -> None:
+        """End any push (a new episode)."""
+        self._left, self._turn = 0, 0.0
+
+    def __call__(self, action: dict, rng: np.random.Generator) -> dict:
+        """The action to take in place of the teacher's ``action``."""
+        if not self.rate:
+            return action
+        if self._left == 0 and rng.random() < self.rate:
+            self._left = self.steps
+            up = rng.random() >= 1.0 - self.up_share
+            self._turn = -self.degrees if up else self.degrees  # positive pitch looks down
+        if not self._left:
+            return action
+        self._left -= 1
+        return {**action, "camera": np.array([self._turn, action["camera"][1]], np.float32)}
 
 
 @dataclass
@@ -218,6 +275,8 @@ def collect_segments(config: NavigatorTrainingConfig, seed: int, segments: int,
                 actor = LearnedNavigator(weights=weights)
                 actor.reset(rng, info["camera"])
             blocks = env.unwrapped.world.blocks
+            nudges = PitchNudges(config.nudge_rate, config.nudge_steps, config.nudge_degrees,
+                                 up_share=1.0)
             for _ in range(config.goals_per_world):
                 if len(reached) >= segments:
                     break
@@ -244,7 +303,7 @@ def collect_segments(config: NavigatorTrainingConfig, seed: int, segments: int,
                     buttons.append([int(label.get(name, 0)) for name in BUTTONS])
                     camera.append(camera_bins(label["camera"]))
                     segment.append(len(reached))
-                    action = label if actor is None else actor.act(view, target)
+                    action = nudges(label, rng) if actor is None else actor.act(view, target)
                     obs, *_ = env.step(action)
                 reached.append(success)
     return Demonstrations(np.stack(rgb), np.stack(goal), np.array(buttons, np.uint8),
@@ -447,7 +506,7 @@ def _train(out: Path, config: NavigatorTrainingConfig, progress: bool,
     checkpoint_path = out / "checkpoint.pt"
     # PPO starts from the behaviour-cloned policy (bc.pt), so its settings stay out of the
     # fingerprint: a run with other PPO settings reuses everything before it
-    fingerprint = json.dumps({k: v for k, v in asdict(config).items() if k != "ppo"},
+    fingerprint = json.dumps({k: v for k, v in config.recipe().items() if k != "ppo"},
                              sort_keys=True)
     state = {"stage": 0, "epoch": 0, "history": [], "rounds": 0}
     saved = None
@@ -573,7 +632,7 @@ def _train(out: Path, config: NavigatorTrainingConfig, progress: bool,
             f"{config.validation_segments} goals on fresh seeds of the training worlds")
         save_checkpoint(model, optimiser)
     seconds = time.perf_counter() - started
-    info = {"training": asdict(config), "seconds": round(seconds, 1),
+    info = {"training": config.recipe(), "seconds": round(seconds, 1),
             "data": f"{config.segments} depth-navigator segments in "
                     f"{', '.join(TRAINING_WORLDS)}, seed {config.seed}, "
                     f"{config.dagger_rounds} DAgger rounds of {config.dagger_segments}, "
@@ -676,6 +735,7 @@ __all__ = [
     "Demonstrations",
     "NavigatorTrainingConfig",
     "NavigatorTrainingResult",
+    "PitchNudges",
     "build_policy",
     "collect",
     "collect_segments",

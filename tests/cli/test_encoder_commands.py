@@ -88,5 +88,6 @@ def test_train_defaults_are_the_recipe_of_the_shipped_weights(command):
                for name, parameter in inspect.signature(getattr(train, command)).parameters.items()
                if name in {f.name for f in dataclasses.fields(config)}}
     assert options and options == {name: getattr(defaults, name) for name in options}
+    recipe = defaults.recipe() if hasattr(defaults, "recipe") else dataclasses.asdict(defaults)
     recorded = shipped().info["training"]
-    assert recorded == json.loads(json.dumps(dataclasses.asdict(defaults)))
+    assert recorded == json.loads(json.dumps(recipe))

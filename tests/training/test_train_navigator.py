@@ -22,6 +22,7 @@ from mrsteve.control.learned import (
 from mrsteve.train.navigator import (
     TRAINING_WORLDS,
     NavigatorTrainingConfig,
+    PitchNudges,
     build_policy,
     collect_segments,
     export_weights,
@@ -36,6 +37,46 @@ TINY = NavigatorTrainingConfig(segments=12, goals_per_world=6, max_segment_steps
                                dagger_segments=3, dagger_epochs=1, sequence=16, batch=6,
                                learning_rate=3e-3, workers=1, dim=32, context=4,
                                validation_segments=2, ppo=PPOConfig(iterations=0))
+
+
+def test_pitch_nudges_turn_the_view_in_place_of_the_teacher_and_keep_its_yaw_and_keys():
+    label = {"forward": 1, "jump": 0, "camera": np.array([0.0, 7.0], np.float32)}
+    rng = np.random.default_rng(0)
+    up = PitchNudges(0.5, 3, 10.0, up_share=1.0)
+    taken = [up(label, rng) for _ in range(200)]
+    pitches = np.array([float(action["camera"][0]) for action in taken])
+    assert set(pitches.tolist()) == {0.0, -10.0} and (pitches < 0).mean() > 0.5  # only up
+    assert all(action["forward"] == 1 and action["camera"][1] == 7.0 for action in taken)
+    assert label["camera"][0] == 0.0  # the teacher's label is left as it was
+    both = [float(PitchNudges(0.5, 3, 10.0)(label, np.random.default_rng(s))["camera"][0])
+            for s in range(200)]
+    assert {-10.0, 10.0} <= set(both)
+    state = rng.bit_generator.state
+    assert PitchNudges(0.0, 3, 10.0)(label, rng) is label and rng.bit_generator.state == state
+    for bad in ({"rate": 1.0}, {"steps": 0}, {"degrees": 0.0}, {"up_share": 1.5}):
+        settings = {"rate": 0.1, "steps": 3, "degrees": 10.0, **bad}
+        with pytest.raises(ValueError, match="nudge_rate"):
+            PitchNudges(**settings)
+
+
+def test_nudged_demonstrations_hold_the_depth_navigator_levelling_views_of_the_sky():
+    """The navigator's nudges turn the view up only (toward the sky, the views a drifting policy
+    cannot steer back from); every step pitched up records the depth navigator turning it back
+    down."""
+    pitch = {}
+    for rate in (0.0, 0.1):
+        data = collect_segments(dataclasses.replace(TINY, nudge_rate=rate), seed=5, segments=3)
+        pitch[rate] = np.degrees(np.arctan2(data.goal[:, 5], data.goal[:, 4]))
+        if rate:
+            up = pitch[rate] < -15
+            assert up.any() and (data.camera[up, 0] > CAMERA_BINS // 2).all()
+    assert pitch[0.0].min() > -15 and pitch[0.1].min() < -40
+    assert pitch[0.1].max() < 20  # never pushed down
+    # without nudges (the default) the data key and the recorded recipe are those of before
+    nudged = dataclasses.replace(TINY, nudge_rate=0.1)
+    assert TINY.nudge_rate == 0 and nudged.data_key() != TINY.data_key()
+    assert dataclasses.replace(TINY, nudge_steps=3).data_key() == TINY.data_key()
+    assert "nudge_rate" not in TINY.recipe() and nudged.recipe()["nudge_rate"] == 0.1
 
 
 def test_training_worlds_are_not_the_navigation_terrains():
