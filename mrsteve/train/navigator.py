@@ -176,7 +176,8 @@ class PitchNudges:
     ``degrees`` a step in place of the teacher's pitch, the teacher's yaw and keys kept. The
     steps are recorded with the teacher's own labels, so the data holds the teacher bringing the
     view back from states its own play never reaches. A push turns up (toward the sky) with
-    chance ``up_share``, else down; the draws come from the episode's generator."""
+    chance ``up_share``, else down; the draws come from the generator passed with each
+    action."""
 
     def __init__(self, rate: float, steps: int, degrees: float, up_share: float = 0.5) -> None:
         if not (0 <= rate < 1 and steps >= 1 and degrees > 0 and 0 <= up_share <= 1):
@@ -260,6 +261,7 @@ def collect_segments(config: NavigatorTrainingConfig, seed: int, segments: int,
     from mrsteve.spaces import AgentFrame
 
     rng = np.random.default_rng(seed)
+    nudge_rng = np.random.default_rng([seed, 1])  # the worlds' and goals' draws stay as without
     task = NavigationTask("train", "", config.max_segment_steps, config.min_distance,
                           config.max_distance, 3.0, 1, (40, 64))
     rgb, goal, buttons, camera, segment, reached = [], [], [], [], [], []
@@ -303,7 +305,8 @@ def collect_segments(config: NavigatorTrainingConfig, seed: int, segments: int,
                     buttons.append([int(label.get(name, 0)) for name in BUTTONS])
                     camera.append(camera_bins(label["camera"]))
                     segment.append(len(reached))
-                    action = nudges(label, rng) if actor is None else actor.act(view, target)
+                    action = (nudges(label, nudge_rng) if actor is None
+                              else actor.act(view, target))
                     obs, *_ = env.step(action)
                 reached.append(success)
     return Demonstrations(np.stack(rgb), np.stack(goal), np.array(buttons, np.uint8),
