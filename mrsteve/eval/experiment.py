@@ -200,6 +200,12 @@ class Experiment:
         """The sweep's groups, each with its run spec."""
         raise NotImplementedError
 
+    def recorded_groups(self, recorded: dict[str, Any]) -> list[Group]:
+        """The groups a finished run's manifest recorded (``manifest["groups"]``: label to spec
+        tree), for a report when :meth:`groups` cannot rebuild them (a weights file the run was
+        given is gone); experiments whose groups read no files have nothing to rebuild."""
+        raise NotImplementedError(f"{self.name} rebuilds its groups from the config alone")
+
     def metrics(self, config: Any) -> Sequence[str]:
         """The metric names summarised over each group's episodes."""
         raise NotImplementedError

@@ -288,6 +288,30 @@ class Navigation(Experiment):
     def metrics(self, config: NavigationTaskConfig) -> tuple[str, ...]:
         return METRICS
 
+    def recorded_groups(self, recorded: dict) -> list[Group]:
+        """The groups of a run given ``--weights`` files that are gone: its navigators as the
+        manifest recorded them (name, weights' SHA-256, training)."""
+        from mrsteve.control.heightmap import HeightMapConfig
+        from mrsteve.control.navigation import NavigatorConfig
+        from mrsteve.control.planning import PathCosts
+
+        def pairs(rows) -> tuple:
+            return tuple(tuple(row) for row in rows)
+
+        groups = []
+        for tree in recorded.values():
+            agent, settings = dict(tree["agent"]), dict(tree["agent"]["navigator"])
+            settings.update(costs=PathCosts(**settings["costs"]),
+                            map=HeightMapConfig(**settings["map"]))
+            training = agent["training"]
+            agent.update(navigator=NavigatorConfig(**settings), data=pairs(agent["data"]),
+                         training=None if training is None else tuple(training))
+            task = NavigationTask(**{**tree["task"], "obs_size": tuple(tree["task"]["obs_size"])})
+            groups.append(Group(RunSpec(tree["experiment"], tree["group"], tree["task_name"], task,
+                                        NavigatorAgentConfig(**agent),
+                                        data=pairs(tree["data"]))))
+        return groups
+
     def table(self, config, groups, summaries) -> str:
         rows = []
         for group in groups:

@@ -74,7 +74,14 @@ def load_run(folder: Path | str) -> Run:
         raise ValueError(f"{folder}: the run did not finish (its manifest has no wall time)")
     experiment = experiment_named(manifest["experiment"])
     config = config_of(experiment.config_type, manifest["config"])
-    groups = experiment.groups(config)
+    try:
+        groups = experiment.groups(config)
+    except FileNotFoundError as error:  # a file the run was given (--weights) is gone
+        try:
+            groups = experiment.recorded_groups(manifest["groups"])
+        except NotImplementedError:
+            raise ValueError(f"{folder}: {error.filename} is gone and the run needs it to "
+                             "build its groups") from None
     if [group.label for group in groups] != list(manifest["groups"]):
         raise ValueError(f"{folder}: its groups are not the ones this version builds from its "
                          "config; regenerate it with this version")

@@ -52,6 +52,27 @@ def test_the_page_needs_finished_runs_of_this_version(tmp_path):
         load_run(tmp_path)
 
 
+def test_a_run_reads_without_the_weights_files_it_was_given(tmp_path):
+    """A navigation run given --weights is reported from its manifest once the file is gone."""
+    from tests.control.test_learned_navigator import small_weights
+
+    weights = tmp_path / "nav.npz"
+    small_weights().save(weights)
+    out = tmp_path / "run"
+    result = CliRunner().invoke(app, ["eval", "navigation", "--terrain", "flat",
+                                      "--navigator", "learned", "--weights", str(weights),
+                                      "--max-steps", "5", "--episodes", "1", "--out", str(out),
+                                      "--no-progress"])
+    assert result.exit_code == 0, result.output
+    before = report([out])
+    weights.unlink()
+    run = load_run(out)
+    trained = [group.spec.agent for group in run.groups if group.spec.agent.weights]
+    assert [tree.weights for tree in trained] == [str(weights)]
+    assert trained[0].weights_sha256 == small_weights().sha256
+    assert report([out]) == before
+
+
 def test_the_command_writes_the_page_and_refuses_a_bad_output(tmp_path):
     out = make_run(tmp_path)
     result = CliRunner().invoke(app, ["report", str(out), "--out", str(tmp_path / "page.md")])
