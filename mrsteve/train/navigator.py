@@ -261,7 +261,7 @@ def collect_segments(config: NavigatorTrainingConfig, seed: int, segments: int,
     from mrsteve.spaces import AgentFrame
 
     rng = np.random.default_rng(seed)
-    nudge_rng = np.random.default_rng([seed, 1])  # the worlds' and goals' draws stay as without
+    nudge_rng = np.random.default_rng([seed, 1])  # nudges do not shift the worlds' draws
     task = NavigationTask("train", "", config.max_segment_steps, config.min_distance,
                           config.max_distance, 3.0, 1, (40, 64))
     rgb, goal, buttons, camera, segment, reached = [], [], [], [], [], []
