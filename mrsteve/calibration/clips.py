@@ -6,7 +6,8 @@ world. Thresholds are fitted on clips of procedural calibration worlds (:data:`C
 the maps' blocks and mobs placed at random) and measured on clips of the paper's evaluation maps
 (:data:`HELD_OUT_WORLDS`), which they never see. Most poses face a thing from 1.5 to 40 blocks
 away (a mob, or an exposed block of a class some prompt names), the rest are anywhere; pitches are
-0 to 20 degrees (looking level to slightly down, as the agent walks).
+0 to 20 degrees (looking level to slightly down, as the agent walks), and for a share
+(``ClipConfig.any_pitch``) anywhere from the sky to the feet.
 
 Labels come from the renderer's ground truth, the class and depth of every pixel (which is what
 is visible and how far away it is). For a prompt with classes ``K`` and visible fraction ``v``
@@ -157,6 +158,10 @@ class ClipConfig:
     wide at 40 x 64)."""
     pitch: tuple[float, float] = (0.0, 20.0)
     """Range of pitches at the start of a clip, degrees (positive looks down)."""
+    any_pitch: float = 0.0
+    """Share of the posed clips whose pitch is drawn from the whole range a camera can take
+    (-90 to 90 degrees) instead of ``pitch``: an agent whose navigator or instruction policy
+    turns its view to the sky or its feet stores such clips too."""
     place_offset: float = 3.0
     """Event pairs: the second pose is within this many blocks of the first ..."""
     place_turn: float = 30.0
@@ -182,6 +187,11 @@ class ClipConfig:
                              f"{self.wall_distance}")
         if not 0 <= self.explored <= 1:
             raise ValueError(f"explored is a share in [0, 1], got {self.explored}")
+        if not 0 <= self.any_pitch <= 1:
+            raise ValueError(f"any_pitch is a share in [0, 1], got {self.any_pitch}")
+        if not -90.0 <= self.pitch[0] <= self.pitch[1] <= 90.0:
+            raise ValueError(f"pitch must be (low, high) degrees with -90 <= low <= high <= 90, "
+                             f"got {self.pitch}")
         low, high = self.explore_gap
         if not (isinstance(low, int) and isinstance(high, int) and self.window <= low <= high):
             raise ValueError(f"explore_gap must be (low, high) steps with window ({self.window}) "
@@ -343,12 +353,12 @@ class WorldSession:
         bearing = rng.uniform(0.0, 2 * math.pi)
         px, pz = x + d * math.cos(bearing), z + d * math.sin(bearing)
         yaw = heading(px, pz, x, z) + rng.uniform(-aim_error, aim_error)
-        return self._standable(Pose(px, pz, yaw, rng.uniform(*self.config.pitch)))
+        return self._standable(Pose(px, pz, yaw, self._pitch(rng)))
 
     def random_pose(self, rng: np.random.Generator) -> Pose | None:
         sx, _, sz = self.world.blocks.shape
         return self._standable(Pose(rng.uniform(1.5, sx - 1.5), rng.uniform(1.5, sz - 1.5),
-                                    rng.uniform(-180.0, 180.0), rng.uniform(*self.config.pitch)))
+                                    rng.uniform(-180.0, 180.0), self._pitch(rng)))
 
     def wall_pose(self, distance: tuple[float, float], aim_error: float,
                   rng: np.random.Generator) -> Pose | None:
@@ -360,18 +370,27 @@ class WorldSession:
         along = rng.uniform(1.5, (sx if side < 2 else sz) - 1.5)
         x, z, yaw = ((d, along, 90.0), (sx - d, along, -90.0), (along, d, 180.0),
                      (along, sz - d, 0.0))[side]
-        pitch = rng.uniform(*self.config.pitch)
+        pitch = self._pitch(rng)
         return self._standable(Pose(x, z, yaw + rng.uniform(-aim_error, aim_error), pitch))
 
     def nearby_pose(self, pose: Pose, rng: np.random.Generator) -> Pose | None:
         """A pose within ``place_offset`` blocks and ``place_turn`` degrees of ``pose``."""
         r = self.config.place_offset * math.sqrt(rng.uniform())
         angle = rng.uniform(0.0, 2 * math.pi)
+        low, high = self.config.pitch
+        pitches = (low, high) if low <= pose.pitch <= high else (-90.0, 90.0)
         return self._standable(Pose(
             pose.x + r * math.cos(angle), pose.z + r * math.sin(angle),
             pose.yaw + rng.uniform(-self.config.place_turn, self.config.place_turn),
-            float(np.clip(pose.pitch + rng.uniform(-5.0, 5.0), *self.config.pitch)),
+            float(np.clip(pose.pitch + rng.uniform(-5.0, 5.0), *pitches)),
         ))
+
+    def _pitch(self, rng: np.random.Generator) -> float:
+        """A posed clip's pitch: from anywhere with probability ``config.any_pitch``, else from
+        ``config.pitch`` (no extra draw when the share is 0: older clip sets stay as they were)."""
+        if self.config.any_pitch and rng.uniform() < self.config.any_pitch:
+            return rng.uniform(-90.0, 90.0)
+        return rng.uniform(*self.config.pitch)
 
     def _standable(self, pose: Pose) -> Pose | None:
         """``pose`` if the player can stand there (inside the walls, on dry ground)."""

@@ -396,6 +396,7 @@ def format_world_calibration(result: WorldCalibration, command: str,
     config = result.config
     fit, held = result.calibration.fit, result.held_out
     (low, high), (pitch_low, pitch_high) = config.target_distance, config.pitch
+    any_pitch = f" ({config.any_pitch:.0%} of them -90 to 90)" if config.any_pitch else ""
     text = f"""
 Thresholds of {encoder}.
 Cosines in [-1, 1]; each encoder carries its own (MineCLIP's: task 0.2274, thr2 0.74, c 0.735).
@@ -412,8 +413,8 @@ Held-out worlds (measured on; the evaluation maps): {", ".join(config.held_out_w
 
 Seed {result.seed}: {result.clips} clips and {result.event_pairs} event pairs to fit on, as many
 held out; {config.window} frames of {config.obs_size[0]} x {config.obs_size[1]} pixels each, from
-poses {low:g} to {high:g} blocks from things, pitch {pitch_low:g} to {pitch_high:g} degrees,
-walking, turning or pausing.
+poses {low:g} to {high:g} blocks from things, pitch {pitch_low:g} to {pitch_high:g} degrees{
+any_pitch}, walking, turning or pausing.
 
 Labels (ground truth: class and depth of every pixel): a prompt is true when its classes fill at
 least its visible fraction (lexicon.toml) of the view within {config.near_distance:g} blocks in the
@@ -428,7 +429,12 @@ balanced accuracy between pairs of clips at one place (within {config.place_offs
 score (threshold-free); mean AP over the prompts, fitted {fit.mean_average_precision:.3f}, held
 out {held.mean_average_precision:.3f}."""
     paragraphs = [" ".join(paragraph.split()) for paragraph in text.strip().split("\n\n")]
-    lines = [line for paragraph in paragraphs for line in (*textwrap.wrap(paragraph, 96), "")]
+
+    def wrap(paragraph: str) -> list[str]:  # the command's options (--any-pitch) stay whole
+        command_line = paragraph.startswith("Reproduce:")
+        return textwrap.wrap(paragraph, 96, break_on_hyphens=not command_line)
+
+    lines = [line for paragraph in paragraphs for line in (*wrap(paragraph), "")]
     lines.append("prompt                threshold  fitted: true/false  prec. recall     AP   "
                  "held out: true/false  prec. recall     AP")
     for prompt, threshold in result.thresholds.task.items():

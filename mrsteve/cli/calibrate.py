@@ -33,6 +33,11 @@ def command(
                           "clips / 8), to fit on and held out."),
     ] = None,
     seed: Annotated[int, typer.Option(min=0, help="Seed of the worlds, poses and motions.")] = 0,
+    any_pitch: Annotated[
+        float, typer.Option(min=0.0, max=1.0, help="Share of the posed clips pitched anywhere "
+                                                   "from the sky to the feet (else 0-20 degrees "
+                                                   "down).")
+    ] = 0.0,
     out: Annotated[
         Path | None, typer.Option("--out", help="Write the thresholds file here instead of printing it.")
     ] = None,
@@ -55,6 +60,7 @@ def command(
     worlds and measure them on held-out clips of the evaluation maps; print the thresholds file
     with its record."""
     from mrsteve.calibration import calibrate_on_world, format_world_calibration
+    from mrsteve.calibration.clips import ClipConfig
     from mrsteve.fileio import atomic_path
     from mrsteve.naming import check_name
     from mrsteve.perception import ENCODERS
@@ -79,6 +85,8 @@ def command(
     arguments = [f"--clips {clips}", f"--seed {seed}"]
     if event_pairs is not None:
         arguments.append(f"--event-pairs {event_pairs}")
+    if any_pitch:
+        arguments.append(f"--any-pitch {any_pitch:g}")
     description, weights_sha256, model = None, None, None
     if encoder == "pixels":
         from mrsteve.perception.pixels import (
@@ -97,9 +105,14 @@ def command(
         description = ("the pixel encoder (mrsteve.perception.pixels.PixelEncoder), weights "
                        f"{'data/pixels.npz' if weights is None else weights.name}")
         arguments.insert(0, "--encoder pixels")
+    else:
+        from mrsteve.perception.semantic import SemanticEncoder
+
+        model = SemanticEncoder()
     try:
         result = calibrate_on_world(
             clips, seed, event_pairs=event_pairs, encoder=model,
+            config=ClipConfig(window=model.window, frame_keys=model.reads, any_pitch=any_pitch),
             progress=lambda line: typer.echo(line, err=True),
         )
     except ValueError as error:

@@ -52,6 +52,8 @@ def encoder(
                                                   "initial weights.")] = 0,
     explored: Annotated[float, typer.Option(min=0.0, max=1.0, help="Share of the clips seen "
                                             "by MrSteve's explorer walking the worlds.")] = 0.3,
+    any_pitch: Annotated[float, typer.Option(min=0.0, max=1.0, help="Share of the posed clips "
+                                             "pitched anywhere from the sky to the feet.")] = 0.25,
     pairwise: Annotated[float, typer.Option(min=0.0, help="Weight of the pairwise sigmoid loss "
                                             "(SigLIP's) beside InfoNCE.")] = 1.0,
     threads: Annotated[int, typer.Option(min=1, help="torch CPU threads.")] = 2,
@@ -68,7 +70,7 @@ def encoder(
         from mrsteve.train.encoder import TrainingConfig, train_encoder
 
         config = TrainingConfig(clips=clips, epochs=epochs, seed=seed, threads=threads,
-                                explored=explored, pairwise=pairwise)
+                                explored=explored, any_pitch=any_pitch, pairwise=pairwise)
         return train_encoder(out, config, progress=progress, say=say)
 
     result = run_training(out, "pixels.npz", json_path, train)

@@ -88,6 +88,11 @@ class TrainingConfig:
     explored: float = 0.3
     """Share of clips from the view of an exploring agent (:class:`~mrsteve.calibration.clips.
     ClipConfig`): the slopes, hollows and walls it walks past up close."""
+    any_pitch: float = 0.25
+    """Share of the posed clips pitched anywhere from the sky to the feet (:class:`~mrsteve.
+    calibration.clips.ClipConfig`): the learned navigator and instruction policy turn the view
+    there, and an encoder that never saw the sky scores it as anything (above water's threshold,
+    with only pitches of 0-20 degrees)."""
     pairwise: float = 1.0
     """Weight of the pairwise sigmoid loss (:func:`pairwise_sigmoid_loss`) added to InfoNCE."""
     channels: tuple[int, ...] = (16, 32, 64)
@@ -107,10 +112,12 @@ class TrainingConfig:
 
     def data_key(self) -> str:
         """Hash of what decides the rendered clips (a run folder's cache is reused on a match)."""
-        # ``explored`` joins the key only when set, so caches rendered before it existed stay valid
+        # ``explored`` and ``any_pitch`` join the key only when set, so caches rendered before
+        # they existed stay valid
         return hashlib.sha256(json.dumps(
             [self.clips, self.validation_clips, self.seed, self.facing_wall]
-            + ([self.explored] if self.explored else []),
+            + ([self.explored] if self.explored else [])
+            + ([{"any_pitch": self.any_pitch}] if self.any_pitch else []),
             sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -128,10 +135,11 @@ class ClipSet:
 
 
 def render_clips(count: int, rng: np.random.Generator, lexicon: Lexicon,
-                 facing_wall: float = 0.0, explored: float = 0.0) -> ClipSet:
+                 facing_wall: float = 0.0, explored: float = 0.0,
+                 any_pitch: float = 0.0) -> ClipSet:
     """``count`` labelled RGB clips of the calibration worlds."""
     config = ClipConfig(worlds=CALIBRATION_WORLDS, frame_keys=("rgb",), facing_wall=facing_wall,
-                        explored=explored)
+                        explored=explored, any_pitch=any_pitch)
     clips = collect_clips(count, rng, config, lexicon)
     rgb = np.stack([np.stack([frame["rgb"] for frame in clip.frames]) for clip in clips])
     labels = np.zeros((count, len(lexicon.texts)), dtype=np.int8)
@@ -158,10 +166,10 @@ def load_or_render(folder: Path, config: TrainingConfig, lexicon: Lexicon,
     train_stream, val_stream = np.random.SeedSequence(config.seed).spawn(2)
     say(f"rendering {config.clips} training clips in {', '.join(CALIBRATION_WORLDS)}")
     train = render_clips(config.clips, np.random.default_rng(train_stream), lexicon,
-                         config.facing_wall, config.explored)
+                         config.facing_wall, config.explored, config.any_pitch)
     say(f"rendering {config.validation_clips} validation clips")
     val = render_clips(config.validation_clips, np.random.default_rng(val_stream), lexicon,
-                       config.facing_wall, config.explored)
+                       config.facing_wall, config.explored, config.any_pitch)
     with atomic_path(path) as tmp, open(tmp, "wb") as handle:
         np.savez(handle, key=key, prompts=np.array(lexicon.texts), train_rgb=train.rgb,
                  train_labels=train.labels, val_rgb=val.rgb, val_labels=val.labels)

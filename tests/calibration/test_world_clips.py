@@ -86,6 +86,10 @@ def test_clip_config_is_checked():
         ClipConfig(explored=-0.1)
     with pytest.raises(ValueError, match=r"explore_gap must be .* window \(16\)"):
         ClipConfig(explore_gap=(8, 40))
+    with pytest.raises(ValueError, match="any_pitch is a share"):
+        ClipConfig(any_pitch=2.0)
+    with pytest.raises(ValueError, match=r"pitch must be \(low, high\) degrees"):
+        ClipConfig(pitch=(20.0, 0.0))
 
 
 def test_clips_are_windows_of_the_world_and_the_same_seed_gives_the_same_clips():
@@ -206,3 +210,17 @@ def test_explored_clips_are_what_an_exploring_agent_sees_and_repeat_with_the_see
     assert not np.array_equal(first[0].rgb, first[1].rgb)
     clips = collect_clips(6, np.random.default_rng(0), replace(config, clips_per_world=6))
     assert len(clips) == 6 and all(len(clip.frames) == config.window for clip in clips)
+
+
+def test_clips_pitched_anywhere_look_at_the_sky_and_at_the_feet():
+    """With ``any_pitch`` the posed clips are pitched from the sky to the feet: some views are
+    nearly all sky, which clips pitched 0-20 degrees down never are."""
+    sky = CONTENT.semantic_id("sky")
+    shares = {}
+    for any_pitch in (0.0, 1.0):
+        config = ClipConfig(worlds=("calib_meadow",), any_pitch=any_pitch, clips_per_world=16)
+        clips = collect_clips(16, np.random.default_rng(0), config)
+        shares[any_pitch] = np.array([(clip.frames[0]["semantic"] == sky).mean()
+                                      for clip in clips])
+    assert shares[0.0].max() < 0.5
+    assert (shares[1.0] > 0.85).sum() >= 3 and (shares[1.0] == 0.0).sum() >= 3

@@ -67,6 +67,21 @@ def test_water_scores_higher_for_near_water_on_a_pond_than_in_a_forest():
     assert forest @ tree > pond @ tree
 
 
+def test_views_of_the_sky_are_not_water():
+    """The agent's navigator and policy turn its view up at times; every prompt stays below its
+    threshold on clips of the sky in a calibration world (an encoder trained only on level views
+    scored them as water), while the same world's pond still matches "near water"."""
+    from mrsteve.calibration.clips import ClipConfig, collect_clips
+
+    encoder = PixelEncoder()
+    config = ClipConfig(worlds=("calib_meadow",), frame_keys=("rgb",), pitch=(-90.0, -50.0),
+                        clips_per_world=12)
+    sky = np.stack([encoder.encode_frames(c.frames)
+                    for c in collect_clips(12, np.random.default_rng(3), config)])
+    for prompt in ("near water", "get water bucket", "near cow", "near grass"):
+        assert (sky @ encoder.encode_text(prompt)).max() < encoder.thresholds.task_threshold(prompt)
+
+
 def test_rephrasings_embed_near_their_prompt():
     encoder = PixelEncoder()
     cow, sand = encoder.encode_text("near cow"), encoder.encode_text("near sand")
