@@ -2,9 +2,10 @@
 grid, the pixel encoder, searched places, ablations, long tasks at small budgets) gives records
 identical to those in ``data/golden``, written by the package before its run specs, its driver
 and its sweep queue existed (commit 3c68711); ``aba-random`` was rewritten when ABA-Random moved
-to the unbounded plains with the spawn cycle. Only what identifies a record (its key, and the
-agent's name in it, which no longer carries the capacity) may differ; every metric, trajectory,
-goal and seed must be the same, to the last digit."""
+to the unbounded plains with the spawn cycle, ``aba-pixels`` when the pixel encoder was retrained
+on clips of every pitch. Only what identifies a record (its key, and the agent's name in it,
+which no longer carries the capacity) may differ; every metric, trajectory, goal and seed must be
+the same, to the last digit."""
 
 from __future__ import annotations
 
