@@ -15,7 +15,8 @@ the agent (``placement``):
 Success is read from the inventory: the item's count rose within ``max_steps``. Metrics:
 success (percent), the steps taken (``max_steps`` on failure), and what the evaluator sees of
 how a policy fails (:class:`EpisodeWatch`): the closest it came to a target, the other items it
-gathered, and the share of steps it looked steeply down.
+gathered, the shares of steps it looked steeply down and up, and the share of its attack and use
+presses aimed at a target of the item's skill.
 """
 
 from __future__ import annotations
@@ -42,7 +43,8 @@ from mrsteve.tasks.driver import Driver
 PLACEMENTS = ("near", "far")
 """Where an episode puts the agent relative to the item's targets (module docstring)."""
 
-METRICS = ("success_rate", "steps", "closest", "other_items", "looking_down", "looking_up")
+METRICS = ("success_rate", "steps", "closest", "other_items", "looking_down", "looking_up",
+           "aimed")
 
 STEEP_PITCH = 45.0
 """Pitch (degrees below or above the horizon) beyond which a step counts as looking steeply
@@ -109,17 +111,37 @@ def place_agent(world, targets: np.ndarray, rng: np.random.Generator,
 class EpisodeWatch:
     """What the evaluator (not the agent) reads along an instruction episode: the closest the
     player came to a target of the item's skill on the ground plane (blocks as the episode
-    began, mobs where they are at each step), the items it gathered other than the task's, and
-    the shares of steps its view pitched more than :data:`STEEP_PITCH` degrees down and up."""
+    began, mobs where they are at each step), the items it gathered other than the task's, the
+    shares of steps its view pitched more than :data:`STEEP_PITCH` degrees down and up, and the
+    share of the steps pressing attack or use whose crosshair was on a target of the skill
+    within reach (:meth:`pressed`)."""
 
     def __init__(self, world, item: str, inventory: np.ndarray) -> None:
         skill = load_skills().skill(load_catalog().item(item).prompts.execute)
         self.world, self.item = world, item
+        self.targets = frozenset(skill.targets)
         self.fixed = None if skill.on_mobs else target_positions(world, item)
         self.start = inventory.astype(np.int64)
         self.slot = world.content.item_names.index(item)
         self.closest = math.inf
-        self.steps = self.down = self.up = 0
+        self.steps = self.down = self.up = self.presses = self.aimed = 0
+
+    def pressed(self, action) -> None:
+        """Count ``action`` before the world takes it: whether it presses attack or use, and
+        whether the crosshair then points at a target of the skill (water counts when using)."""
+        use = bool(action.get("use", 0))
+        if not (use or action.get("attack", 0)):
+            return
+        self.presses += 1
+        target = self.world.target(use=use)
+        content = self.world.content
+        if target.kind == "block":
+            name = content.blocks[int(self.world.blocks[target.cell])].name
+        elif target.kind == "mob":
+            name = content.mobs[int(self.world.mobs.records["kind"][target.mob])].name
+        else:
+            return
+        self.aimed += name in self.targets
 
     def update(self, obs) -> None:
         targets = self.fixed if self.fixed is not None else target_positions(self.world,
@@ -137,7 +159,8 @@ class EpisodeWatch:
         gained[self.slot] = 0
         return {"closest": self.closest, "other_items": float(gained.sum()),
                 "looking_down": 100.0 * self.down / max(self.steps, 1),
-                "looking_up": 100.0 * self.up / max(self.steps, 1)}
+                "looking_up": 100.0 * self.up / max(self.steps, 1),
+                "aimed": 100.0 * self.aimed / self.presses if self.presses else None}
 
 
 @dataclass(frozen=True)
@@ -209,7 +232,12 @@ def instruction_episode(spec: RunSpec) -> Record:
             watch.update(step.obs)
             return int(step.obs["inventory"][slot]) > start
 
-        last = driver.run(agent.act, steps=task.max_steps, until=got_it)
+        def act(view, t):
+            decision = agent.act(view, t)
+            watch.pressed(decision)
+            return decision
+
+        last = driver.run(act, steps=task.max_steps, until=got_it)
         success = last is not None and int(driver.obs["inventory"][slot]) > start
         seen = watch.metrics(driver.obs["inventory"])
     return {"success_rate": 100.0 * success,
@@ -264,9 +292,11 @@ class Instruction(Experiment):
                          format_metric(summary.get("closest"), 1),
                          format_metric(summary.get("other_items"), 1),
                          format_metric(summary.get("looking_down"), 0),
-                         format_metric(summary.get("looking_up"), 0)])
+                         format_metric(summary.get("looking_up"), 0),
+                         format_metric(summary.get("aimed"), 0)])
         return format_table(["item", "placement", "policy", "success %", "steps",
-                             "closest", "other items", "looking down %", "looking up %"], rows)
+                             "closest", "other items", "looking down %", "looking up %",
+                             "aimed %"], rows)
 
 
 INSTRUCTION = Instruction()

@@ -76,6 +76,24 @@ def test_the_watch_reports_the_closest_approach_other_items_and_looking_down_or_
     assert seen["looking_up"] == pytest.approx(100 / 4)
 
 
+def test_the_watch_counts_the_presses_aimed_at_a_target_of_the_skill():
+    env = gym.make("mrsteve/Voxel-v0", world="plains")
+    obs, _ = env.reset(seed=4)
+    world = env.unwrapped.world
+    watch = EpisodeWatch(world, "log", obs["inventory"])
+    assert watch.metrics(obs["inventory"])["aimed"] is None  # nothing pressed yet
+    ahead = tuple(int(v) for v in np.floor(np.asarray(world.eye) + 2.0 * np.asarray(world.look)))
+    blocks = world.content
+    for block, action in [("oak_log", {"attack": 1}),  # a log of the skill: aimed
+                          ("oak_log", {"forward": 1}),  # no attack or use: not counted
+                          ("dirt", {"attack": 1}),  # another block: a press, not aimed
+                          ("air", {"use": 1})]:  # nothing in reach: a press, not aimed
+        world.blocks[ahead] = blocks.block(block).id
+        watch.pressed(action)
+    assert watch.presses == 3 and watch.aimed == 1
+    assert watch.metrics(obs["inventory"])["aimed"] == pytest.approx(100 / 3)
+
+
 def test_groups_pair_every_policy_on_the_same_task_and_skip_far_for_ground_cover():
     groups = INSTRUCTION.groups(InstructionTaskConfig())
     labels = [group.label for group in groups]
