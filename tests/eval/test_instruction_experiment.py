@@ -83,12 +83,12 @@ def test_the_watch_counts_the_presses_aimed_at_a_target_of_the_skill():
     watch = EpisodeWatch(world, "log", obs["inventory"])
     assert watch.metrics(obs["inventory"])["aimed"] is None  # nothing pressed yet
     ahead = tuple(int(v) for v in np.floor(np.asarray(world.eye) + 2.0 * np.asarray(world.look)))
-    blocks = world.content
+    content = world.content
     for block, action in [("oak_log", {"attack": 1}),  # a log of the skill: aimed
                           ("oak_log", {"forward": 1}),  # no attack or use: not counted
                           ("dirt", {"attack": 1}),  # another block: a press, not aimed
-                          ("air", {"use": 1})]:  # nothing in reach: a press, not aimed
-        world.blocks[ahead] = blocks.block(block).id
+                          ("air", {"use": 1})]:  # no log ahead: a press, not aimed
+        world.blocks[ahead] = content.block(block).id
         watch.pressed(action)
     assert watch.presses == 3 and watch.aimed == 1
     assert watch.metrics(obs["inventory"])["aimed"] == pytest.approx(100 / 3)
