@@ -18,7 +18,8 @@ instruction-policy``; torch is needed there only):
 * heads: one Bernoulli per key of :data:`INSTRUCTION_BUTTONS`, VPT's camera bins per axis;
 * guidance: ``uncond + scale * (cond - uncond)`` on every head's logits, so scale 0 is the
   unconditioned policy, 1 the conditioned one and STEVE-1's ``(1 + l) cond - l uncond`` with
-  l = 6 is scale 7 (:attr:`InstructionPolicyConfig.guidance`).
+  l = 6 is scale 7 (:attr:`InstructionPolicyConfig.guidance`); the camera head may take its
+  own scale (:attr:`InstructionPolicyConfig.camera_guidance`).
 
 It reads only the RGB frame (:attr:`LearnedSkills.reads`) and the prompt; the task holds the
 item it needs in hand, as the tasks set it (``mrsteve/tasks/data/tasks.toml``). Inference is
@@ -135,25 +136,27 @@ class InstructionNet:
         goal = mlp(self.prior_layers, np.asarray(text, np.float32))
         return (goal / max(float(np.linalg.norm(goal)), 1e-12)).astype(np.float32)
 
-    def step(self, rgb: np.ndarray, goal: np.ndarray, guidance: float = 1.0
-             ) -> tuple[np.ndarray, np.ndarray]:
+    def step(self, rgb: np.ndarray, goal: np.ndarray, guidance: float = 1.0,
+             camera_guidance: float | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Guided logits of one step: ``(float32[len(INSTRUCTION_BUTTONS)], float32[2,
         CAMERA_BINS])`` for frame ``uint8[H, W, 3]`` and goal embedding ``float32[goal_dim]``
-        (module docstring; ``guidance`` 1 runs the conditioned pass only, 0 the unconditioned
-        one only)."""
+        (module docstring): the keys' at scale ``guidance``, the camera's at ``camera_guidance``
+        (``None``: the same). Scales of 1 alone run the conditioned pass only, of 0 alone the
+        unconditioned one only."""
+        scales = (guidance, guidance if camera_guidance is None else camera_guidance)
         frame = self.image(rgb[None])[0]
         weight, bias = self.goal
         conditioned = unconditioned = None
-        if guidance != 0.0:
+        if any(scale != 0.0 for scale in scales):
             conditioned = self._head(self.cores[0].step(frame + goal @ weight + bias))
-        if guidance != 1.0:
+        if any(scale != 1.0 for scale in scales):
             unconditioned = self._head(self.cores[1].step(frame + bias))
         if conditioned is None:
             return unconditioned
         if unconditioned is None:
             return conditioned
-        return tuple((u + guidance * (c - u)).astype(np.float32)
-                     for c, u in zip(conditioned, unconditioned, strict=True))
+        return tuple((u + scale * (c - u)).astype(np.float32)
+                     for c, u, scale in zip(conditioned, unconditioned, scales, strict=True))
 
     def _head(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         y = layer_norm(x, *self.norm)
@@ -169,13 +172,17 @@ class InstructionPolicyConfig:
     guidance: float | None = None
     """Classifier-free guidance scale (module docstring; 7 is STEVE-1's l = 6); ``None``: the
     scale the weights' training validated (``info["guidance"]``), else 1."""
+    camera_guidance: float | None = None
+    """The camera head's own guidance scale; ``None``: :attr:`guidance`, every head alike (1
+    leaves the camera to the conditioned pass while the keys stay guided)."""
     sample: bool = True
     """Sample the actions (as STEVE-1 acts), else take the most likely."""
 
     def __post_init__(self) -> None:
-        if self.guidance is not None and not (np.isfinite(self.guidance)
-                                              and self.guidance >= 0):
-            raise ValueError(f"guidance must be a finite number >= 0, got {self.guidance}")
+        for name in ("guidance", "camera_guidance"):
+            scale = getattr(self, name)
+            if scale is not None and not (np.isfinite(scale) and scale >= 0):
+                raise ValueError(f"{name} must be a finite number >= 0, got {scale}")
 
 
 class LearnedSkills:
@@ -205,6 +212,9 @@ class LearnedSkills:
         self.guidance = (float(self.weights.info.get("guidance", 1.0))
                          if self.config.guidance is None else self.config.guidance)
         """The guidance scale it acts with."""
+        self.camera_guidance = (self.guidance if self.config.camera_guidance is None
+                                else self.config.camera_guidance)
+        """The camera head's guidance scale."""
         self.skills = skills or load_skills()
         self._embed_text = embed_text
         self._goals: dict[str, np.ndarray] = {}
@@ -235,7 +245,7 @@ class LearnedSkills:
         if rgb.shape != shape:
             raise ValueError(f"the instruction policy's weights take frames of {shape}, got "
                              f"{rgb.shape}")
-        buttons, camera = self.net.step(rgb, goal, self.guidance)
+        buttons, camera = self.net.step(rgb, goal, self.guidance, self.camera_guidance)
         if self.config.sample:
             draws = self._rng.random(len(INSTRUCTION_BUTTONS) + 2)
             pressed = draws[:len(INSTRUCTION_BUTTONS)] < 1.0 / (1.0 + np.exp(-buttons))

@@ -59,6 +59,25 @@ def test_guidance_mixes_the_conditioned_and_unconditioned_logits():
         InstructionPolicyConfig(guidance=-1.0)
 
 
+@pytest.mark.parametrize("keys, camera", [(3.0, 1.0), (7.0, 0.0), (1.0, 3.0), (0.0, 1.0)])
+def test_the_camera_head_takes_its_own_guidance_scale(keys, camera):
+    weights = small_weights()
+    goal = np.random.default_rng(1).normal(size=8).astype(np.float32)
+    mixed, conditioned, unconditioned = (InstructionNet(weights) for _ in range(3))
+    for rgb in frames(6):
+        c = conditioned.step(rgb, goal, 1.0)
+        u = unconditioned.step(rgb, goal, 0.0)
+        buttons, camera_logits = mixed.step(rgb, goal, keys, camera_guidance=camera)
+        np.testing.assert_allclose(buttons, u[0] + keys * (c[0] - u[0]), atol=1e-5)
+        np.testing.assert_allclose(camera_logits, u[1] + camera * (c[1] - u[1]), atol=1e-5)
+    policy = LearnedSkills(lambda text: np.ones(8, np.float32), "test",
+                           InstructionPolicyConfig(guidance=keys, camera_guidance=camera),
+                           weights=weights)
+    assert (policy.guidance, policy.camera_guidance) == (keys, camera)
+    with pytest.raises(ValueError, match="camera_guidance must be"):
+        InstructionPolicyConfig(camera_guidance=float("nan"))
+
+
 def test_weights_round_trip_and_bad_files_are_refused_with_the_reason(tmp_path):
     weights = small_weights()
     weights.save(tmp_path / "inst.npz")
@@ -167,3 +186,4 @@ def test_the_guidance_scale_defaults_to_the_one_the_training_validated():
     chosen = LearnedSkills(lambda text: np.ones(8, np.float32), "test",
                            InstructionPolicyConfig(guidance=0.0), weights=weights)
     assert chosen.guidance == 0.0
+    assert (policy.camera_guidance, chosen.camera_guidance) == (3.0, 0.0)  # as the keys'
