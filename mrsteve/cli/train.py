@@ -165,7 +165,7 @@ def instruction_policy(
     out: Annotated[Path, typer.Option(help="Run folder: trajectories, checkpoints (a run "
                                            "resumes from them), curve.png, instruction.npz.")],
     episodes: Annotated[int, typer.Option(min=1, help="Episodes of the scripted skills "
-                                                      "rendered, spread over the items.")] = 1200,
+                                                      "rendered, spread over the items.")] = 2400,
     episode_steps: Annotated[int, typer.Option(min=1, help="Steps per episode.")] = 300,
     epochs: Annotated[int, typer.Option(min=1, help="Epochs of goal-conditioned behaviour "
                                                     "cloning.")] = 12,

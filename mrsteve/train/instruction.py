@@ -74,7 +74,7 @@ ponds, sand, tall grass, cows and sheep)."""
 class InstructionTrainingConfig:
     """How the learned instruction policy is trained; the defaults make the shipped weights."""
 
-    episodes: int = 1200
+    episodes: int = 2400
     """Episodes of the scripted skills, spread evenly over the task catalog's items."""
     episode_steps: int = 300
     near_share: float = 0.75
