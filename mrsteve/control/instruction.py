@@ -173,8 +173,9 @@ class InstructionPolicyConfig:
     """Classifier-free guidance scale (module docstring; 7 is STEVE-1's l = 6); ``None``: the
     scale the weights' training validated (``info["guidance"]``), else 1."""
     camera_guidance: float | None = None
-    """The camera head's own guidance scale; ``None``: :attr:`guidance`, every head alike (1
-    leaves the camera to the conditioned pass while the keys stay guided)."""
+    """The camera head's own guidance scale (1 leaves the camera to the conditioned pass while
+    the keys stay guided); ``None``: the one the weights' training validated
+    (``info["camera_guidance"]``), else the keys' scale, every head alike."""
     sample: bool = True
     """Sample the actions (as STEVE-1 acts), else take the most likely."""
 
@@ -212,8 +213,9 @@ class LearnedSkills:
         self.guidance = (float(self.weights.info.get("guidance", 1.0))
                          if self.config.guidance is None else self.config.guidance)
         """The guidance scale it acts with."""
-        self.camera_guidance = (self.guidance if self.config.camera_guidance is None
-                                else self.config.camera_guidance)
+        camera = (self.weights.info.get("camera_guidance") if self.config.camera_guidance is None
+                  else self.config.camera_guidance)
+        self.camera_guidance = self.guidance if camera is None else float(camera)
         """The camera head's guidance scale."""
         self.skills = skills or load_skills()
         self._embed_text = embed_text

@@ -26,7 +26,9 @@ recipe in the embedded world (torch, the ``train`` extra).
    captions); trained on 80 % of the episodes, its held-out cosine reported beside the
    cosine to other prompts' clips.
 4. **The guidance scale** is picked on fresh seeds of the training worlds, each episode started
-   near a target (:func:`validate`), and stored with the weights as the run-time default.
+   near a target (:func:`validate`), and stored with the weights as the run-time default (with
+   the camera head's own scale where :attr:`InstructionTrainingConfig.validation_camera_guidance`
+   tries one).
 
 Seeded throughout; a run folder keeps the rendered data and a checkpoint after every epoch, so an
 interrupted run resumes; ``curve.png`` shows the losses and the policy's success per round.
@@ -40,6 +42,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -117,6 +120,10 @@ class InstructionTrainingConfig:
     :attr:`validation_guidance` (0: none); the best scale is stored with the weights as the
     run-time default."""
     validation_guidance: tuple[float, ...] = (1.0, 3.0, 7.0)
+    validation_camera_guidance: tuple[float | None, ...] = (None,)
+    """The camera head's scales tried at each scale of :attr:`validation_guidance` (``None``:
+    the keys' scale, every head alike; :attr:`InstructionPolicyConfig.camera_guidance
+    <mrsteve.control.instruction.InstructionPolicyConfig.camera_guidance>`)."""
     validation_steps: int = 600
     """Steps of a validation episode; validation episodes start within ``near_distance`` of a
     target, as MrSteve's Execute mode calls the policy."""
@@ -144,12 +151,24 @@ class InstructionTrainingConfig:
             raise ValueError(f"goal_offsets must be 1 <= low <= high, got {self.goal_offsets}")
         if self.dagger_rounds < 0 or not 0 <= self.goal_dropout < 1:
             raise ValueError("need dagger_rounds >= 0 and 0 <= goal_dropout < 1")
-        if self.validation_episodes < 0 or not self.validation_guidance or min(
-                (self.guidance, *self.validation_guidance)) < 0:
-            raise ValueError("need validation_episodes >= 0 and guidance scales >= 0")
+        cameras = [scale for scale in self.validation_camera_guidance if scale is not None]
+        if (self.validation_episodes < 0 or not self.validation_guidance
+                or not self.validation_camera_guidance
+                or min((self.guidance, *self.validation_guidance, *cameras)) < 0):
+            raise ValueError("need validation_episodes >= 0, guidance scales >= 0 (camera "
+                             "scales: >= 0 or None) and at least one scale of each")
         PitchNudges(self.nudge_rate, self.nudge_steps, self.nudge_degrees)  # checks them
         if not (0 <= self.near_share <= 1 and 0 < self.prior_holdout < 1):
             raise ValueError("need 0 <= near_share <= 1 and 0 < prior_holdout < 1")
+
+    def recipe(self) -> dict[str, Any]:
+        """The settings as the weights record them (``info["training"]``): all of them, the
+        camera's validation scales only when they try one of their own, so weights and run
+        folders made before those existed keep the recipe they recorded."""
+        settings = asdict(self)
+        if self.validation_camera_guidance == (None,):
+            del settings["validation_camera_guidance"]
+        return settings
 
     def data_key(self) -> str:
         """Hash of what decides the trajectories (a run folder's data is reused on a match)."""
@@ -233,10 +252,12 @@ def prompts() -> tuple[str, ...]:
 
 def collect_episodes(config: InstructionTrainingConfig, seed: int, episodes: int, first: int,
                      weights: InstructionWeights | None = None,
-                     guidance: float | None = None) -> Trajectories:
+                     guidance: float | None = None,
+                     camera_guidance: float | None = None) -> Trajectories:
     """Episodes ``first .. first + episodes - 1`` of the item rotation: the scripted skills act
     (``weights`` None) or the learned policy of ``weights`` does with ``guidance`` (default
-    ``config.guidance``; DAgger, validation), the skills labelling every step."""
+    ``config.guidance``; DAgger, validation) and the camera head's ``camera_guidance``
+    (default: the same), the skills labelling every step."""
     import gymnasium as gym
 
     import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
@@ -279,7 +300,7 @@ def collect_episodes(config: InstructionTrainingConfig, seed: int, episodes: int
                 actor = LearnedSkills(encoder.embed_words, encoder.weights.sha256,
                                       InstructionPolicyConfig(
                                           guidance=config.guidance if guidance is None
-                                          else guidance),
+                                          else guidance, camera_guidance=camera_guidance),
                                       weights=weights)
                 actor.reset(rng, info["camera"])
             encoder.reset()
@@ -308,14 +329,14 @@ def collect_episodes(config: InstructionTrainingConfig, seed: int, episodes: int
 
 
 def collect(config: InstructionTrainingConfig, seed: int, episodes: int,
-            weights: InstructionWeights | None = None,
-            guidance: float | None = None) -> Trajectories:
+            weights: InstructionWeights | None = None, guidance: float | None = None,
+            camera_guidance: float | None = None) -> Trajectories:
     """:func:`collect_episodes` split over ``config.workers`` processes (seeded per share)."""
     shares = [episodes // config.workers + (i < episodes % config.workers)
               for i in range(config.workers)]
     firsts = np.concatenate([[0], np.cumsum(shares)[:-1]]).tolist()
     seeds = [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(seed).spawn(len(shares))]
-    jobs = [(config, s, n, f, weights, guidance)
+    jobs = [(config, s, n, f, weights, guidance, camera_guidance)
             for s, n, f in zip(seeds, shares, firsts, strict=True) if n]
     if len(jobs) == 1:
         return collect_episodes(*jobs[0])
@@ -446,7 +467,7 @@ def _train(out: Path, config: InstructionTrainingConfig, progress: bool,
         data = data.until_last_success()
         say(f"{len(data.rgb)} steps up to each episode's last success")
     checkpoint_path = out / "checkpoint.pt"
-    fingerprint = json.dumps({**asdict(config), "foundation_sha256": foundation.sha256},
+    fingerprint = json.dumps({**config.recipe(), "foundation_sha256": foundation.sha256},
                              sort_keys=True)
     state = {"epoch": 0, "rounds": 0, "history": []}
     torch.manual_seed(config.seed)
@@ -514,10 +535,14 @@ def _train(out: Path, config: InstructionTrainingConfig, progress: bool,
                                  "seconds": time.perf_counter() - started})
         save_checkpoint()
     validation = state.get("validation") or {str(config.guidance): None}
-    best = max(validation, key=lambda scale: (validation[scale] or 0.0, -float(scale)))
+    setups = [setup for setup in validation_setups(config) if setup[0] in validation]
+    _, guidance, camera_guidance = max(
+        setups or [(str(config.guidance), config.guidance, None)],
+        key=lambda setup: (validation[setup[0]] or 0.0, -setup[1], setup[2] is None))
     seconds = time.perf_counter() - started
-    info = {"training": asdict(config), "seconds": round(seconds, 1),
-            "guidance": float(best), "validation": validation,
+    info = {"training": config.recipe(), "seconds": round(seconds, 1),
+            "guidance": float(guidance), "camera_guidance": camera_guidance,
+            "validation": validation,
             "foundation_sha256": foundation.sha256, "prior": state["prior"],
             "data": f"{config.episodes} scripted-skill episodes in "
                     f"{', '.join(INSTRUCTION_WORLDS)}, seed {config.seed}"
@@ -532,21 +557,33 @@ def _train(out: Path, config: InstructionTrainingConfig, progress: bool,
     return InstructionTrainingResult(weights, state["history"], seconds)
 
 
+def validation_setups(config: InstructionTrainingConfig
+                      ) -> list[tuple[str, float, float | None]]:
+    """``(name, guidance, camera guidance)`` of every set-up :func:`validate` runs: each scale
+    of ``validation_guidance`` with each camera scale of ``validation_camera_guidance``."""
+    return [(str(scale) if camera is None else f"{scale}, camera {camera}", scale, camera)
+            for scale in config.validation_guidance
+            for camera in config.validation_camera_guidance]
+
+
 def validate(config: InstructionTrainingConfig, weights: InstructionWeights,
              say: Callable[[str], None] = print) -> dict[str, float]:
-    """``{scale: success}``: the share of ``config.validation_episodes`` episodes on fresh
-    seeds of the training worlds, each started near a target and ``validation_steps`` long,
-    in which the policy of ``weights`` got its item, at each of ``validation_guidance``."""
+    """``{set-up name: success}``: the share of ``config.validation_episodes`` episodes on
+    fresh seeds of the training worlds, each started near a target and ``validation_steps``
+    long, in which the policy of ``weights`` got its item, for each of
+    :func:`validation_setups` (the same episodes for each)."""
     from dataclasses import replace
 
     near = replace(config, near_share=1.0, episode_steps=config.validation_steps)
     success = {}
-    for scale in config.validation_guidance:
-        walked = collect(near, config.seed + 99_999, config.validation_episodes, weights, scale)
-        success[str(scale)] = float(walked.episode_success().mean())
-        say(f"validation, guidance {scale:g}: the policy got its item in {success[str(scale)]:.0%} "
-            f"of {config.validation_episodes} episodes started near a target on fresh seeds of "
-            f"the training worlds")
+    for name, scale, camera in validation_setups(config):
+        walked = collect(near, config.seed + 99_999, config.validation_episodes, weights, scale,
+                         camera)
+        success[name] = float(walked.episode_success().mean())
+        camera_text = "" if camera is None else f", camera {camera:g}"
+        say(f"validation, guidance {scale:g}{camera_text}: the policy got its item in "
+            f"{success[name]:.0%} of {config.validation_episodes} episodes started near a "
+            f"target on fresh seeds of the training worlds")
     return success
 
 

@@ -187,3 +187,9 @@ def test_the_guidance_scale_defaults_to_the_one_the_training_validated():
                            InstructionPolicyConfig(guidance=0.0), weights=weights)
     assert chosen.guidance == 0.0
     assert (policy.camera_guidance, chosen.camera_guidance) == (3.0, 0.0)  # as the keys'
+    split = replace(weights, info={"guidance": 7.0, "camera_guidance": 1.0})
+    validated = LearnedSkills(lambda text: np.ones(8, np.float32), "test", weights=split)
+    assert (validated.guidance, validated.camera_guidance) == (7.0, 1.0)
+    told = LearnedSkills(lambda text: np.ones(8, np.float32), "test",
+                         InstructionPolicyConfig(camera_guidance=7.0), weights=split)
+    assert told.camera_guidance == 7.0

@@ -131,6 +131,7 @@ def test_a_tiny_run_lowers_the_loss_writes_weights_and_resumes(tmp_path):
     assert set(weights.info["prior"]) >= {"cosine_same_prompt", "cosine_other_prompts"}
     assert set(weights.info["validation"]) == {"1.0", "3.0"}
     assert weights.info["guidance"] in (1.0, 3.0)  # the validated scale is the default
+    assert weights.info["camera_guidance"] is None  # every head alike unless a camera scale won
     assert (tmp_path / "curve.png").stat().st_size > 0
     assert json.loads((tmp_path / "history.json").read_text()) == result.history
     again = train_instruction_policy(tmp_path, TINY, progress=False, say=lambda line: None)
@@ -188,6 +189,8 @@ def test_bad_settings_are_refused_with_the_accepted_values():
         InstructionTrainingConfig(episodes=0)
     with pytest.raises(ValueError, match="goal_dropout"):
         InstructionTrainingConfig(goal_dropout=1.0)
+    with pytest.raises(ValueError, match="camera scales: >= 0 or None"):
+        InstructionTrainingConfig(validation_camera_guidance=(None, -1.0))
 
 
 def test_validation_starts_near_a_target_and_runs_the_validation_steps(monkeypatch):
@@ -197,7 +200,7 @@ def test_validation_starts_near_a_target_and_runs_the_validation_steps(monkeypat
 
     calls = []
 
-    def fake_collect(config, seed, episodes, weights=None, guidance=None):
+    def fake_collect(config, seed, episodes, weights=None, guidance=None, camera_guidance=None):
         calls.append((config, seed, episodes, guidance))
         got = 1 if guidance == 3.0 else 0
         return Trajectories(np.zeros((2, 1, 1, 3), np.uint8), np.zeros((2, 1), np.float32),
@@ -212,3 +215,30 @@ def test_validation_starts_near_a_target_and_runs_the_validation_steps(monkeypat
     for config, seed, episodes, _ in calls:
         assert config.near_share == 1.0 and config.episode_steps == TINY.validation_steps
         assert seed != TINY.seed and episodes == TINY.validation_episodes
+
+
+def test_validation_tries_each_camera_scale_at_each_scale_and_ships_the_best(monkeypatch):
+    """The camera head's scale is picked as the keys' is, on the same fresh-seed episodes, and
+    stored with the weights (``None``: the keys' scale)."""
+    import mrsteve.train.instruction as training
+
+    config = dataclasses.replace(TINY, validation_camera_guidance=(None, 1.0))
+    calls = []
+
+    def fake_collect(config, seed, episodes, weights=None, guidance=None, camera_guidance=None):
+        calls.append((seed, guidance, camera_guidance))
+        got = 1 if (guidance, camera_guidance) == (3.0, 1.0) else 0
+        return Trajectories(np.zeros((2, 1, 1, 3), np.uint8), np.zeros((2, 1), np.float32),
+                            np.zeros((2, 7), np.uint8), np.zeros((2, 2), np.int8),
+                            np.array([0, 1], np.int32), np.array([got, 0], bool),
+                            np.zeros(2, np.int16))
+
+    monkeypatch.setattr(training, "collect", fake_collect)
+    success = training.validate(config, weights=None, say=lambda line: None)
+    assert success == {"1.0": 0.0, "1.0, camera 1.0": 0.0, "3.0": 0.0, "3.0, camera 1.0": 0.5}
+    assert [(g, c) for _, g, c in calls] == [(1.0, None), (1.0, 1.0), (3.0, None), (3.0, 1.0)]
+    assert len({seed for seed, *_ in calls}) == 1  # the same episodes for every set-up
+    assert [name for name, *_ in training.validation_setups(config)] == list(success)
+    assert config.recipe()["validation_camera_guidance"] == (None, 1.0)
+    assert "validation_camera_guidance" not in TINY.recipe()  # as weights before it recorded
+
