@@ -193,6 +193,15 @@ def test_bad_settings_are_refused_with_the_accepted_values():
         InstructionTrainingConfig(validation_camera_guidance=(None, -1.0))
 
 
+def two_episodes(got: bool) -> Trajectories:
+    """Two one-step episodes, the first getting its item if ``got``: what a faked
+    :func:`collect` returns to :func:`validate`."""
+    return Trajectories(np.zeros((2, 1, 1, 3), np.uint8), np.zeros((2, 1), np.float32),
+                        np.zeros((2, 7), np.uint8), np.zeros((2, 2), np.int8),
+                        np.array([0, 1], np.int32), np.array([got, False], bool),
+                        np.zeros(2, np.int16))
+
+
 def test_validation_starts_near_a_target_and_runs_the_validation_steps(monkeypatch):
     """The guidance scale is picked the way MrSteve's Execute mode calls the policy: episodes
     started near a target, on seeds the training did not render."""
@@ -202,11 +211,7 @@ def test_validation_starts_near_a_target_and_runs_the_validation_steps(monkeypat
 
     def fake_collect(config, seed, episodes, weights=None, guidance=None, camera_guidance=None):
         calls.append((config, seed, episodes, guidance))
-        got = 1 if guidance == 3.0 else 0
-        return Trajectories(np.zeros((2, 1, 1, 3), np.uint8), np.zeros((2, 1), np.float32),
-                            np.zeros((2, 7), np.uint8), np.zeros((2, 2), np.int8),
-                            np.array([0, 1], np.int32), np.array([got, 0], bool),
-                            np.zeros(2, np.int16))
+        return two_episodes(got=guidance == 3.0)
 
     monkeypatch.setattr(training, "collect", fake_collect)
     success = training.validate(TINY, weights=None, say=lambda line: None)
@@ -227,11 +232,7 @@ def test_validation_tries_each_camera_scale_at_each_scale_and_ships_the_best(mon
 
     def fake_collect(config, seed, episodes, weights=None, guidance=None, camera_guidance=None):
         calls.append((seed, guidance, camera_guidance))
-        got = 1 if (guidance, camera_guidance) == (3.0, 1.0) else 0
-        return Trajectories(np.zeros((2, 1, 1, 3), np.uint8), np.zeros((2, 1), np.float32),
-                            np.zeros((2, 7), np.uint8), np.zeros((2, 2), np.int8),
-                            np.array([0, 1], np.int32), np.array([got, 0], bool),
-                            np.zeros(2, np.int16))
+        return two_episodes(got=(guidance, camera_guidance) == (3.0, 1.0))
 
     monkeypatch.setattr(training, "collect", fake_collect)
     success = training.validate(config, weights=None, say=lambda line: None)
