@@ -143,20 +143,20 @@ class InstructionNet:
         (module docstring): the keys' at scale ``guidance``, the camera's at ``camera_guidance``
         (``None``: the same). Scales of 1 alone run the conditioned pass only, of 0 alone the
         unconditioned one only."""
-        scales = (guidance, guidance if camera_guidance is None else camera_guidance)
+        camera = guidance if camera_guidance is None else camera_guidance
         frame = self.image(rgb[None])[0]
         weight, bias = self.goal
         conditioned = unconditioned = None
-        if any(scale != 0.0 for scale in scales):
+        if guidance != 0.0 or camera != 0.0:
             conditioned = self._head(self.cores[0].step(frame + goal @ weight + bias))
-        if any(scale != 1.0 for scale in scales):
+        if guidance != 1.0 or camera != 1.0:
             unconditioned = self._head(self.cores[1].step(frame + bias))
         if conditioned is None:
             return unconditioned
         if unconditioned is None:
             return conditioned
-        return tuple((u + scale * (c - u)).astype(np.float32)
-                     for c, u, scale in zip(conditioned, unconditioned, scales, strict=True))
+        return tuple((u + scale * (c - u)).astype(np.float32) for c, u, scale
+                     in zip(conditioned, unconditioned, (guidance, camera), strict=True))
 
     def _head(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         y = layer_norm(x, *self.norm)

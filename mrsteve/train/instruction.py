@@ -535,10 +535,7 @@ def _train(out: Path, config: InstructionTrainingConfig, progress: bool,
                                  "seconds": time.perf_counter() - started})
         save_checkpoint()
     validation = state.get("validation") or {str(config.guidance): None}
-    setups = [setup for setup in validation_setups(config) if setup[0] in validation]
-    _, guidance, camera_guidance = max(
-        setups or [(str(config.guidance), config.guidance, None)],
-        key=lambda setup: (validation[setup[0]] or 0.0, -setup[1], setup[2] is None))
+    guidance, camera_guidance = best_setup(config, validation)
     seconds = time.perf_counter() - started
     info = {"training": config.recipe(), "seconds": round(seconds, 1),
             "guidance": float(guidance), "camera_guidance": camera_guidance,
@@ -564,6 +561,18 @@ def validation_setups(config: InstructionTrainingConfig
     return [(str(scale) if camera is None else f"{scale}, camera {camera}", scale, camera)
             for scale in config.validation_guidance
             for camera in config.validation_camera_guidance]
+
+
+def best_setup(config: InstructionTrainingConfig, validation: dict[str, float | None]
+               ) -> tuple[float, float | None]:
+    """``(guidance, camera guidance)`` of the set-up with the highest validated success (ties:
+    the lower scale, then the camera alike); ``config.guidance`` when nothing was validated."""
+    setups = [setup for setup in validation_setups(config) if setup[0] in validation]
+    if not setups:
+        return config.guidance, None
+    _, guidance, camera = max(setups, key=lambda setup: (validation[setup[0]] or 0.0,
+                                                          -setup[1], setup[2] is None))
+    return guidance, camera
 
 
 def validate(config: InstructionTrainingConfig, weights: InstructionWeights,

@@ -240,6 +240,9 @@ def test_validation_tries_each_camera_scale_at_each_scale_and_ships_the_best(mon
     assert [(g, c) for _, g, c in calls] == [(1.0, None), (1.0, 1.0), (3.0, None), (3.0, 1.0)]
     assert len({seed for seed, *_ in calls}) == 1  # the same episodes for every set-up
     assert [name for name, *_ in training.validation_setups(config)] == list(success)
+    assert training.best_setup(config, success) == (3.0, 1.0)
+    assert training.best_setup(config, {**success, "1.0": 0.5}) == (1.0, None)  # ties: lower
+    assert training.best_setup(TINY, {"2.0": None}) == (TINY.guidance, None)  # none validated
     assert config.recipe()["validation_camera_guidance"] == (None, 1.0)
     assert "validation_camera_guidance" not in TINY.recipe()  # as weights before it recorded
 
