@@ -183,6 +183,10 @@ def instruction_policy(
                                                     "of `mrsteve train navigator`) whose image "
                                                     "encoder and core start the policy; default: "
                                                     "the shipped navigator's.")] = None,
+    validation_episodes: Annotated[int, typer.Option(
+        min=0, help="Episodes near a target, on fresh seeds of the training worlds, that pick "
+                    "the guidance scales shipped with the weights, per set-up (0: none). A "
+                    "finished run folder given another number only re-validates.")] = 200,
     seed: Annotated[int, typer.Option(min=0, help="Seed of the worlds, batches and "
                                                   "initial weights.")] = 0,
     threads: Annotated[int, typer.Option(min=1, help="torch CPU threads.")] = 2,
@@ -207,7 +211,8 @@ def instruction_policy(
         config = InstructionTrainingConfig(
             episodes=episodes, episode_steps=episode_steps, epochs=epochs,
             until_last_success=until_last_success, nudge_rate=nudge_rate,
-            dagger_rounds=dagger_rounds, seed=seed, threads=threads, workers=workers,
+            dagger_rounds=dagger_rounds, validation_episodes=validation_episodes, seed=seed,
+            threads=threads, workers=workers,
             foundation=None if foundation is None else str(foundation))
         return train_instruction_policy(out, config, progress=progress, say=say)
 

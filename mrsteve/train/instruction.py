@@ -25,13 +25,13 @@ recipe in the embedded world (torch, the ``train`` extra).
    clip embedding of the 16 frames before the prompt's item arrived (the clips and their
    captions); trained on 80 % of the episodes, its held-out cosine reported beside the
    cosine to other prompts' clips.
-4. **The guidance scale** is picked on fresh seeds of the training worlds, each episode started
-   near a target (:func:`validate`), and stored with the weights as the run-time default (with
-   the camera head's own scale where :attr:`InstructionTrainingConfig.validation_camera_guidance`
-   tries one).
+4. **The guidance scales** (the keys' and the camera head's own, beyond STEVE-1's one scale)
+   are picked on fresh seeds of the training worlds, each episode started near a target
+   (:func:`validate`), and stored with the weights as the run-time default.
 
 Seeded throughout; a run folder keeps the rendered data and a checkpoint after every epoch, so an
-interrupted run resumes; ``curve.png`` shows the losses and the policy's success per round.
+interrupted run resumes (and a finished one given other validation settings only re-validates);
+``curve.png`` shows the losses and the policy's success per round.
 """
 
 from __future__ import annotations
@@ -115,12 +115,13 @@ class InstructionTrainingConfig:
     """Share of the episodes whose success clips are held out of the prior's training."""
     guidance: float = 1.0
     """Guidance scale the DAgger rounds act with."""
-    validation_episodes: int = 60
-    """Episodes the final policy runs (:func:`validate`) at each scale of
-    :attr:`validation_guidance` (0: none); the best scale is stored with the weights as the
-    run-time default."""
-    validation_guidance: tuple[float, ...] = (1.0, 3.0, 7.0)
-    validation_camera_guidance: tuple[float | None, ...] = (None,)
+    validation_episodes: int = 200
+    """Episodes the final policy runs (:func:`validate`) in each set-up of
+    :func:`validation_setups` (0: none); the best set-up is stored with the weights as the
+    run-time default. Changing only the validation settings re-validates a finished run
+    folder without training again."""
+    validation_guidance: tuple[float, ...] = (3.0, 7.0)
+    validation_camera_guidance: tuple[float | None, ...] = (None, 1.0)
     """The camera head's scales tried at each scale of :attr:`validation_guidance` (``None``:
     the keys' scale, every head alike; :attr:`InstructionPolicyConfig.camera_guidance
     <mrsteve.control.instruction.InstructionPolicyConfig.camera_guidance>`)."""
@@ -169,6 +170,11 @@ class InstructionTrainingConfig:
         if self.validation_camera_guidance == (None,):
             del settings["validation_camera_guidance"]
         return settings
+
+    def validation_settings(self) -> dict[str, Any]:
+        """The settings that decide only :func:`validate` (not the trained weights)."""
+        return {name: value for name, value in asdict(self).items()
+                if name.startswith("validation_")}
 
     def data_key(self) -> str:
         """Hash of what decides the trajectories (a run folder's data is reused on a match)."""
@@ -480,7 +486,7 @@ def _train(out: Path, config: InstructionTrainingConfig, progress: bool,
                                   lr=config.learning_rate, weight_decay=config.weight_decay)
     if checkpoint_path.exists():
         saved = torch.load(checkpoint_path, weights_only=False)
-        if saved["config"] != fingerprint:
+        if not trained_alike(saved["config"], fingerprint):
             say(f"{checkpoint_path} is of another configuration; starting afresh")
         else:
             state = saved["state"]
@@ -528,13 +534,16 @@ def _train(out: Path, config: InstructionTrainingConfig, progress: bool,
                                  "seconds": time.perf_counter() - started})
         rounds.append(walked)
         save_checkpoint()
-    if config.validation_episodes and "validation" not in state:
+    if config.validation_episodes and (state.get("validation_settings")
+                                       != config.validation_settings()):
         state["validation"] = validate(config, export_weights(model, architecture, {}), say)
+        state["validation_settings"] = config.validation_settings()
+        state["history"] = [row for row in state["history"] if row["stage"] != "validation"]
         state["history"].append({"stage": "validation", "epoch": 0,
                                  "reached": max(state["validation"].values()),
                                  "seconds": time.perf_counter() - started})
         save_checkpoint()
-    validation = state.get("validation") or {str(config.guidance): None}
+    validation = state.get("validation", {}) if config.validation_episodes else {}
     guidance, camera_guidance = best_setup(config, validation)
     seconds = time.perf_counter() - started
     info = {"training": config.recipe(), "seconds": round(seconds, 1),
@@ -554,24 +563,37 @@ def _train(out: Path, config: InstructionTrainingConfig, progress: bool,
     return InstructionTrainingResult(weights, state["history"], seconds)
 
 
+def trained_alike(fingerprint: str, other: str) -> bool:
+    """Whether two run fingerprints (a checkpoint's recipe as JSON) train the same weights:
+    equal but for the validation settings."""
+    def training(recipe: str) -> dict[str, Any]:
+        return {name: value for name, value in json.loads(recipe).items()
+                if not name.startswith("validation_")}
+
+    return training(fingerprint) == training(other)
+
+
 def validation_setups(config: InstructionTrainingConfig
                       ) -> list[tuple[str, float, float | None]]:
     """``(name, guidance, camera guidance)`` of every set-up :func:`validate` runs: each scale
-    of ``validation_guidance`` with each camera scale of ``validation_camera_guidance``."""
+    of ``validation_guidance`` with each camera scale of ``validation_camera_guidance`` (a
+    camera scale equal to the keys' is the set-up with every head alike, run once)."""
+    setups = dict.fromkeys((scale, None if camera == scale else camera)
+                           for scale in config.validation_guidance
+                           for camera in config.validation_camera_guidance)
     return [(str(scale) if camera is None else f"{scale}, camera {camera}", scale, camera)
-            for scale in config.validation_guidance
-            for camera in config.validation_camera_guidance]
+            for scale, camera in setups]
 
 
-def best_setup(config: InstructionTrainingConfig, validation: dict[str, float | None]
+def best_setup(config: InstructionTrainingConfig, validation: dict[str, float]
                ) -> tuple[float, float | None]:
     """``(guidance, camera guidance)`` of the set-up with the highest validated success (ties:
     the lower scale, then the camera alike); ``config.guidance`` when nothing was validated."""
     setups = [setup for setup in validation_setups(config) if setup[0] in validation]
     if not setups:
         return config.guidance, None
-    _, guidance, camera = max(setups, key=lambda setup: (validation[setup[0]] or 0.0,
-                                                          -setup[1], setup[2] is None))
+    _, guidance, camera = max(setups, key=lambda setup: (validation[setup[0]], -setup[1],
+                                                          setup[2] is None))
     return guidance, camera
 
 

@@ -34,7 +34,8 @@ from mrsteve.train.instruction import (
 TINY = InstructionTrainingConfig(episodes=10, episode_steps=80, epochs=3, dagger_rounds=1,
                                  dagger_episodes=2, dagger_epochs=1, prior_steps=30,
                                  prior_holdout=0.5, validation_episodes=2, validation_steps=60,
-                                 validation_guidance=(1.0, 3.0), sequence=16, batch=6,
+                                 validation_guidance=(1.0, 3.0),
+                                 validation_camera_guidance=(None,), sequence=16, batch=6,
                                  learning_rate=2e-3, workers=1)
 
 
@@ -86,7 +87,7 @@ def test_episodes_are_cloned_up_to_their_last_success_and_failed_ones_whole():
     data.success[[3, 7, 19]] = True  # episode 0 succeeds twice, episode 1 never, 2 at its 3rd step
     data.rgb[:, 0, 0, 0] = np.arange(len(data.rgb))  # each step's frame marks the step
     kept = data.until_last_success()
-    assert kept.rgb[:, 0, 0, 0].tolist() == [*range(0, 8), *range(10, 16), *range(16, 20)]
+    assert kept.rgb[:, 0, 0, 0].tolist() == [*range(8), *range(10, 16), *range(16, 20)]
     assert kept.segment.tolist() == [0] * 8 + [1] * 6 + [2] * 4
     assert kept.success.sum() == 3 and kept.success[-1]  # every success is kept
     assert np.array_equal(kept.prompt, data.prompt)
@@ -137,6 +138,17 @@ def test_a_tiny_run_lowers_the_loss_writes_weights_and_resumes(tmp_path):
     again = train_instruction_policy(tmp_path, TINY, progress=False, say=lambda line: None)
     assert again.weights.sha256 == result.weights.sha256  # resumed at the end: nothing redone
     assert again.seconds >= result.history[-1]["seconds"]  # time summed over the resumed runs
+    revalidated = dataclasses.replace(TINY, validation_guidance=(3.0,),
+                                      validation_camera_guidance=(None, 1.0))
+    lines = []
+    third = train_instruction_policy(tmp_path, revalidated, progress=False, say=lines.append)
+    assert not any("another configuration" in line for line in lines)  # not trained again
+    assert any(line.startswith("validation, guidance 3, camera 1") for line in lines)
+    assert set(third.weights.info["validation"]) == {"3.0", "3.0, camera 1.0"}
+    assert third.weights.info["training"] == revalidated.recipe()
+    for name, value in result.weights.parameters.items():
+        np.testing.assert_array_equal(third.weights.parameters[name], value)
+    assert [row["stage"] for row in third.history].count("validation") == 1
     other = dataclasses.replace(TINY, epochs=4)
     lines = []
     train_instruction_policy(tmp_path, other, progress=False, say=lines.append)
@@ -236,13 +248,16 @@ def test_validation_tries_each_camera_scale_at_each_scale_and_ships_the_best(mon
 
     monkeypatch.setattr(training, "collect", fake_collect)
     success = training.validate(config, weights=None, say=lambda line: None)
-    assert success == {"1.0": 0.0, "1.0, camera 1.0": 0.0, "3.0": 0.0, "3.0, camera 1.0": 0.5}
-    assert [(g, c) for _, g, c in calls] == [(1.0, None), (1.0, 1.0), (3.0, None), (3.0, 1.0)]
+    # camera 1 at keys 1 is every head alike: run once
+    assert success == {"1.0": 0.0, "3.0": 0.0, "3.0, camera 1.0": 0.5}
+    assert [(g, c) for _, g, c in calls] == [(1.0, None), (3.0, None), (3.0, 1.0)]
     assert len({seed for seed, *_ in calls}) == 1  # the same episodes for every set-up
     assert [name for name, *_ in training.validation_setups(config)] == list(success)
     assert training.best_setup(config, success) == (3.0, 1.0)
     assert training.best_setup(config, {**success, "1.0": 0.5}) == (1.0, None)  # ties: lower
-    assert training.best_setup(TINY, {"2.0": None}) == (TINY.guidance, None)  # none validated
+    assert training.best_setup(TINY, {}) == (TINY.guidance, None)  # none validated
+    alike = dataclasses.replace(TINY, validation_guidance=(1.0,), validation_camera_guidance=(1.0,))
+    assert training.validation_setups(alike) == [("1.0", 1.0, None)]
     assert config.recipe()["validation_camera_guidance"] == (None, 1.0)
     assert "validation_camera_guidance" not in TINY.recipe()  # as weights before it recorded
 
