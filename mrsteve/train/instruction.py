@@ -606,15 +606,19 @@ def validate(config: InstructionTrainingConfig, weights: InstructionWeights,
     from dataclasses import replace
 
     near = replace(config, near_share=1.0, episode_steps=config.validation_steps)
+    captions = prompts()
     success = {}
     for name, scale, camera in validation_setups(config):
         walked = collect(near, config.seed + 99_999, config.validation_episodes, weights, scale,
                          camera)
-        success[name] = float(walked.episode_success().mean())
+        got = walked.episode_success()
+        success[name] = float(got.mean())
         camera_text = "" if camera is None else f", camera {camera:g}"
+        by_prompt = ", ".join(f"{captions[prompt]} {got[walked.prompt == prompt].mean():.0%}"
+                              for prompt in np.unique(walked.prompt))
         say(f"validation, guidance {scale:g}{camera_text}: the policy got its item in "
             f"{success[name]:.0%} of {config.validation_episodes} episodes started near a "
-            f"target on fresh seeds of the training worlds")
+            f"target on fresh seeds of the training worlds ({by_prompt})")
     return success
 
 

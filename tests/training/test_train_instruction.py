@@ -206,12 +206,12 @@ def test_bad_settings_are_refused_with_the_accepted_values():
 
 
 def two_episodes(got: bool) -> Trajectories:
-    """Two one-step episodes, the first getting its item if ``got``: what a faked
-    :func:`collect` returns to :func:`validate`."""
+    """Two one-step episodes of the first two prompts, the first getting its item if ``got``:
+    what a faked :func:`collect` returns to :func:`validate`."""
     return Trajectories(np.zeros((2, 1, 1, 3), np.uint8), np.zeros((2, 1), np.float32),
                         np.zeros((2, 7), np.uint8), np.zeros((2, 2), np.int8),
                         np.array([0, 1], np.int32), np.array([got, False], bool),
-                        np.zeros(2, np.int16))
+                        np.arange(2, dtype=np.int16))
 
 
 def test_validation_starts_near_a_target_and_runs_the_validation_steps(monkeypatch):
@@ -226,8 +226,11 @@ def test_validation_starts_near_a_target_and_runs_the_validation_steps(monkeypat
         return two_episodes(got=guidance == 3.0)
 
     monkeypatch.setattr(training, "collect", fake_collect)
-    success = training.validate(TINY, weights=None, say=lambda line: None)
+    lines = []
+    success = training.validate(TINY, weights=None, say=lines.append)
     assert success == {"1.0": 0.0, "3.0": 0.5}
+    first, second = prompts()[:2]  # each line gives the share per prompt too
+    assert lines[1].endswith(f"({first} 100%, {second} 0%)")
     assert [guidance for *_, guidance in calls] == list(TINY.validation_guidance)
     for config, seed, episodes, _ in calls:
         assert config.near_share == 1.0 and config.episode_steps == TINY.validation_steps
