@@ -13,7 +13,7 @@ under ``if TYPE_CHECKING:`` and inside functions alike. The rules (lowest layer 
   the world only its camera, content and crafting recipes: what the agent sees comes through the
   observation;
 * the root leaf modules (``naming``, ``seeding``, ``spaces``, ``protocols``, ``fileio``,
-  ``digests``, ``visibility``, ``jitcache``, ``nn``) may be imported by anyone and import no
+  ``digests``, ``visibility``, ``jitcache``, ``nn``, ``workers``) may be imported by anyone and import no
   other module of the package but leaves;
 * no import cycles between modules.
 
@@ -53,7 +53,7 @@ LAYERS: dict[str, int] = {
 itself (``""``, its ``__init__``) is on top: it registers the environment."""
 
 LEAVES = frozenset({"naming", "seeding", "spaces", "protocols", "fileio", "digests", "visibility",
-                    "jitcache", "nn"})
+                    "jitcache", "nn", "workers"})
 """Root modules anyone may import; they import nothing else of the package."""
 
 FORBIDDEN: tuple[tuple[str, str], ...] = (

@@ -27,6 +27,7 @@ import numpy as np
 from tqdm import tqdm
 
 from mrsteve.memory import MEMORY_VARIANTS, Memory, MemoryVariant
+from mrsteve.workers import blas_threads
 
 
 @dataclass(frozen=True)
@@ -336,7 +337,7 @@ def run_memory_benchmark(config: MemoryBenchConfig, progress: bool = True) -> di
             "cpus": os.cpu_count(),
             "python": platform.python_version(),
             "numpy": np.__version__,
-            "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS", "default"),
+            "blas_threads": blas_threads(),
             "load_average_1_5_15_min": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
         },
         "trajectory_seconds": generation_s,

@@ -6,12 +6,11 @@ Each subcommand lives in its own module and imports its heavy dependencies insid
 
 from __future__ import annotations
 
-import os
+from mrsteve.workers import prefer_one_blas_thread
 
-# One BLAS thread: memory reads are matrix-vector products that multithreaded OpenBLAS makes
-# ~100x slower on small machines; benchmarks are per core. Set before numpy is first imported.
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
+# One BLAS thread (unless the user set a count): the commands' numbers are one core's, and their
+# worker processes each take a core. Set before numpy is first imported.
+prefer_one_blas_thread()
 
 import typer
 

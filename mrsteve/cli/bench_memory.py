@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import os
-import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -12,8 +10,7 @@ import typer
 
 from mrsteve.cli.output import check_outputs, fail, write_json, writing_results
 from mrsteve.naming import check_name
-
-_BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+from mrsteve.workers import one_blas_thread
 
 EXAMPLES = """Examples:
 
@@ -22,15 +19,6 @@ EXAMPLES = """Examples:
   mrsteve bench memory --memory fifo --memory place-event --json memory.json
 
   mrsteve bench memory --long-run --frames 200000 --capacity 20000"""
-
-
-def _pin_blas_to_one_thread() -> bool:
-    """Ask the BLAS for one thread; it reads this when numpy loads, so it works only if numpy is
-    not loaded yet (true when the command runs from the ``mrsteve`` entry point)."""
-    if "numpy" not in sys.modules:
-        for variable in _BLAS_THREAD_VARIABLES:
-            os.environ[variable] = "1"
-    return all(os.environ.get(variable) == "1" for variable in _BLAS_THREAD_VARIABLES)
 
 
 def command(
@@ -92,7 +80,6 @@ def command(
     answer the same range queries on the same frames (times, build times, recalls). With
     --long-run, a capacity-limited Place Event Memory is followed over a long episode. numpy's
     BLAS (and faiss) are pinned to one thread, so the numbers are one core's."""
-    pinned = _pin_blas_to_one_thread()
     if frames is None:
         frames = 1_000_000 if long_run else 100_000
     for name, value, least in (
@@ -104,7 +91,9 @@ def command(
         if value < least:
             raise fail(f"{name} must be >= {least}, got {value}")
 
-    from mrsteve.bench import memory as bench  # after BLAS is pinned: it loads numpy
+    from mrsteve.bench import memory as bench
+
+    one_blas_thread()
 
     try:
         for name in memory or ():
@@ -139,14 +128,7 @@ def command(
         except bench.MissingPeer as error:
             raise fail(str(error)) from None
         text = bench.format_report(report)
-    report.setdefault("machine", {})["blas_pinned_to_one_thread"] = pinned
     typer.echo(text)
-    if not pinned:
-        typer.secho(
-            "warning: numpy was loaded before the benchmark could pin its BLAS to one thread",
-            err=True,
-            fg=typer.colors.YELLOW,
-        )
     if json_path is not None:
         with writing_results():
             write_json(json_path, report)

@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from mrsteve.cli.output import check_outputs, fail, write_json, writing_results
+from mrsteve.workers import BLAS_THREAD_VARIABLES
 
 EXAMPLES = """Examples:
 
@@ -21,12 +22,7 @@ EXAMPLES = """Examples:
 
   mrsteve bench world --worlds plains_unbounded --memory-walk-steps 500000"""
 
-SINGLE_THREAD_ENV = {
-    "NUMBA_NUM_THREADS": "1",
-    "OMP_NUM_THREADS": "1",
-    "OPENBLAS_NUM_THREADS": "1",
-    "MKL_NUM_THREADS": "1",
-}
+SINGLE_THREAD_ENV = {"NUMBA_NUM_THREADS": "1", **dict.fromkeys(BLAS_THREAD_VARIABLES, "1")}
 """One thread for numba, OpenMP and BLAS: the benchmark's targets are per core."""
 
 

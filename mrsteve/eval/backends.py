@@ -22,6 +22,8 @@ from multiprocessing import get_context
 from multiprocessing.connection import wait
 from typing import Any
 
+from mrsteve.workers import one_blas_thread
+
 BACKENDS = ("local", "ray")
 """The backends ``--backend`` accepts."""
 
@@ -79,8 +81,10 @@ def _die_with_parent(parent: int) -> None:
 
 
 def _worker(job: Job, conn, parent: int) -> None:
-    """A local worker: run the specs the driver sends, one at a time, until told to stop."""
+    """A local worker: run the specs the driver sends, one at a time, until told to stop (with
+    one BLAS thread: :mod:`mrsteve.workers`)."""
     _die_with_parent(parent)
+    one_blas_thread()
     while True:
         try:
             spec = conn.recv()
@@ -200,9 +204,11 @@ def import_ray():
 
 
 def _run_job(job: Job, spec: Any) -> dict:
-    """A Ray task: ``job(spec)``, with the id of the node that ran it under ``node``."""
+    """A Ray task: ``job(spec)`` with one BLAS thread, with the id of the node that ran it under
+    ``node``."""
     import ray
 
+    one_blas_thread()
     record = job(spec)
     record["node"] = ray.get_runtime_context().get_node_id()
     return record

@@ -67,6 +67,7 @@ from mrsteve.train.navigator import (
     plot_curve,
     windows,
 )
+from mrsteve.workers import starmap_in_processes
 
 INSTRUCTION_WORLDS = ("calib_meadow", "calib_dunes")
 """World recipes the instruction policy learns in (``data/worlds.toml``: procedural, with trees,
@@ -212,6 +213,8 @@ class Trajectories:
 
     @staticmethod
     def concatenate(parts: Sequence[Trajectories]) -> Trajectories:
+        if len(parts) == 1:
+            return parts[0]
         offset, segments = 0, []
         for part in parts:
             segments.append(part.segment + offset)
@@ -344,12 +347,7 @@ def collect(config: InstructionTrainingConfig, seed: int, episodes: int,
     seeds = [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(seed).spawn(len(shares))]
     jobs = [(config, s, n, f, weights, guidance, camera_guidance)
             for s, n, f in zip(seeds, shares, firsts, strict=True) if n]
-    if len(jobs) == 1:
-        return collect_episodes(*jobs[0])
-    import multiprocessing
-
-    with multiprocessing.get_context("spawn").Pool(len(jobs)) as pool:
-        return Trajectories.concatenate(pool.starmap(collect_episodes, jobs))
+    return Trajectories.concatenate(starmap_in_processes(collect_episodes, jobs))
 
 
 def relabel(data: Trajectories, rng: np.random.Generator, offsets: tuple[int, int],
@@ -509,7 +507,7 @@ def _train(out: Path, config: InstructionTrainingConfig, progress: bool,
                        for i in range(1, state["rounds"] + 1)]
     while True:
         epochs = config.epochs if state["rounds"] == 0 else config.dagger_epochs
-        pool = Trajectories.concatenate(rounds) if len(rounds) > 1 else data
+        pool = Trajectories.concatenate(rounds)
         while state["epoch"] < epochs:
             loss = _epoch(model, optimiser, pool, config, state, epochs, progress)
             state["history"].append({"stage": f"cloning-{state['rounds']}",

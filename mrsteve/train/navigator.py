@@ -55,6 +55,7 @@ from mrsteve.train.layers import (
     torch_session,
 )
 from mrsteve.train.navigator_ppo import PPOConfig, kl_to, ppo_finetune
+from mrsteve.workers import starmap_in_processes
 
 TRAINING_WORLDS = ("nav_meadow", "nav_crags", "nav_stream")
 """World recipes the navigator learns in (``data/worlds.toml``); the navigation experiment's
@@ -224,6 +225,8 @@ class Demonstrations:
 
     @staticmethod
     def concatenate(parts: Sequence[Demonstrations]) -> Demonstrations:
+        if len(parts) == 1:
+            return parts[0]
         offset, segments = 0, []
         for part in parts:
             segments.append(part.segment + offset)
@@ -321,12 +324,7 @@ def collect(config: NavigatorTrainingConfig, seed: int, segments: int,
               for i in range(config.workers)]
     seeds = [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(seed).spawn(len(shares))]
     jobs = [(config, s, n, weights) for s, n in zip(seeds, shares, strict=True) if n]
-    if len(jobs) == 1:
-        return collect_segments(*jobs[0])
-    import multiprocessing
-
-    with multiprocessing.get_context("spawn").Pool(len(jobs)) as pool:
-        return Demonstrations.concatenate(pool.starmap(collect_segments, jobs))
+    return Demonstrations.concatenate(starmap_in_processes(collect_segments, jobs))
 
 
 # ------------------------------------------------------------------------------------- model
@@ -576,7 +574,7 @@ def _train(out: Path, config: NavigatorTrainingConfig, progress: bool,
         rounds.append(Demonstrations.load(out / f"dagger-{i}.npz"))
     while True:
         epochs = config.finetune_epochs if state["rounds"] == 0 else config.dagger_epochs
-        pool = Demonstrations.concatenate(rounds) if len(rounds) > 1 else data
+        pool = Demonstrations.concatenate(rounds)
         while state["epoch"] < epochs:
             loss = _epoch(model, optimiser, pool, config, state, goal=True, progress=progress,
                           label=f"fine-tuning round {state['rounds']}", reference=foundation)
