@@ -13,8 +13,8 @@ under ``if TYPE_CHECKING:`` and inside functions alike. The rules (lowest layer 
   the world only its camera, content and crafting recipes: what the agent sees comes through the
   observation;
 * the root leaf modules (``naming``, ``seeding``, ``spaces``, ``protocols``, ``fileio``,
-  ``digests``, ``visibility``, ``jitcache``, ``nn``, ``workers``) may be imported by anyone and import no
-  other module of the package but leaves;
+  ``digests``, ``visibility``, ``jitcache``, ``nn``, ``workers``) may be imported by anyone and
+  import no other module of the package but leaves;
 * no import cycles between modules.
 
 Known violations that other branches of the redesign remove are listed in
