@@ -44,13 +44,18 @@ def blas_threads() -> int | None:
     return max(counts, default=None)
 
 
-def starmap_in_processes(function: Callable[..., Any], jobs: Iterable[tuple]) -> list[Any]:
-    """``[function(*job) for job in jobs]``, each job in a fresh (spawned) process of its own with
-    one BLAS thread; in this process when there is one job."""
+def starmap_in_processes(function: Callable[..., Any], jobs: Iterable[tuple],
+                         processes: int | None = None) -> list[Any]:
+    """``[function(*job) for job in jobs]`` in fresh (spawned) processes with one BLAS thread
+    each, at most ``processes`` at once (default: one per job); in this process when there is
+    one job or one process."""
     jobs = list(jobs)
-    if len(jobs) == 1:
-        return [function(*jobs[0])]
+    processes = len(jobs) if processes is None else min(processes, len(jobs))
+    if processes < 1 and jobs:
+        raise ValueError(f"processes must be at least 1, got {processes}")
+    if processes <= 1:
+        return [function(*job) for job in jobs]
     import multiprocessing
 
-    with multiprocessing.get_context("spawn").Pool(len(jobs), initializer=one_blas_thread) as pool:
+    with multiprocessing.get_context("spawn").Pool(processes, initializer=one_blas_thread) as pool:
         return pool.starmap(function, jobs)

@@ -43,3 +43,11 @@ def test_spawned_training_workers_run_one_blas_thread_each(driver_with_two_blas_
 
 def test_one_job_runs_in_this_process_as_it_is(driver_with_two_blas_threads):
     assert starmap_in_processes(threads_of_job, [(0,)]) == [2]
+
+
+def test_fewer_processes_than_jobs_run_every_job_in_order(driver_with_two_blas_threads):
+    assert starmap_in_processes(pow, [(2, 1), (2, 2), (2, 3)], processes=2) == [2, 4, 8]
+    # one process: every job here, in order, with this process's BLAS
+    assert starmap_in_processes(threads_of_job, [(0,), (1,)], processes=1) == [2, 2]
+    with pytest.raises(ValueError, match="processes must be at least 1"):
+        starmap_in_processes(pow, [(2, 1)], processes=0)

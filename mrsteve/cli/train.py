@@ -120,8 +120,9 @@ def navigator(
     seed: Annotated[int, typer.Option(min=0, help="Seed of the worlds, goals, batches and "
                                                   "initial weights.")] = 0,
     threads: Annotated[int, typer.Option(min=1, help="torch CPU threads.")] = 2,
-    workers: Annotated[int, typer.Option(min=1, help="Processes rendering "
-                                                     "demonstrations.")] = 2,
+    workers: Annotated[int, typer.Option(min=1, help="Processes rendering demonstrations at "
+                                                     "once (the data is the same for any "
+                                                     "number).")] = 2,
     progress: Annotated[bool, typer.Option("--progress/--no-progress",
                                            help="Show a progress bar.")] = True,
     json_path: Annotated[Path | None, typer.Option("--json", help="Also write the training "
@@ -190,8 +191,9 @@ def instruction_policy(
     seed: Annotated[int, typer.Option(min=0, help="Seed of the worlds, batches and "
                                                   "initial weights.")] = 0,
     threads: Annotated[int, typer.Option(min=1, help="torch CPU threads.")] = 2,
-    workers: Annotated[int, typer.Option(min=1, help="Processes rendering "
-                                                     "trajectories.")] = 2,
+    workers: Annotated[int, typer.Option(min=1, help="Processes rendering trajectories at "
+                                                     "once (the data is the same for any "
+                                                     "number).")] = 2,
     progress: Annotated[bool, typer.Option("--progress/--no-progress",
                                            help="Show a progress bar.")] = True,
     json_path: Annotated[Path | None, typer.Option("--json", help="Also write the training "

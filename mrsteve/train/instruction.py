@@ -67,7 +67,7 @@ from mrsteve.train.navigator import (
     plot_curve,
     windows,
 )
-from mrsteve.workers import starmap_in_processes
+from mrsteve.train.runs import render_streams, trained_alike
 
 INSTRUCTION_WORLDS = ("calib_meadow", "calib_dunes")
 """World recipes the instruction policy learns in (``data/worlds.toml``: procedural, with trees,
@@ -137,6 +137,8 @@ class InstructionTrainingConfig:
     seed: int = 0
     threads: int = 2
     workers: int = 2
+    """Processes that render trajectories at once (the data does not depend on it: it is drawn
+    in :data:`~mrsteve.train.runs.RENDER_STREAMS` seeded streams, one process each)."""
     foundation: str | None = None
     """A navigator weights file (``foundation.npz`` of ``mrsteve train navigator``, or a
     navigator's) whose image encoder and core start the policy; default: the shipped
@@ -340,14 +342,12 @@ def collect_episodes(config: InstructionTrainingConfig, seed: int, episodes: int
 def collect(config: InstructionTrainingConfig, seed: int, episodes: int,
             weights: InstructionWeights | None = None, guidance: float | None = None,
             camera_guidance: float | None = None) -> Trajectories:
-    """:func:`collect_episodes` split over ``config.workers`` processes (seeded per share)."""
-    shares = [episodes // config.workers + (i < episodes % config.workers)
-              for i in range(config.workers)]
-    firsts = np.concatenate([[0], np.cumsum(shares)[:-1]]).tolist()
-    seeds = [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(seed).spawn(len(shares))]
-    jobs = [(config, s, n, f, weights, guidance, camera_guidance)
-            for s, n, f in zip(seeds, shares, firsts, strict=True) if n]
-    return Trajectories.concatenate(starmap_in_processes(collect_episodes, jobs))
+    """:func:`collect_episodes` in the rendering's seeded streams
+    (:func:`~mrsteve.train.runs.render_streams`), ``config.workers`` processes at once."""
+    return Trajectories.concatenate(render_streams(
+        collect_episodes, seed, episodes,
+        lambda s, n, first: (config, s, n, first, weights, guidance, camera_guidance),
+        config.workers))
 
 
 def relabel(data: Trajectories, rng: np.random.Generator, offsets: tuple[int, int],
@@ -559,16 +559,6 @@ def _train(out: Path, config: InstructionTrainingConfig, progress: bool,
         tmp.write_text(json.dumps(state["history"], indent=2))
     plot_curve(state["history"], out / "curve.png", "episodes the policy got its item in (%)")
     return InstructionTrainingResult(weights, state["history"], seconds)
-
-
-def trained_alike(fingerprint: str, other: str) -> bool:
-    """Whether two run fingerprints (a checkpoint's recipe as JSON) train the same weights:
-    equal but for the validation settings."""
-    def training(recipe: str) -> dict[str, Any]:
-        return {name: value for name, value in json.loads(recipe).items()
-                if not name.startswith("validation_")}
-
-    return training(fingerprint) == training(other)
 
 
 def validation_setups(config: InstructionTrainingConfig

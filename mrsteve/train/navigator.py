@@ -55,7 +55,7 @@ from mrsteve.train.layers import (
     torch_session,
 )
 from mrsteve.train.navigator_ppo import PPOConfig, kl_to, ppo_finetune
-from mrsteve.workers import starmap_in_processes
+from mrsteve.train.runs import render_streams, trained_alike
 
 TRAINING_WORLDS = ("nav_meadow", "nav_crags", "nav_stream")
 """World recipes the navigator learns in (``data/worlds.toml``); the navigation experiment's
@@ -110,7 +110,8 @@ class NavigatorTrainingConfig:
     threads: int = 2
     """torch CPU threads."""
     workers: int = 2
-    """Processes that render demonstrations."""
+    """Processes that render demonstrations at once (the data does not depend on it: it is
+    drawn in :data:`~mrsteve.train.runs.RENDER_STREAMS` seeded streams, one process each)."""
     nudge_rate: float = 0.0
     """Chance per demonstration step that a nudge starts (beyond VPT-Nav, DART's remedy for a
     scripted teacher, :class:`PitchNudges`): for ``nudge_steps`` steps the camera's pitch turns
@@ -319,12 +320,11 @@ def collect_segments(config: NavigatorTrainingConfig, seed: int, segments: int,
 
 def collect(config: NavigatorTrainingConfig, seed: int, segments: int,
             weights: NavigatorWeights | None = None) -> Demonstrations:
-    """:func:`collect_segments` split over ``config.workers`` processes (seeded per share)."""
-    shares = [segments // config.workers + (i < segments % config.workers)
-              for i in range(config.workers)]
-    seeds = [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(seed).spawn(len(shares))]
-    jobs = [(config, s, n, weights) for s, n in zip(seeds, shares, strict=True) if n]
-    return Demonstrations.concatenate(starmap_in_processes(collect_segments, jobs))
+    """:func:`collect_segments` in the rendering's seeded streams
+    (:func:`~mrsteve.train.runs.render_streams`), ``config.workers`` processes at once."""
+    return Demonstrations.concatenate(render_streams(
+        collect_segments, seed, segments, lambda s, n, first: (config, s, n, weights),
+        config.workers))
 
 
 # ------------------------------------------------------------------------------------- model
@@ -513,7 +513,7 @@ def _train(out: Path, config: NavigatorTrainingConfig, progress: bool,
     saved = None
     if checkpoint_path.exists():
         saved = torch.load(checkpoint_path, weights_only=False)
-        if saved["config"] != fingerprint:
+        if not trained_alike(saved["config"], fingerprint):
             say(f"{checkpoint_path} is of another configuration; starting afresh")
             saved = None
         else:
@@ -622,12 +622,14 @@ def _train(out: Path, config: NavigatorTrainingConfig, progress: bool,
         state["ppo"] = ppo_key
         save_checkpoint(model, optimiser)
 
-    if config.validation_segments and not any(row["stage"] == "validation"
-                                              for row in state["history"]):
+    validated = [row.get("goals") for row in state["history"] if row["stage"] == "validation"]
+    if config.validation_segments and validated != [config.validation_segments]:
         walked = collect(config, config.seed + 99_999, config.validation_segments,
                          export_weights(model, architecture, {}))
+        state["history"] = [row for row in state["history"] if row["stage"] != "validation"]
         state["history"].append({"stage": "validation", "epoch": 0,
                                  "reached": float(walked.reached.mean()),
+                                 "goals": config.validation_segments,
                                  "seconds": time.perf_counter() - started})
         say(f"validation: the policy reached {walked.reached.mean():.0%} of "
             f"{config.validation_segments} goals on fresh seeds of the training worlds")

@@ -138,7 +138,7 @@ def test_a_tiny_run_lowers_the_loss_writes_weights_and_resumes(tmp_path):
     again = train_instruction_policy(tmp_path, TINY, progress=False, say=lambda line: None)
     assert again.weights.sha256 == result.weights.sha256  # resumed at the end: nothing redone
     assert again.seconds >= result.history[-1]["seconds"]  # time summed over the resumed runs
-    revalidated = dataclasses.replace(TINY, validation_guidance=(3.0,),
+    revalidated = dataclasses.replace(TINY, threads=1, validation_guidance=(3.0,),
                                       validation_camera_guidance=(None, 1.0))
     lines = []
     third = train_instruction_policy(tmp_path, revalidated, progress=False, say=lines.append)

@@ -24,6 +24,7 @@ from mrsteve.train.navigator import (
     NavigatorTrainingConfig,
     PitchNudges,
     build_policy,
+    collect,
     collect_segments,
     export_weights,
     kl_to,
@@ -103,6 +104,15 @@ def test_demonstrations_are_the_depth_navigators_steps_toward_each_goal():
     assert np.array_equal(again.rgb, data.rgb) and np.array_equal(again.buttons, data.buttons)
 
 
+def test_the_rendered_data_does_not_depend_on_the_processes_rendering_it():
+    """A rendering is drawn in fixed seeded streams: one process or two, the same steps."""
+    alone, split = (collect(dataclasses.replace(TINY, workers=workers), seed=5, segments=3)
+                    for workers in (1, 2))
+    assert len(alone.reached) == 3
+    for name in ("rgb", "goal", "buttons", "camera", "segment", "reached"):
+        assert np.array_equal(getattr(alone, name), getattr(split, name)), name
+
+
 def test_a_tiny_run_lowers_the_loss_writes_weights_and_resumes(tmp_path):
     result = train_navigator(tmp_path, TINY, progress=False, say=lambda line: None)
     foundation = [row["loss"] for row in result.history if row["stage"] == "foundation"]
@@ -119,6 +129,16 @@ def test_a_tiny_run_lowers_the_loss_writes_weights_and_resumes(tmp_path):
     again = train_navigator(tmp_path, TINY, progress=False, say=said.append)
     assert any("resuming" in line for line in said)
     assert again.weights.sha256 == result.weights.sha256
+    # other speed or validation settings resume the run (validating it again), not retrain it
+    faster = dataclasses.replace(TINY, threads=1, workers=2, validation_segments=3)
+    said = []
+    revalidated = train_navigator(tmp_path, faster, progress=False, say=said.append)
+    assert not any("another configuration" in line for line in said)
+    assert any(line.startswith("validation:") and "of 3 goals" in line for line in said)
+    assert [row.get("goals") for row in revalidated.history
+            if row["stage"] == "validation"] == [3]
+    for name, value in result.weights.parameters.items():
+        np.testing.assert_array_equal(revalidated.weights.parameters[name], value)
 
     # PPO starts from the behaviour-cloned policy; without it, that policy comes back
     ppo = dataclasses.replace(TINY, ppo=PPOConfig(iterations=2, envs=2, steps=12,

@@ -1,0 +1,49 @@
+"""What the trainings' run folders share: renderings split into seeded streams that do not
+depend on how many processes render them, and the recipe a checkpoint resumes by."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from mrsteve.workers import starmap_in_processes
+
+RENDER_STREAMS = 2
+"""Seeded streams every rendering (demonstrations, DAgger rounds, validation walks) is split
+into, whatever the number of processes rendering them (``workers``): the data, and so the
+weights, are the same on every machine. The shipped weights' data was rendered in two."""
+
+SPEED_SETTINGS = ("threads", "workers")
+"""Recipe fields that decide how fast a run goes, not what it trains."""
+
+
+def render_streams(function: Callable[..., Any], seed: int, total: int,
+                   job: Callable[[int, int, int], tuple], workers: int) -> list[Any]:
+    """``function(*job(stream_seed, count, first))`` for each of the :data:`RENDER_STREAMS`
+    streams of a rendering of ``total`` items seeded by ``seed`` (``first``: the index of the
+    stream's first item), at most ``workers`` processes at once; the results in stream order."""
+    counts = [total // RENDER_STREAMS + (i < total % RENDER_STREAMS)
+              for i in range(RENDER_STREAMS)]
+    firsts = np.concatenate([[0], np.cumsum(counts)[:-1]]).tolist()
+    seeds = [int(s.generate_state(1)[0])
+             for s in np.random.SeedSequence(seed).spawn(RENDER_STREAMS)]
+    jobs = [job(s, n, f) for s, n, f in zip(seeds, counts, firsts, strict=True) if n]
+    return starmap_in_processes(function, jobs, processes=workers)
+
+
+def trained_alike(fingerprint: str, other: str, *, besides: Sequence[str] = ()) -> bool:
+    """Whether two run fingerprints (a checkpoint's recipe as JSON) train the same weights:
+    equal but for the speed settings (:data:`SPEED_SETTINGS`), the validation settings
+    (``validation_*``) and ``besides``, so a run resumes under any of them."""
+    def training(recipe: str) -> dict[str, Any]:
+        return {name: value for name, value in json.loads(recipe).items()
+                if name not in SPEED_SETTINGS and name not in besides
+                and not name.startswith("validation_")}
+
+    return training(fingerprint) == training(other)
+
+
+__all__ = ["RENDER_STREAMS", "SPEED_SETTINGS", "render_streams", "trained_alike"]
