@@ -121,8 +121,9 @@ def navigator(
                                                   "initial weights.")] = 0,
     threads: Annotated[int, typer.Option(min=1, help="torch CPU threads.")] = 2,
     workers: Annotated[int, typer.Option(min=1, help="Processes rendering demonstrations at "
-                                                     "once (the data is the same for any "
-                                                     "number).")] = 2,
+                                                     "once, at most 2: the data is drawn in 2 "
+                                                     "seeded streams, the same for any "
+                                                     "number.")] = 2,
     progress: Annotated[bool, typer.Option("--progress/--no-progress",
                                            help="Show a progress bar.")] = True,
     json_path: Annotated[Path | None, typer.Option("--json", help="Also write the training "
@@ -192,8 +193,9 @@ def instruction_policy(
                                                   "initial weights.")] = 0,
     threads: Annotated[int, typer.Option(min=1, help="torch CPU threads.")] = 2,
     workers: Annotated[int, typer.Option(min=1, help="Processes rendering trajectories at "
-                                                     "once (the data is the same for any "
-                                                     "number).")] = 2,
+                                                     "once, at most 2: the data is drawn in 2 "
+                                                     "seeded streams, the same for any "
+                                                     "number.")] = 2,
     progress: Annotated[bool, typer.Option("--progress/--no-progress",
                                            help="Show a progress bar.")] = True,
     json_path: Annotated[Path | None, typer.Option("--json", help="Also write the training "

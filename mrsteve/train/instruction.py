@@ -137,8 +137,9 @@ class InstructionTrainingConfig:
     seed: int = 0
     threads: int = 2
     workers: int = 2
-    """Processes that render trajectories at once (the data does not depend on it: it is drawn
-    in :data:`~mrsteve.train.runs.RENDER_STREAMS` seeded streams, one process each)."""
+    """Processes that render trajectories at once, at most
+    :data:`~mrsteve.train.runs.RENDER_STREAMS`: the data is drawn in that many seeded streams,
+    the same for any number of processes."""
     foundation: str | None = None
     """A navigator weights file (``foundation.npz`` of ``mrsteve train navigator``, or a
     navigator's) whose image encoder and core start the policy; default: the shipped

@@ -110,8 +110,9 @@ class NavigatorTrainingConfig:
     threads: int = 2
     """torch CPU threads."""
     workers: int = 2
-    """Processes that render demonstrations at once (the data does not depend on it: it is
-    drawn in :data:`~mrsteve.train.runs.RENDER_STREAMS` seeded streams, one process each)."""
+    """Processes that render demonstrations at once, at most
+    :data:`~mrsteve.train.runs.RENDER_STREAMS`: the data is drawn in that many seeded streams,
+    the same for any number of processes."""
     nudge_rate: float = 0.0
     """Chance per demonstration step that a nudge starts (beyond VPT-Nav, DART's remedy for a
     scripted teacher, :class:`PitchNudges`): for ``nudge_steps`` steps the camera's pitch turns
