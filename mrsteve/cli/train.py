@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from mrsteve.cli.output import check_outputs, fail, fail_on_os_error, write_json
+from mrsteve.train.runs import RENDER_STREAMS
 
 
 def run_training(out: Path, weights_name: str, json_path: Path | None,
@@ -120,10 +121,10 @@ def navigator(
     seed: Annotated[int, typer.Option(min=0, help="Seed of the worlds, goals, batches and "
                                                   "initial weights.")] = 0,
     threads: Annotated[int, typer.Option(min=1, help="torch CPU threads.")] = 2,
-    workers: Annotated[int, typer.Option(min=1, help="Processes rendering demonstrations at "
-                                                     "once, at most 2: the data is drawn in 2 "
-                                                     "seeded streams, the same for any "
-                                                     "number.")] = 2,
+    workers: Annotated[int, typer.Option(min=1, help=f"Processes rendering demonstrations at "
+                                                     f"once, at most {RENDER_STREAMS}: the data "
+                                                     f"is drawn in {RENDER_STREAMS} seeded "
+                                                     "streams, the same for any number.")] = 2,
     progress: Annotated[bool, typer.Option("--progress/--no-progress",
                                            help="Show a progress bar.")] = True,
     json_path: Annotated[Path | None, typer.Option("--json", help="Also write the training "
@@ -192,10 +193,10 @@ def instruction_policy(
     seed: Annotated[int, typer.Option(min=0, help="Seed of the worlds, batches and "
                                                   "initial weights.")] = 0,
     threads: Annotated[int, typer.Option(min=1, help="torch CPU threads.")] = 2,
-    workers: Annotated[int, typer.Option(min=1, help="Processes rendering trajectories at "
-                                                     "once, at most 2: the data is drawn in 2 "
-                                                     "seeded streams, the same for any "
-                                                     "number.")] = 2,
+    workers: Annotated[int, typer.Option(min=1, help=f"Processes rendering trajectories at "
+                                                     f"once, at most {RENDER_STREAMS}: the data "
+                                                     f"is drawn in {RENDER_STREAMS} seeded "
+                                                     "streams, the same for any number.")] = 2,
     progress: Annotated[bool, typer.Option("--progress/--no-progress",
                                            help="Show a progress bar.")] = True,
     json_path: Annotated[Path | None, typer.Option("--json", help="Also write the training "

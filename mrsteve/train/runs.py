@@ -4,7 +4,7 @@ depend on how many processes render them, and the recipe a checkpoint resumes by
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -34,14 +34,13 @@ def render_streams(function: Callable[..., Any], seed: int, total: int,
     return starmap_in_processes(function, jobs, processes=workers)
 
 
-def trained_alike(fingerprint: str, other: str, *, besides: Sequence[str] = ()) -> bool:
+def trained_alike(fingerprint: str, other: str) -> bool:
     """Whether two run fingerprints (a checkpoint's recipe as JSON) train the same weights:
-    equal but for the speed settings (:data:`SPEED_SETTINGS`), the validation settings
-    (``validation_*``) and ``besides``, so a run resumes under any of them."""
+    equal but for the speed settings (:data:`SPEED_SETTINGS`) and the validation settings
+    (``validation_*``), so a run resumes under any of them."""
     def training(recipe: str) -> dict[str, Any]:
         return {name: value for name, value in json.loads(recipe).items()
-                if name not in SPEED_SETTINGS and name not in besides
-                and not name.startswith("validation_")}
+                if name not in SPEED_SETTINGS and not name.startswith("validation_")}
 
     return training(fingerprint) == training(other)
 
