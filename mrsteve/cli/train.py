@@ -112,6 +112,11 @@ def navigator(
                                               "demonstration step that the camera's pitch is "
                                               "pushed up for a few steps while the depth "
                                               "navigator labels (0: none).")] = 0.0,
+    expert_map: Annotated[str, typer.Option(help="How long the depth navigator that "
+                                            "demonstrates and labels keeps its height map: "
+                                            "world (all the goals walked in one world) or "
+                                            "segment (one goal, as the policy's memory "
+                                            "does).")] = "world",
     validation_segments: Annotated[int, typer.Option(min=0, help="Goals the final policy "
                                                      "walks to on fresh seeds of the training "
                                                      "worlds (0: no validation).")] = 200,
@@ -146,7 +151,8 @@ def navigator(
             segments=segments, conditioning=conditioning, finetune=finetune, kl=kl,
             dagger_rounds=dagger_rounds, finetune_epochs=finetune_epochs, seed=seed,
             threads=threads, workers=workers, validation_segments=validation_segments,
-            nudge_rate=nudge_rate, foundation=None if foundation is None else str(foundation),
+            nudge_rate=nudge_rate, expert_map=expert_map,
+            foundation=None if foundation is None else str(foundation),
             ppo=PPOConfig(iterations=ppo_iterations))
         return train_navigator(out, config, progress=progress, say=say)
 

@@ -173,6 +173,16 @@ def trained_label(tree: NavigatorAgentConfig) -> str:
     return f"learned-{conditioning}-{finetune}-kl{kl:g}"
 
 
+def navigator_labels(trees: list[NavigatorAgentConfig]) -> list[str]:
+    """The navigators' names in groups and tables (:func:`trained_label`); weights files that
+    would share a name (retrains of one recipe) are told apart by the first digits of their
+    SHA-256."""
+    names = [trained_label(tree) for tree in trees]
+    return [f"{name}-{tree.weights_sha256[:8]}"
+            if tree.weights_sha256 and names.count(name) > 1 else name
+            for name, tree in zip(names, trees, strict=True)]
+
+
 def pick_goal(
     blocks: np.ndarray,
     start: tuple[float, float],
@@ -278,8 +288,7 @@ class Navigation(Experiment):
                      for nav in config.navigators]
             trees += [navigator_agent_config("learned", success_radius=config.success_radius,
                                              weights=path) for path in config.weight_files]
-            for tree in trees:
-                name = trained_label(tree)
+            for tree, name in zip(trees, navigator_labels(trees), strict=True):
                 label = f"{terrain}.{name}" if several else terrain
                 groups.append(Group(RunSpec(self.name, label, f"navigation/{terrain}", task, tree),
                                     cost=config.max_steps))
@@ -319,7 +328,8 @@ class Navigation(Experiment):
             terrain, tree = group.spec.task.terrain, group.spec.agent
             row, figures = paper_figures(tree.name, tree.training)
             paper_spl, paper_success = figures[terrain]
-            rows.append([terrain, trained_label(tree), format_metric(summary["success_rate"], 1),
+            name = group.label.partition(".")[2] or trained_label(tree)
+            rows.append([terrain, name, format_metric(summary["success_rate"], 1),
                          format_metric(summary["spl"], 3),
                          f"{paper_spl:.3f} ({paper_success} %)", row])
         table = format_table(["terrain", "navigator", "success %", "SPL", "paper SPL (success)",

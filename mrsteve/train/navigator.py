@@ -65,6 +65,10 @@ FINETUNING = ("full", "adapter", "head")
 """What fine-tuning trains: everything; low-rank adapters on the core and heads (plus the goal
 encoder); the goal encoder and the heads only."""
 
+EXPERT_MAPS = ("world", "segment")
+"""How long the depth navigator that demonstrates and labels keeps its height map: for all the
+goals walked in one world, or for one segment (one goal), the span of the policy's own memory."""
+
 
 @dataclass(frozen=True)
 class NavigatorTrainingConfig:
@@ -123,6 +127,12 @@ class NavigatorTrainingConfig:
     measured in ``results/navigation-learned/NOTES.md``."""
     nudge_steps: int = 8
     nudge_degrees: float = 10.0
+    expert_map: str = "world"
+    """How long the expert keeps its height map (:data:`EXPERT_MAPS`). With ``world`` (the
+    shipped recipe) it walks and labels the later goals of a world knowing the ground the earlier
+    ones showed it (a river's exits among it), which the policy, whose memory starts afresh at
+    each goal, cannot know; with ``segment`` it maps each segment from nothing, as it does on a
+    test terrain, so its labels rest only on what the segment's frames showed."""
     foundation: str | None = None
     """An earlier run folder whose foundation policy this run fine-tunes instead of cloning one,
     and whose demonstrations it reuses when rendered alike (the studies share one
@@ -146,6 +156,9 @@ class NavigatorTrainingConfig:
         if self.kl < 0 or not 0 < self.min_distance <= self.max_distance:
             raise ValueError("need kl >= 0 and 0 < min_distance <= max_distance")
         PitchNudges(self.nudge_rate, self.nudge_steps, self.nudge_degrees)  # checks them
+        if self.expert_map not in EXPERT_MAPS:
+            raise ValueError(f"expert_map must be one of {', '.join(EXPERT_MAPS)}, got "
+                             f"{self.expert_map!r}")
 
     def architecture(self, conditioning: str) -> NavigatorArchitecture:
         return NavigatorArchitecture(context=self.context, dim=self.dim,
@@ -153,12 +166,15 @@ class NavigatorTrainingConfig:
 
     def recipe(self) -> dict[str, Any]:
         """The settings as the weights record them (``info["training"]``): all of them, the
-        nudge settings only when nudges are on, so weights and run folders made before nudges
-        existed keep the recipe they recorded."""
+        nudge settings only when nudges are on and the expert's map only when it is not the
+        world's, so weights and run folders made before either existed keep the recipe they
+        recorded."""
         settings = asdict(self)
         if not self.nudge_rate:
             for name in ("nudge_rate", "nudge_steps", "nudge_degrees"):
                 del settings[name]
+        if self.expert_map == "world":
+            del settings["expert_map"]
         return settings
 
     def data_key(self) -> str:
@@ -167,6 +183,8 @@ class NavigatorTrainingConfig:
                   self.max_distance, self.across_water, self.seed]
         if self.nudge_rate:
             fields += [self.nudge_rate, self.nudge_steps, self.nudge_degrees]
+        if self.expert_map != "world":
+            fields.append(self.expert_map)
         return hashlib.sha256(json.dumps(fields).encode()).hexdigest()[:16]
 
 
@@ -255,8 +273,8 @@ class Demonstrations:
 def collect_segments(config: NavigatorTrainingConfig, seed: int, segments: int,
                      weights: NavigatorWeights | None = None) -> Demonstrations:
     """``segments`` runs toward goals in the training worlds, the depth navigator labelling
-    every step; the depth navigator acts (``weights`` None) or the learned policy of ``weights``
-    does (DAgger)."""
+    every step (its map kept for the world or the segment, ``config.expert_map``); the depth
+    navigator acts (``weights`` None) or the learned policy of ``weights`` does (DAgger)."""
     import gymnasium as gym
 
     import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
@@ -297,6 +315,9 @@ def collect_segments(config: NavigatorTrainingConfig, seed: int, segments: int,
                     except ValueError:
                         break
                 target = frame.from_world(*target)
+                if config.expert_map == "segment":
+                    expert = DepthNavigator()
+                    expert.reset(rng, info["camera"])
                 success = False
                 for _ in range(config.max_segment_steps):
                     view = frame.view(obs)
@@ -734,6 +755,7 @@ def plot_curve(history: list[dict], path: Path,
 
 
 __all__ = [
+    "EXPERT_MAPS",
     "FINETUNING",
     "TRAINING_WORLDS",
     "Demonstrations",

@@ -132,12 +132,33 @@ def test_trained_variants_run_beside_the_navigators_with_the_papers_rows(tmp_pat
         NAVIGATION.groups(NavigationTaskConfig(terrain="flat", weights=str(tmp_path / "bad.npz")))
 
 
-def _small_weights(conditioning, finetune, kl):
+def test_retrains_of_one_recipe_run_side_by_side_told_apart_by_their_digests(tmp_path):
+    """Two weights files trained alike (a retrain's spread) get groups and table rows of their
+    own; the same file twice keeps one name, which the sweep refuses."""
+    first, second = (_small_weights("head", "full", 1e-4, seed) for seed in (0, 1))
+    first.save(tmp_path / "a.npz")
+    second.save(tmp_path / "b.npz")
+    config = NavigationTaskConfig(terrain="flat", weights=f"{tmp_path / 'a.npz'},"
+                                                          f"{tmp_path / 'b.npz'}")
+    groups = NAVIGATION.groups(config)
+    assert [group.label for group in groups] == [
+        "flat.depth", f"flat.learned-head-full-kl0.0001-{first.sha256[:8]}",
+        f"flat.learned-head-full-kl0.0001-{second.sha256[:8]}"]
+    summaries = {group.label: {"success_rate": {"mean": 50.0, "stderr": 1.0, "n": 2},
+                               "spl": {"mean": 0.5, "stderr": 0.1, "n": 2}} for group in groups}
+    table = NAVIGATION.table(config, groups, summaries)
+    assert f"learned-head-full-kl0.0001-{second.sha256[:8]}" in table
+    twice = NAVIGATION.groups(NavigationTaskConfig(
+        terrain="flat", weights=f"{tmp_path / 'a.npz'},{tmp_path / 'a.npz'}"))
+    assert twice[1].label == twice[2].label
+
+
+def _small_weights(conditioning, finetune, kl, seed=0):
     from mrsteve.control.learned import NavigatorArchitecture, NavigatorWeights
 
     architecture = NavigatorArchitecture(channels=(4,), strides=(4,), dim=8, context=2, heads=2,
                                          mlp_dim=8, goal_hidden=4, conditioning=conditioning)
-    rng = np.random.default_rng(0)
+    rng = np.random.default_rng(seed)
     parameters = {name: rng.normal(0.0, 0.1, shape).astype(np.float32)
                   for name, shape in architecture.parameter_shapes().items()}
     return NavigatorWeights(architecture, parameters,

@@ -80,6 +80,36 @@ def test_nudged_demonstrations_hold_the_depth_navigator_levelling_views_of_the_s
     assert "nudge_rate" not in TINY.recipe() and nudged.recipe()["nudge_rate"] == 0.1
 
 
+def test_the_expert_maps_each_segment_afresh_when_its_map_lasts_a_segment(monkeypatch):
+    """With ``expert_map="segment"`` the depth navigator starts every goal with an empty height
+    map (what the policy, whose memory starts afresh at each goal, can know); by default it keeps
+    the map of the world's earlier goals."""
+    from mrsteve.control.navigation import DepthNavigator
+
+    act = DepthNavigator.act
+
+    def recording_act(self, obs, goal_xz):
+        if (id(self), tuple(goal_xz)) not in seen:
+            seen[(id(self), tuple(goal_xz))] = self.map is None
+        return act(self, obs, goal_xz)
+
+    monkeypatch.setattr(DepthNavigator, "act", recording_act)
+    empty_at_start = {}
+    for expert_map in ("world", "segment"):
+        seen = {}
+        config = dataclasses.replace(TINY, expert_map=expert_map)
+        data = collect_segments(config, seed=5, segments=3)
+        assert len(data.reached) == 3
+        empty_at_start[expert_map] = list(seen.values())
+    assert empty_at_start == {"world": [True, False, False], "segment": [True, True, True]}
+    # the default keeps the data key and the recorded recipe of the weights made before it
+    segment = dataclasses.replace(TINY, expert_map="segment")
+    assert segment.data_key() != TINY.data_key() and "expert_map" not in TINY.recipe()
+    assert segment.recipe()["expert_map"] == "segment"
+    with pytest.raises(ValueError, match="expert_map must be one of world, segment"):
+        dataclasses.replace(TINY, expert_map="episode")
+
+
 def test_training_worlds_are_not_the_navigation_terrains():
     from mrsteve.eval.navigation import TERRAINS
 
