@@ -293,8 +293,7 @@ def collect_segments(config: NavigatorTrainingConfig, seed: int, segments: int,
         with gym.make("mrsteve/Voxel-v0", world=world) as env:
             obs, info = env.reset(seed=int(rng.integers(2**31)))
             frame = AgentFrame.of(obs)
-            expert = DepthNavigator()
-            expert.reset(rng, info["camera"])
+            expert = None
             actor = None
             if weights is not None:
                 actor = LearnedNavigator(weights=weights)
@@ -315,8 +314,8 @@ def collect_segments(config: NavigatorTrainingConfig, seed: int, segments: int,
                     except ValueError:
                         break
                 target = frame.from_world(*target)
-                if config.expert_map == "segment":
-                    expert = DepthNavigator()
+                if expert is None or config.expert_map == "segment":
+                    expert = DepthNavigator()  # draws nothing: the worlds and goals stay as they are
                     expert.reset(rng, info["camera"])
                 success = False
                 for _ in range(config.max_segment_steps):
