@@ -85,6 +85,14 @@ class EncoderConfig:
         check_name(self.kind, ENCODERS, "encoder")
 
 
+def check_navigator_weights(weights: str | None, navigators: tuple[str, ...]) -> None:
+    """Raise ``ValueError`` if a tree names navigator weights but none of its ``navigators`` is
+    the learned one (the file would be ignored)."""
+    if weights is not None and "learned" not in navigators:
+        raise ValueError(f"navigator weights {weights!r} are for the learned navigator, but the "
+                         f"agent walks with {', '.join(sorted(set(navigators)))}")
+
+
 @dataclass(frozen=True)
 class ExplorerConfig:
     """The explorer of the Explore mode: a goal selector over a navigator (or a wanderer)."""
@@ -128,6 +136,11 @@ class AgentConfig:
     navigator_kind: str = "depth"
     """The Execute mode's navigator, one of :data:`NAVIGATOR_KINDS` (``depth``: the VPT-Nav
     stand-in; ``learned``: the policy over RGB frames); the explorer names its own."""
+    navigator_weights: str | None = None
+    """A weights file (``mrsteve train navigator``) every learned navigator of the agent (its
+    travel, its explorer's) runs with in place of the shipped one."""
+    navigator_weights_sha256: str | None = None
+    """The hash of :attr:`navigator_weights` (a retrained file is another tree)."""
     skills: SkillConfig = field(default_factory=SkillConfig)
     """The scripted instruction policy's settings (STEVE-1 stand-in)."""
     instruction_policy: str = "scripted"
@@ -143,6 +156,8 @@ class AgentConfig:
     def __post_init__(self) -> None:
         check_name(self.navigator_kind, NAVIGATOR_KINDS, "navigator")
         check_name(self.instruction_policy, INSTRUCTION_POLICIES, "instruction policy")
+        check_navigator_weights(self.navigator_weights,
+                                (self.navigator_kind, self.explorer.navigator))
 
 
 @dataclass(frozen=True)
@@ -155,6 +170,14 @@ class ExplorerAgentConfig:
     navigator: NavigatorConfig = field(default_factory=NavigatorConfig)
     """The settings of the explorer's navigator."""
     data: DataDigests = ()
+    navigator_weights: str | None = None
+    """A weights file (``mrsteve train navigator``) the explorer's learned navigator runs with in
+    place of the shipped one."""
+    navigator_weights_sha256: str | None = None
+    """The hash of :attr:`navigator_weights`."""
+
+    def __post_init__(self) -> None:
+        check_navigator_weights(self.navigator_weights, (self.explorer.navigator,))
 
 
 @dataclass(frozen=True)

@@ -137,9 +137,35 @@ def make_navigator(kind: str, config: NavigatorConfig | None = None,
     return navigator(config)
 
 
-def navigator_data(*kinds: str) -> tuple[str, ...]:
-    """The data files the navigators of ``kinds`` load."""
-    return tuple(dict.fromkeys(path for kind in kinds for path in NAVIGATOR_DATA.get(kind, ())))
+def navigator_data(*kinds: str, trained: bool = False) -> tuple[str, ...]:
+    """The data files the navigators of ``kinds`` load (``trained``: a learned one runs with a
+    weights file of its own, not the shipped one)."""
+    return tuple(dict.fromkeys(path for kind in kinds if not (trained and kind == "learned")
+                               for path in NAVIGATOR_DATA.get(kind, ())))
+
+
+def navigator_weights_sha256(path: str | None, navigator: str) -> str | None:
+    """The hash of the weights file ``path`` a tree's learned navigator runs with (``None``: the
+    shipped one); a bad file, or weights for an agent whose ``navigator`` is not the learned one,
+    raise ``ValueError``."""
+    if path is None:
+        return None
+    if navigator != "learned":
+        raise ValueError(f"navigator weights {path!r} are for the learned navigator; give "
+                         f"navigator 'learned', not {navigator!r}")
+    return load_navigator_weights(path).sha256
+
+
+def trained_navigator(path: str | None, sha256: str | None) -> NavigatorWeights | None:
+    """The weights file a tree names for its learned navigator, checked against the hash it
+    recorded (``None``: the shipped weights)."""
+    if path is None:
+        return None
+    weights = load_navigator_weights(path)
+    if weights.sha256 != sha256:
+        raise ValueError(f"{path} holds other weights ({weights.sha256}) than the configuration "
+                         f"names ({sha256})")
+    return weights
 
 
 def memory_part(kind: str, *, capacity: int | None = None, encoder: str = "semantic",
@@ -183,6 +209,7 @@ def agent_config(
     capacity: int | None = None,
     encoder: str = "semantic",
     navigator: str = "depth",
+    navigator_weights: str | None = None,
     instruction_policy: str = "scripted",
     mode_selector: ModeSelectorConfig | None = None,
 ) -> AgentConfig:
@@ -192,43 +219,59 @@ def agent_config(
     told nothing else of the world. ``capacity``: its memory's; ``encoder``: one of
     :data:`mrsteve.perception.ENCODERS`; ``navigator``: the VPT-Nav stand-in (``depth``) or the
     learned policy (``learned``), for the Execute mode's travel and the explorer (Plan4MC's
-    explorer keeps its straight walking); ``instruction_policy``: one of
+    explorer keeps its straight walking); ``navigator_weights``: a weights file the learned
+    policy runs with in place of the shipped one; ``instruction_policy``: one of
     :data:`INSTRUCTION_POLICIES` (MrSteve's Execute mode and STEVE-1 alike);
     ``mode_selector``: MrSteve's mode selector."""
     spec = lookup(AGENTS, name, "agent")
     check_name(navigator, AGENT_NAVIGATORS, "navigator")
     check_name(instruction_policy, INSTRUCTION_POLICIES, "instruction policy")
+    weights_sha256 = navigator_weights_sha256(navigator_weights, navigator)
+    if spec.memory is None:
+        navigator_weights = weights_sha256 = None  # STEVE-1 has no navigator
     explorer_navigator = "straight" if spec.explorer == "plan4mc" else navigator
     explorer = explorer_config(spec.explorer, explorer_navigator, patch_size)
     memory = None if spec.memory is None else memory_part(spec.memory, capacity=capacity,
                                                          encoder=encoder)
     skill_data = INSTRUCTION_POLICY_DATA[instruction_policy]
     data = skill_data if memory is None else (
-        *skill_data, *ENCODER_DATA[encoder], *navigator_data(navigator, explorer_navigator))
+        *skill_data, *ENCODER_DATA[encoder],
+        *navigator_data(navigator, explorer_navigator, trained=navigator_weights is not None))
     return AgentConfig(
         name=name,
-        description=spec.description,
+        description=spec.description + ("" if navigator_weights is None
+                                        else f" (navigator weights {navigator_weights})"),
         memory=memory,
         encoder=EncoderConfig(encoder, encoder_weights(encoder)),
         explorer=explorer,
         navigator_kind=navigator,
+        navigator_weights=navigator_weights,
+        navigator_weights_sha256=weights_sha256,
         instruction_policy=instruction_policy,
         mode_selector=mode_selector or ModeSelectorConfig(),
         data=data_digests(tuple(dict.fromkeys(data))),
     )
 
 
-def explorer_agent_config(name: str, *, patch_size: float = 15.0,
-                          navigator: str = "depth") -> ExplorerAgentConfig:
+def explorer_agent_config(name: str, *, patch_size: float = 15.0, navigator: str = "depth",
+                          navigator_weights: str | None = None) -> ExplorerAgentConfig:
     """The tree of the Exploration experiment's explorer called ``name`` (:data:`EXPLORERS`);
     ``navigator = "learned"`` puts the learned policy under an explorer that walks with the
-    VPT-Nav stand-in."""
+    VPT-Nav stand-in, with ``navigator_weights`` in place of the shipped ones if given (the
+    explorers that walk otherwise ignore both)."""
     kind, low, description = lookup(EXPLORERS, name, "explorer")
     check_name(navigator, AGENT_NAVIGATORS, "navigator")
+    weights_sha256 = navigator_weights_sha256(navigator_weights, navigator)
     if low == "depth" and navigator == "learned" and kind != "go-explore":
         low, description = "learned", f"{description}, learned navigator"
-    return ExplorerAgentConfig(name, description, explorer_config(kind, low, patch_size),
-                               data=data_digests(navigator_data(low)))
+    if low != "learned":
+        navigator_weights = weights_sha256 = None
+    elif navigator_weights is not None:
+        description = f"{description} (weights {navigator_weights})"
+    return ExplorerAgentConfig(
+        name, description, explorer_config(kind, low, patch_size),
+        data=data_digests(navigator_data(low, trained=navigator_weights is not None)),
+        navigator_weights=navigator_weights, navigator_weights_sha256=weights_sha256)
 
 
 NAVIGATOR_DESCRIPTIONS = {
@@ -301,11 +344,13 @@ def _(config: AgentConfig) -> Agent:
     encoder = make_encoder(kind)
     memory = memory_variant(config.memory.kind).build(config.memory.capacity, dim=encoder.dim,
                                                       config=config.memory.config)
+    weights = trained_navigator(config.navigator_weights, config.navigator_weights_sha256)
     return MrSteve(
         memory=memory,
         encoder=encoder,
-        explorer=build_explorer(config.explorer, memory, config.navigator),
-        navigator=make_navigator(config.navigator_kind, config.navigator),
+        explorer=build_explorer(config.explorer, memory, config.navigator, weights),
+        navigator=make_navigator(config.navigator_kind, config.navigator,
+                                 weights if config.navigator_kind == "learned" else None),
         policy=policy,
         config=config.mode_selector,
         name=config.name,
@@ -315,20 +360,16 @@ def _(config: AgentConfig) -> Agent:
 @build_agent.register
 def _(config: ExplorerAgentConfig) -> Agent:
     check_data(config.data)
-    return ExplorerAgent(build_explorer(config.explorer, navigator=config.navigator),
-                         name=config.name)
+    weights = trained_navigator(config.navigator_weights, config.navigator_weights_sha256)
+    return ExplorerAgent(build_explorer(config.explorer, navigator=config.navigator,
+                                        weights=weights), name=config.name)
 
 
 @build_agent.register
 def _(config: NavigatorAgentConfig) -> Agent:
     check_data(config.data)
-    if config.weights is None:
-        return NavigatorAgent(make_navigator(config.name, config.navigator), name=config.name)
-    weights = load_navigator_weights(config.weights)
-    if weights.sha256 != config.weights_sha256:
-        raise ValueError(f"{config.weights} holds other weights ({weights.sha256}) than the "
-                         f"configuration names ({config.weights_sha256})")
-    return NavigatorAgent(make_navigator("learned", config.navigator, weights), name=config.name)
+    weights = trained_navigator(config.weights, config.weights_sha256)
+    return NavigatorAgent(make_navigator(config.name, config.navigator, weights), name=config.name)
 
 
 @build_agent.register
@@ -345,11 +386,14 @@ def _(config: HierarchicalAgentConfig) -> Agent:
 
 
 def build_explorer(config: ExplorerConfig, memory: Memory | None = None,
-                   navigator: NavigatorConfig | None = None):
-    """The explorer of ``config`` (``memory``: the event source of task-conditioned goals)."""
+                   navigator: NavigatorConfig | None = None,
+                   weights: NavigatorWeights | None = None):
+    """The explorer of ``config`` (``memory``: the event source of task-conditioned goals;
+    ``weights``: its learned navigator's, default the shipped ones)."""
     if config.kind == "go-explore":
         return WanderExplorer(config.wander)
-    low = make_navigator(config.navigator, navigator)
+    low = make_navigator(config.navigator, navigator,
+                         weights if config.navigator == "learned" else None)
     if config.kind == "plan4mc":
         return HierarchicalExplorer(DirectionGoalSelector(config.direction), low)
     if config.kind == "task-conditioned":
@@ -383,6 +427,7 @@ def make_agent(
     config: ModeSelectorConfig | AgentConfig | None = None,
     encoder: str = "semantic",
     navigator: str = "depth",
+    navigator_weights: str | None = None,
     instruction_policy: str = "scripted",
 ) -> Agent:
     """The agent called ``name`` (see :func:`agent_config`). ``config`` is the mode selector's
@@ -394,6 +439,7 @@ def make_agent(
     else:
         tree = agent_config(name, patch_size=patch_size, capacity=capacity, mode_selector=config,
                             encoder=encoder, navigator=navigator,
+                            navigator_weights=navigator_weights,
                             instruction_policy=instruction_policy)
     agent = build_agent(tree)
     agent.config_tree = tree

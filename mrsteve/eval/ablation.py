@@ -112,7 +112,8 @@ class Ablation(Experiment):
     name = "ablation"
     examples = ('--vary top-k --workers 2', '--vary cell-size --values 2,6,12 --episodes 5',)
     config_type = AblationConfig
-    options = ("vary", "values", "task", "agent", "capacity", "encoder", "navigator", "instruction_policy")
+    options = ("vary", "values", "task", "agent", "capacity", "encoder", "navigator",
+               "navigator_weights", "instruction_policy")
     default_episodes = 20
     episode = staticmethod(sequential_episode)
 

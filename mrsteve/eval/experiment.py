@@ -26,7 +26,13 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from mrsteve.agent.config import AgentConfig
-from mrsteve.agent.factory import AGENT_NAVIGATORS, AGENTS, INSTRUCTION_POLICIES, agent_config
+from mrsteve.agent.factory import (
+    AGENT_NAVIGATORS,
+    AGENTS,
+    INSTRUCTION_POLICIES,
+    agent_config,
+    navigator_weights_sha256,
+)
 from mrsteve.agent.mrsteve import IMAGE_GOAL_TARGETS, ModeSelectorConfig
 from mrsteve.eval.spec import Group
 from mrsteve.eval.sweep import Record, SweepOptions, run_sweep
@@ -85,6 +91,9 @@ class AgentOptions:
     navigator: str = "depth"
     """The agent's navigator (Execute mode's travel and the explorer's low level): depth (the
     VPT-Nav stand-in over depth frames) or learned (the policy over RGB frames)."""
+    navigator_weights: str | None = None
+    """A weights file (mrsteve train navigator) the learned navigator runs with in place of the
+    shipped one (with --navigator learned; every worker reads it from this path)."""
     instruction_policy: str = "scripted"
     """The agent's instruction policy (Execute mode; STEVE-1's whole policy): scripted (the
     stand-in over depth and semantic frames) or learned (STEVE-1's recipe over RGB frames)."""
@@ -102,6 +111,7 @@ class AgentOptions:
     def __post_init__(self) -> None:
         check_name(self.encoder, ENCODERS, "encoder")
         check_name(self.navigator, AGENT_NAVIGATORS, "navigator")
+        navigator_weights_sha256(self.navigator_weights, self.navigator)  # its checks, its errors
         check_name(self.instruction_policy, INSTRUCTION_POLICIES, "instruction policy")
         parse_capacities(self.capacity)
         check_name(self.image_goal_target, IMAGE_GOAL_TARGETS, "image_goal_target")
@@ -124,6 +134,7 @@ class AgentOptions:
         options."""
         return agent_config(name, patch_size=exploration_patch_size(world), capacity=capacity,
                             encoder=self.encoder, navigator=self.navigator,
+                            navigator_weights=self.navigator_weights,
                             instruction_policy=self.instruction_policy,
                             mode_selector=self.mode_selector)
 

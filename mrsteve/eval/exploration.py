@@ -25,7 +25,13 @@ import gymnasium as gym
 import numpy as np
 
 import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
-from mrsteve.agent.factory import AGENT_NAVIGATORS, EXPLORERS, build_agent, explorer_agent_config
+from mrsteve.agent.factory import (
+    AGENT_NAVIGATORS,
+    EXPLORERS,
+    build_agent,
+    explorer_agent_config,
+    navigator_weights_sha256,
+)
 from mrsteve.env.voxel_env import DEFAULT_OBS_SIZE
 from mrsteve.eval.experiment import Experiment
 from mrsteve.eval.results import format_metric, format_table
@@ -63,6 +69,9 @@ class ExplorationTaskConfig:
     navigator: str = "depth"
     """The navigator under the explorers that walk with the VPT-Nav stand-in: depth (the
     stand-in over depth frames) or learned (the policy over RGB frames)."""
+    navigator_weights: str | None = None
+    """A weights file (mrsteve train navigator) the learned navigator runs with in place of the
+    shipped one (with --navigator learned; every worker reads it from this path)."""
     steps: int = 6000
     """Steps per episode (the paper: 6K)."""
     world: str = "map1"
@@ -87,6 +96,7 @@ class ExplorationTaskConfig:
     def __post_init__(self) -> None:
         choose(self.agent, list(EXPLORERS), "agent")
         check_name(self.navigator, AGENT_NAVIGATORS, "navigator")
+        navigator_weights_sha256(self.navigator_weights, self.navigator)  # its checks and errors
         check_name(self.world, WORLD_RECIPES, "world")
         if min(self.steps, self.grid, self.trajectory_every) < 1:
             raise ValueError(f"steps, grid and trajectory_every must be >= 1, got {self}")
@@ -151,7 +161,7 @@ class Exploration(Experiment):
     examples = ('--agent count-based,go-explore --episodes 5 --out runs/exploration', '--agent all --workers 2',
                 '--world plains_unbounded --area 384 --steps 40000 --agent count-based --workers 2')
     config_type = ExplorationTaskConfig
-    options = ("agent", "navigator", "steps", "world", "area", "patch_size")
+    options = ("agent", "navigator", "navigator_weights", "steps", "world", "area", "patch_size")
     default_episodes = 20
     episode = staticmethod(exploration_episode)
 
@@ -160,7 +170,8 @@ class Exploration(Experiment):
                                config.trajectory_every, tuple(config.obs_size), config.area)
         return [Group(RunSpec(self.name, name, "exploration", task,
                               explorer_agent_config(name, patch_size=config.goal_patch,
-                                                    navigator=config.navigator)),
+                                                    navigator=config.navigator,
+                                                    navigator_weights=config.navigator_weights)),
                       cost=config.steps)
                 for name in config.agents]
 

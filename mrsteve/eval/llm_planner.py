@@ -147,7 +147,7 @@ class LLMPlanner(Experiment):
     config_type = LLMPlannerConfig
     options = ("task", "agent", "planner", "memory_access", "llm_url", "llm_model",
                "llm_key_env", "llm_timeout", "max_replans", "encoder", "navigator",
-               "instruction_policy")
+               "navigator_weights", "instruction_policy")
     default_episodes = 30
     episode = staticmethod(crafting_episode)
     examples = ("--task bed --agent mrsteve,steve1 --episodes 10",

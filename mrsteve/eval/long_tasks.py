@@ -197,7 +197,7 @@ class LongInstruction(LongTaskExperiment):
     examples = ("--agent mrsteve,fm --steps 100000 --episodes 1 --workers 2",
                 "--steps 500000 --rss-every 10000 --workers 2 --out runs/long-instruction")
     options = ("agent", "steps", "capacity", "task_limit", "rss_every", "spawn_cycle", "encoder",
-               "navigator", "instruction_policy",
+               "navigator", "navigator_weights", "instruction_policy",
                "searched_radius")
     episode = staticmethod(long_instruction_episode)
     world, metric, paper = li.WORLD, "tasks_solved", PAPER_TASKS_SOLVED
@@ -216,7 +216,7 @@ class LongNavigation(LongTaskExperiment):
     name = "long-navigation"
     examples = ("--agent mrsteve,em --steps 100000 --episodes 1 --workers 2",)
     options = ("agent", "steps", "capacity", "task_limit", "radius", "rss_every", "encoder",
-               "navigator", "instruction_policy",
+               "navigator", "navigator_weights", "instruction_policy",
                "image_goal_target", "searched_radius")
     episode = staticmethod(long_navigation_episode)
     world, metric, paper = ln.WORLD, "goals_reached", PAPER_GOALS_REACHED

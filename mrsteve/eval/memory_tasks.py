@@ -279,8 +279,8 @@ class MemoryTasks(Experiment):
     name = "memory-tasks"
     examples = ('--task all --agent all --workers 2 --out runs/memory-tasks', '--task first-house --agent mrsteve,em --image-goal-target nearest --episodes 5',)
     config_type = MemoryTasksConfig
-    options = ("task", "agent", "capacity", "task_steps", "radius", "encoder", "navigator", "instruction_policy",
-               "image_goal_target", "searched_radius")
+    options = ("task", "agent", "capacity", "task_steps", "radius", "encoder", "navigator",
+               "navigator_weights", "instruction_policy", "image_goal_target", "searched_radius")
     default_episodes = 20
     episode = staticmethod(memory_tasks_episode)
 

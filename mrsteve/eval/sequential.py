@@ -144,7 +144,8 @@ class SequentialExperiment(Experiment):
 
     suite: ClassVar[str]
     config_type = SequentialConfig
-    options = ("task", "agent", "capacity", "encoder", "navigator", "instruction_policy", "searched_radius")
+    options = ("task", "agent", "capacity", "encoder", "navigator", "navigator_weights",
+               "instruction_policy", "searched_radius")
     default_episodes = 10
     episode = staticmethod(sequential_episode)
 
@@ -293,7 +294,8 @@ class Seq4(SequentialExperiment):
 
     name = suite = "seq4"
     examples = ("--agent mrsteve,steve1 --episodes 5",)
-    options = ("agent", "capacity", "encoder", "navigator", "instruction_policy")
+    options = ("agent", "capacity", "encoder", "navigator", "navigator_weights",
+               "instruction_policy")
 
 
 ABA_SPARSE, ABA_RANDOM, SEQ4 = AbaSparse(), AbaRandom(), Seq4()

@@ -184,7 +184,8 @@ class TcExploration(Experiment):
     name = "tc-exploration"
     examples = ('--task find-cow --episodes 5', '--task all --workers 2 --out runs/tc',)
     config_type = TcExplorationConfig
-    options = ("task", "agent", "steps", "every", "encoder", "navigator", "instruction_policy")
+    options = ("task", "agent", "steps", "every", "encoder", "navigator", "navigator_weights",
+               "instruction_policy")
     default_episodes = 20
     episode = staticmethod(tc_episode)
 

@@ -18,23 +18,25 @@ def invoke(*args: str):
 
 
 EXPERIMENT_OPTIONS = {
-    "exploration": ("--agent", "--navigator", "--steps"),
+    "exploration": ("--agent", "--navigator", "--navigator-weights", "--steps"),
     "navigation": ("--terrain", "--navigator", "--weights", "--max-steps"),
-    "aba-sparse": ("--task", "--agent", "--capacity", "--navigator", "--instruction-policy"),
-    "aba-random": ("--task", "--agent", "--capacity", "--navigator", "--instruction-policy"),
-    "seq4": ("--agent", "--capacity", "--navigator", "--instruction-policy"),
+    "aba-sparse": ("--task", "--agent", "--capacity", "--navigator", "--navigator-weights",
+                   "--instruction-policy"),
+    "aba-random": ("--task", "--agent", "--capacity", "--navigator", "--navigator-weights",
+                   "--instruction-policy"),
+    "seq4": ("--agent", "--capacity", "--navigator", "--navigator-weights", "--instruction-policy"),
     "memory-tasks": ("--task", "--agent", "--capacity", "--task-steps", "--radius",
-                     "--navigator", "--instruction-policy"),
+                     "--navigator", "--navigator-weights", "--instruction-policy"),
     "ablation": ("--vary", "--values", "--task", "--agent", "--capacity", "--navigator",
-                 "--instruction-policy"),
+                 "--navigator-weights", "--instruction-policy"),
     "tc-exploration": ("--task", "--agent", "--steps", "--every", "--navigator",
-                       "--instruction-policy"),
+                       "--navigator-weights", "--instruction-policy"),
     "long-instruction": ("--agent", "--steps", "--capacity", "--task-limit", "--rss-every",
-                         "--navigator", "--instruction-policy"),
+                         "--navigator", "--navigator-weights", "--instruction-policy"),
     "long-navigation": ("--agent", "--steps", "--capacity", "--task-limit", "--radius",
-                        "--navigator", "--instruction-policy"),
+                        "--navigator", "--navigator-weights", "--instruction-policy"),
     "llm-planner": ("--task", "--agent", "--planner", "--memory-access", "--llm-url",
-                    "--llm-model", "--navigator", "--instruction-policy"),
+                    "--llm-model", "--navigator", "--navigator-weights", "--instruction-policy"),
     "instruction": ("--item", "--instruction-policy", "--placement", "--max-steps"),
 }
 
@@ -69,7 +71,7 @@ def test_the_commands_defaults_are_the_experiments_configs():
                        for p in inspect.signature(make_command(e)).parameters.values()}
                 for name, e in EXPERIMENTS.items()}
     assert defaults["exploration"] == {"agent": "count-based", "navigator": "depth",
-                                       "steps": 6000, "world": "map1",
+                                       "navigator_weights": None, "steps": 6000, "world": "map1",
                                        "area": None, "patch_size": None, "episodes": 20,
                                             "seed": 42, "workers": 1, "backend": "local",
                                             "address": None, "out": None, "json_path": None,
