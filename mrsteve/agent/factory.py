@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 from functools import singledispatch
+from pathlib import Path
 from typing import Any
 
 from mrsteve.agent.baselines import Steve1
@@ -144,16 +145,17 @@ def navigator_data(*kinds: str, trained: bool = False) -> tuple[str, ...]:
                                for path in NAVIGATOR_DATA.get(kind, ())))
 
 
-def navigator_weights_sha256(path: str | None, navigator: str) -> str | None:
-    """The hash of the weights file ``path`` a tree's learned navigator runs with (``None``: the
-    shipped one); a bad file, or weights for an agent whose ``navigator`` is not the learned one,
-    raise ``ValueError``."""
+def navigator_weights_file(path: str | None, navigator: str) -> tuple[str | None, str | None]:
+    """The absolute path and the hash of the weights file ``path`` a tree's learned navigator
+    runs with (``(None, None)``: the shipped one), so that any worker finds it and a file changed
+    later is told apart; a bad file, or weights for an agent whose ``navigator`` is not the
+    learned one, raise ``ValueError``."""
     if path is None:
-        return None
+        return None, None
     if navigator != "learned":
         raise ValueError(f"navigator weights {path!r} are for the learned navigator; give "
                          f"navigator 'learned', not {navigator!r}")
-    return load_navigator_weights(path).sha256
+    return str(Path(path).resolve()), load_navigator_weights(path).sha256
 
 
 def trained_navigator(path: str | None, sha256: str | None) -> NavigatorWeights | None:
@@ -226,7 +228,7 @@ def agent_config(
     spec = lookup(AGENTS, name, "agent")
     check_name(navigator, AGENT_NAVIGATORS, "navigator")
     check_name(instruction_policy, INSTRUCTION_POLICIES, "instruction policy")
-    weights_sha256 = navigator_weights_sha256(navigator_weights, navigator)
+    navigator_weights, weights_sha256 = navigator_weights_file(navigator_weights, navigator)
     if spec.memory is None:
         navigator_weights = weights_sha256 = None  # STEVE-1 has no navigator
     explorer_navigator = "straight" if spec.explorer == "plan4mc" else navigator
@@ -261,7 +263,7 @@ def explorer_agent_config(name: str, *, patch_size: float = 15.0, navigator: str
     explorers that walk otherwise ignore both)."""
     kind, low, description = lookup(EXPLORERS, name, "explorer")
     check_name(navigator, AGENT_NAVIGATORS, "navigator")
-    weights_sha256 = navigator_weights_sha256(navigator_weights, navigator)
+    navigator_weights, weights_sha256 = navigator_weights_file(navigator_weights, navigator)
     if low == "depth" and navigator == "learned" and kind != "go-explore":
         low, description = "learned", f"{description}, learned navigator"
     if low != "learned":

@@ -31,7 +31,7 @@ from mrsteve.agent.factory import (
     AGENTS,
     INSTRUCTION_POLICIES,
     agent_config,
-    navigator_weights_sha256,
+    navigator_weights_file,
 )
 from mrsteve.agent.mrsteve import IMAGE_GOAL_TARGETS, ModeSelectorConfig
 from mrsteve.eval.spec import Group
@@ -111,7 +111,7 @@ class AgentOptions:
     def __post_init__(self) -> None:
         check_name(self.encoder, ENCODERS, "encoder")
         check_name(self.navigator, AGENT_NAVIGATORS, "navigator")
-        navigator_weights_sha256(self.navigator_weights, self.navigator)  # its checks, its errors
+        navigator_weights_file(self.navigator_weights, self.navigator)  # its checks, its errors
         check_name(self.instruction_policy, INSTRUCTION_POLICIES, "instruction policy")
         parse_capacities(self.capacity)
         check_name(self.image_goal_target, IMAGE_GOAL_TARGETS, "image_goal_target")

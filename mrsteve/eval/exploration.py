@@ -30,7 +30,7 @@ from mrsteve.agent.factory import (
     EXPLORERS,
     build_agent,
     explorer_agent_config,
-    navigator_weights_sha256,
+    navigator_weights_file,
 )
 from mrsteve.env.voxel_env import DEFAULT_OBS_SIZE
 from mrsteve.eval.experiment import Experiment
@@ -96,7 +96,7 @@ class ExplorationTaskConfig:
     def __post_init__(self) -> None:
         choose(self.agent, list(EXPLORERS), "agent")
         check_name(self.navigator, AGENT_NAVIGATORS, "navigator")
-        navigator_weights_sha256(self.navigator_weights, self.navigator)  # its checks and errors
+        navigator_weights_file(self.navigator_weights, self.navigator)  # its checks and errors
         check_name(self.world, WORLD_RECIPES, "world")
         if min(self.steps, self.grid, self.trajectory_every) < 1:
             raise ValueError(f"steps, grid and trajectory_every must be >= 1, got {self}")

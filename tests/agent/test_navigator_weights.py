@@ -6,6 +6,7 @@ refused with the reason before anything runs."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -36,7 +37,7 @@ def small_weights(seed: int = 0) -> NavigatorWeights:
 @pytest.fixture
 def trained(tmp_path):
     weights = small_weights()
-    path = tmp_path / "navigator.npz"
+    path = tmp_path.resolve() / "navigator.npz"
     weights.save(path)
     return str(path), weights.sha256
 
@@ -51,11 +52,14 @@ def data_files(tree) -> list[str]:
 
 
 @pytest.mark.parametrize(("name", "walkers"), [("mrsteve", 2), ("mrsteve-tc", 2), ("pmc-fm", 1)])
-def test_every_learned_navigator_of_the_agent_runs_the_given_weights(trained, name, walkers):
+def test_every_learned_navigator_of_the_agent_runs_the_given_weights(trained, name, walkers,
+                                                                    monkeypatch):
     """Travel and the explorer's low level alike (the Plan4MC-style explorer keeps its straight
-    walking, so only the travel runs the file)."""
+    walking, so only the travel runs the file); the tree names the file by its absolute path, so
+    a worker started elsewhere finds it."""
     path, sha256 = trained
-    tree = agent_config(name, navigator="learned", navigator_weights=path)
+    monkeypatch.chdir(Path(path).parent)
+    tree = agent_config(name, navigator="learned", navigator_weights=Path(path).name)
     assert (tree.navigator_weights, tree.navigator_weights_sha256) == (path, sha256)
     assert SHIPPED_NAVIGATOR not in data_files(tree) and path in tree.description
     navigators = learned_navigators(build_agent(tree))
