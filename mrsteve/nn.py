@@ -366,12 +366,16 @@ class Weights:
     def sha256(self) -> str:
         """Hash of the architecture and every parameter's bytes (computed once: treat the
         parameters as read-only)."""
-        return weights_sha256(asdict(self.architecture), self.parameters)
+        return weights_sha256(self.architecture_record(), self.parameters)
+
+    def architecture_record(self) -> dict[str, Any]:
+        """The architecture's fields as the file records and the digest hashes them."""
+        return asdict(self.architecture)
 
     def save(self, path: str | Path) -> None:
         """Write the weights as an ``.npz`` file (atomically; only a regular file is replaced)."""
-        save_weights(path, self.FORMAT, self.VERSION, asdict(self.architecture), self.parameters,
-                     self.info)
+        save_weights(path, self.FORMAT, self.VERSION, self.architecture_record(),
+                     self.parameters, self.info)
 
     @classmethod
     def load(cls, path: str | Path) -> Self:

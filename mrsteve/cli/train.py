@@ -117,6 +117,10 @@ def navigator(
                                             "world (all the goals walked in one world) or "
                                             "segment (one goal, as the policy's memory "
                                             "does).")] = "world",
+    give_up_goals: Annotated[int, typer.Option(min=0, help="Goals the final policy walks to "
+                                               "(beyond, inside and away from the training "
+                                               "worlds' walls) to fit its give-up head on the "
+                                               "depth navigator's verdicts (0: no head).")] = 0,
     validation_segments: Annotated[int, typer.Option(min=0, help="Goals the final policy "
                                                      "walks to on fresh seeds of the training "
                                                      "worlds (0: no validation).")] = 200,
@@ -137,7 +141,8 @@ def navigator(
 ) -> None:
     """Train the learned navigator (a goal-conditioned policy over RGB frames): a foundation
     policy cloned from the depth navigator's walks in the navigator training worlds, then
-    goal-conditioned fine-tuning with a KL term to it and rounds of DAgger; then ship it with
+    goal-conditioned fine-tuning with a KL term to it and rounds of DAgger (and PPO), and a
+    give-up head fitted on the depth navigator's verdicts; then ship it with
     `cp OUT/navigator.npz mrsteve/control/data/`."""
 
     def train(say):
@@ -151,7 +156,7 @@ def navigator(
             segments=segments, conditioning=conditioning, finetune=finetune, kl=kl,
             dagger_rounds=dagger_rounds, finetune_epochs=finetune_epochs, seed=seed,
             threads=threads, workers=workers, validation_segments=validation_segments,
-            nudge_rate=nudge_rate, expert_map=expert_map,
+            nudge_rate=nudge_rate, expert_map=expert_map, give_up_goals=give_up_goals,
             foundation=None if foundation is None else str(foundation),
             ppo=PPOConfig(iterations=ppo_iterations))
         return train_navigator(out, config, progress=progress, say=say)

@@ -17,7 +17,11 @@ is needed there only):
   "Head-Cond.", the paper's choice), at both (``dual``), or not at all (``none``: the foundation
   policy, which has no goal);
 * heads: one Bernoulli per button of :data:`BUTTONS` and a categorical over :data:`CAMERA_BINS`
-  camera bins per axis, binned as VPT bins its camera (mu-law, mu = 10, +-10 degrees).
+  camera bins per axis, binned as VPT bins its camera (mu-law, mu = 10, +-10 degrees); and,
+  where the weights have one (``give_up``), a give-up head: one logistic output over the same
+  features, the chance that the goal is out of reach (beyond VPT-Nav, which has no map and no
+  verdict: fitted to the depth navigator's verdicts,
+  :mod:`mrsteve.train.navigator_give_up`).
 
 It reads only the RGB frame and the pose (:attr:`LearnedNavigator.reads`): no depth, no semantics,
 no map. Like VPT-Nav's wrapper it forces a jump when the agent stops moving. Inference is numpy
@@ -27,7 +31,7 @@ no map. Like VPT-Nav's wrapper it forces a jump when the agent stops moving. Inf
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from functools import cache
 from pathlib import Path
 from typing import ClassVar
@@ -115,8 +119,12 @@ class NavigatorArchitecture(PolicyArchitecture):
     """Hidden width of the goal encoder (a 4-layer MLP)."""
     conditioning: str = "head"
     """One of :data:`CONDITIONING`."""
+    give_up: bool = False
+    """Whether the weights have a give-up head (``head.give_up``)."""
 
     def __post_init__(self) -> None:
+        if self.give_up and self.conditioning == "none":
+            raise ValueError("a give-up head needs a goal: conditioning 'none' has none")
         if self.conditioning not in CONDITIONING:
             raise ValueError(f"conditioning must be one of {', '.join(CONDITIONING)}, got "
                              f"{self.conditioning!r}")
@@ -138,6 +146,9 @@ class NavigatorArchitecture(PolicyArchitecture):
             for layer in range(4):
                 shapes[f"{site}.{2 * layer}.weight"] = (widths[layer + 1], widths[layer])
                 shapes[f"{site}.{2 * layer}.bias"] = (widths[layer + 1],)
+        if self.give_up:
+            shapes["head.give_up.weight"] = (1, self.dim)
+            shapes["head.give_up.bias"] = (1,)
         return shapes
 
 
@@ -151,6 +162,14 @@ class NavigatorWeights(Weights):
     ARCHITECTURE: ClassVar[type] = NavigatorArchitecture
 
     architecture: NavigatorArchitecture
+
+    def architecture_record(self) -> dict[str, object]:
+        """``give_up`` only when set, so weights made before the head existed keep their file
+        and digest."""
+        fields = asdict(self.architecture)
+        if not self.architecture.give_up:
+            del fields["give_up"]
+        return fields
 
 
 def load_navigator_weights(path: str | Path) -> NavigatorWeights:
@@ -180,6 +199,10 @@ class NavigatorPolicy:
         self.goals = {site: [(p[f"{site}.{2 * layer}.weight"].T.copy(),
                               p[f"{site}.{2 * layer}.bias"]) for layer in range(4)]
                       for site in arch.goal_sites}
+        self.give_up = ((p["head.give_up.weight"][0].copy(), float(p["head.give_up.bias"][0]))
+                        if arch.give_up else None)
+        self.features: np.ndarray | None = None
+        """``float32[dim]``: the last step's features, what every head reads."""
 
     def reset(self) -> None:
         """Forget the frames seen so far."""
@@ -202,10 +225,16 @@ class NavigatorPolicy:
         x = self.core.step(x)
         if "goal_out" in self.goals:
             x = x + self.goal_embedding("goal_out", goal)
-        y = layer_norm(x, *self.norm)
+        y = self.features = layer_norm(x, *self.norm)
         buttons = y @ self.buttons[0] + self.buttons[1]
         camera = (y @ self.camera[0] + self.camera[1]).reshape(2, CAMERA_BINS)
         return buttons.astype(np.float32), camera.astype(np.float32)
+
+    def give_up_logit(self) -> float:
+        """The give-up head's logit at the last step (weights with a give-up head only)."""
+        if self.give_up is None or self.features is None:
+            raise ValueError("no give-up head in these weights, or no step taken yet")
+        return float(self.features @ self.give_up[0] + self.give_up[1])
 
 
 class LearnedNavigator:
@@ -222,7 +251,11 @@ class LearnedNavigator:
     ``no_progress_steps`` steps without coming ``progress_gain`` blocks closer than ever before
     (:class:`~mrsteve.control.motion.ProgressTracker`: where the depth navigator starts a detour);
     having neither a plan nor a detour, it gives up, so that an explorer gives the goal up instead
-    of pushing into a wall or a tree until its timeout. Its settings are the navigators'
+    of pushing into a wall or a tree until its timeout. Weights with a give-up head also give a
+    goal up once the head has put the chance that it is out of reach at
+    ``give_up_probability`` or more for ``give_up_steps`` steps in a row: a goal beyond a wall
+    is then found out from the view of the wall, before the motion rules see it. Its settings
+    are the navigators'
     (:class:`~mrsteve.control.navigation.NavigatorConfig`: the success radius, the stall and
     progress rules); ``weights`` default to the shipped ones."""
 
@@ -242,6 +275,11 @@ class LearnedNavigator:
         self.sample = sample
         self.stall_jump = config.stall_jump
         self.stuck_steps = config.stuck_steps
+        self._give_up_threshold = math.log(config.give_up_probability
+                                      / (1.0 - config.give_up_probability))
+        self.give_up_steps = config.give_up_steps
+        self._judged_out_of_reach = 0
+        """Steps in a row the give-up head judged the current goal out of reach."""
         self._stall = StallTracker(config.stall_speed)
         self._progress = ProgressTracker(config.progress_gain, config.no_progress_steps)
         self._camera_values = camera_bin_values()
@@ -251,6 +289,7 @@ class LearnedNavigator:
     def reset(self, rng: np.random.Generator, camera: Camera) -> None:
         self._rng = rng
         self._goal = None
+        self._judged_out_of_reach = 0
         self._stall.reset()
         self._progress.reset()
         self.policy.reset()
@@ -259,10 +298,12 @@ class LearnedNavigator:
         """Nothing to record (the core remembers the frames it acted on)."""
 
     def blocked(self, obs: Observation, goal_xz: tuple[float, float]) -> bool:
-        """Whether the current goal saw ``stuck_steps`` stalled steps in a row or no progress for
-        ``no_progress_steps`` steps (a new goal never is)."""
+        """Whether the current goal saw ``stuck_steps`` stalled steps in a row, no progress for
+        ``no_progress_steps`` steps or ``give_up_steps`` steps in a row judged out of reach by
+        the give-up head (a new goal never is)."""
         return ((float(goal_xz[0]), float(goal_xz[1])) == self._goal
-                and (self._progress.stuck or self._stall.stalled >= self.stuck_steps))
+                and (self._progress.stuck or self._stall.stalled >= self.stuck_steps
+                     or self._judged_out_of_reach >= self.give_up_steps))
 
     def reached(self, obs: Observation, goal_xz: tuple[float, float]) -> bool:
         x, _, z = obs["pose"][:3]
@@ -275,6 +316,7 @@ class LearnedNavigator:
             self.policy.reset()
             self._progress.reset()
             self._stall.clear()
+            self._judged_out_of_reach = 0
         x, _, z, yaw, pitch = (float(v) for v in obs["pose"][:5])
         self._stall.update(x, z)
         if self.reached(obs, goal):
@@ -286,6 +328,9 @@ class LearnedNavigator:
             raise ValueError(f"the navigator's weights take frames of {shape}, got {rgb.shape}")
         buttons, camera = self.policy.step(rgb, goal_features(goal[0] - x, goal[1] - z, yaw,
                                                               pitch))
+        if self.policy.give_up is not None:
+            judged = self.policy.give_up_logit() >= self._give_up_threshold
+            self._judged_out_of_reach = self._judged_out_of_reach + 1 if judged else 0
         if self.sample:
             draws = self._rng.random(len(BUTTONS) + 2)
             pressed = draws[:len(BUTTONS)] < 1.0 / (1.0 + np.exp(-buttons))

@@ -115,6 +115,11 @@ class NavigatorConfig:
     (:class:`~mrsteve.control.motion.ProgressTracker`)."""
     progress_gain: float = 1.0
     """Blocks closer to the goal than ever before that count as progress."""
+    give_up_probability: float = 0.9
+    give_up_steps: int = 8
+    """A learned navigator whose weights have a give-up head gives a goal up once the head put
+    the chance that it is out of reach at ``give_up_probability`` or more for ``give_up_steps``
+    steps in a row (chosen in a training world, ``results/navigation-learned/NOTES.md``)."""
     max_detour: float = 2.0
     """A goal whose best path on the map (unseen ground counted walkable) is longer than this
     many times the straight distance, plus :attr:`detour_slack`, is out of reach (a wall or a
@@ -141,8 +146,11 @@ class NavigatorConfig:
         if not 0 < self.sprint_cone <= self.walk_cone <= 180:
             raise ValueError(f"need 0 < sprint_cone <= walk_cone <= 180, got {self}")
         if min(self.stall_jump, self.stuck_steps, self.replan_interval, self.no_progress_steps,
-               self.detour_steps) < 1:
+               self.detour_steps, self.give_up_steps) < 1:
             raise ValueError(f"step counts must be >= 1, got {self}")
+        if not 0 < self.give_up_probability < 1:
+            raise ValueError(f"give_up_probability must lie in (0, 1), got "
+                             f"{self.give_up_probability}")
 
 
 class _Steering:
@@ -238,6 +246,16 @@ class DepthNavigator(_Steering):
         self.observe(obs)
         if self._new_goal(goal_xz):
             self._plan(*(float(v) for v in obs["pose"][:3]))
+        return self._blocked
+
+    def replan(self, obs: Observation) -> bool:
+        """Plan toward the current goal from the pose of ``obs`` now, as :meth:`act` does every
+        ``replan_interval`` steps, and judge it (:meth:`blocked`): for a navigator that watches
+        another controller walk."""
+        if self._goal is None:
+            raise RuntimeError("no goal yet: call blocked() or act() with one first")
+        self.observe(obs)
+        self._plan(*(float(v) for v in obs["pose"][:3]))
         return self._blocked
 
     def act(self, obs: Observation, goal_xz: tuple[float, float]) -> Action:

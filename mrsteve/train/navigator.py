@@ -20,6 +20,11 @@ embedded world (torch, the ``train`` extra).
    those steps join the data (on-policy data, as PPO's, with the expert's action as the target in
    place of a return). The paper fine-tunes with PPO from a reward; we imitate a goal-aware expert
    instead (what the run's note and the README say).
+4. **Give-up head** (beyond the paper, ``give_up_goals``): the final policy walks to goals
+   beyond, inside and away from the training worlds' walls and a logistic head on its features
+   is fitted to the depth navigator's verdicts, the policy frozen
+   (:mod:`mrsteve.train.navigator_give_up`): how an explorer over it finds a goal beyond a wall
+   out from the view, as the depth navigator does from its map.
 
 Everything is seeded (demonstrations, batches, initial weights); a run folder keeps the rendered
 data and a checkpoint after every epoch, so an interrupted run resumes; ``curve.png`` shows the
@@ -139,12 +144,17 @@ class NavigatorTrainingConfig:
     foundation)."""
     ppo: PPOConfig = field(default_factory=PPOConfig)
     """PPO fine-tuning after the DAgger rounds (``ppo.iterations = 0``: none)."""
+    give_up_goals: int = 0
+    """Goals the trained policy walks to for its give-up head, fitted last with the policy
+    frozen (:mod:`mrsteve.train.navigator_give_up`; 0: no head)."""
 
     def __post_init__(self) -> None:
         for name in ("segments", "goals_per_world", "max_segment_steps", "foundation_epochs",
                      "finetune_epochs", "sequence", "batch", "context", "threads", "workers"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.give_up_goals < 0:
+            raise ValueError(f"give_up_goals must be >= 0, got {self.give_up_goals}")
         if self.dagger_rounds < 0 or self.dagger_segments < 1 or self.dagger_epochs < 1:
             raise ValueError("dagger_rounds must be >= 0, dagger_segments and dagger_epochs >= 1")
         if self.conditioning not in CONDITIONING[1:]:
@@ -166,10 +176,12 @@ class NavigatorTrainingConfig:
 
     def recipe(self) -> dict[str, Any]:
         """The settings as the weights record them (``info["training"]``): all of them, the
-        nudge settings only when nudges are on and the expert's map only when it is not the
-        world's, so weights and run folders made before either existed keep the recipe they
-        recorded."""
+        nudge settings only when nudges are on, the expert's map only when it is not the
+        world's and the give-up walks only when there are any, so weights and run folders made
+        before these existed keep the recipe they recorded."""
         settings = asdict(self)
+        if not self.give_up_goals:
+            del settings["give_up_goals"]
         if not self.nudge_rate:
             for name in ("nudge_rate", "nudge_steps", "nudge_degrees"):
                 del settings[name]
@@ -526,10 +538,10 @@ def _train(out: Path, config: NavigatorTrainingConfig, progress: bool,
     data = cached_data(out, "demonstrations", key, render, earlier)
     say(f"{len(data.rgb)} steps, the depth navigator reached {data.reached.mean():.0%} of goals")
     checkpoint_path = out / "checkpoint.pt"
-    # PPO starts from the behaviour-cloned policy (bc.pt), so its settings stay out of the
-    # fingerprint: a run with other PPO settings reuses everything before it
-    fingerprint = json.dumps({k: v for k, v in config.recipe().items() if k != "ppo"},
-                             sort_keys=True)
+    # PPO starts from the behaviour-cloned policy (bc.pt) and the give-up head from the final
+    # one, so their settings stay out of the fingerprint: a run with others reuses what is before
+    fingerprint = json.dumps({k: v for k, v in config.recipe().items()
+                              if k not in ("ppo", "give_up_goals")}, sort_keys=True)
     state = {"stage": 0, "epoch": 0, "history": [], "rounds": 0}
     saved = None
     if checkpoint_path.exists():
@@ -655,19 +667,58 @@ def _train(out: Path, config: NavigatorTrainingConfig, progress: bool,
         say(f"validation: the policy reached {walked.reached.mean():.0%} of "
             f"{config.validation_segments} goals on fresh seeds of the training worlds")
         save_checkpoint(model, optimiser)
+    state["history"] = [row for row in state["history"] if row["stage"] != "give-up"]
+    weights = export_weights(model, architecture, {})
+    if config.give_up_goals:
+        weights = _give_up_head(out, config, weights, key, state["history"], say)
     seconds = time.perf_counter() - started
     info = {"training": config.recipe(), "seconds": round(seconds, 1),
             "data": f"{config.segments} depth-navigator segments in "
                     f"{', '.join(TRAINING_WORLDS)}, seed {config.seed}, "
                     f"{config.dagger_rounds} DAgger rounds of {config.dagger_segments}, "
-                    f"{config.ppo.iterations} PPO iterations",
+                    f"{config.ppo.iterations} PPO iterations, "
+                    f"{config.give_up_goals} give-up walks",
             "history": state["history"][-1]}
-    weights = export_weights(model, architecture, info)
+    weights = NavigatorWeights(weights.architecture, weights.parameters, info)
     weights.save(out / "navigator.npz")
     with atomic_path(out / "history.json") as tmp:
         tmp.write_text(json.dumps(state["history"], indent=2))
     plot_curve(state["history"], out / "curve.png")
     return NavigatorTrainingResult(weights, state["history"], seconds)
+
+
+def _give_up_head(out: Path, config: NavigatorTrainingConfig, weights: NavigatorWeights,
+                  key: str, history: list[dict], say: Callable[[str], None]) -> NavigatorWeights:
+    """The final policy's give-up head (:mod:`mrsteve.train.navigator_give_up`): its walks
+    (rendered once per policy), the fit, and its scores in ``history``."""
+    from mrsteve.control.navigation import NavigatorConfig
+    from mrsteve.train.navigator_give_up import (
+        GiveUpWalks,
+        fit_give_up_head,
+        give_up_scores,
+        walk_give_up,
+        with_give_up_head,
+    )
+
+    def render() -> GiveUpWalks:
+        say(f"give-up head: the policy walks to {config.give_up_goals} goals beyond, inside and "
+            f"away from the walls of {', '.join(TRAINING_WORLDS)}")
+        return GiveUpWalks.concatenate(render_streams(
+            walk_give_up, config.seed + 77_777, config.give_up_goals,
+            lambda s, n, first: (weights, s, n, TRAINING_WORLDS, config.max_segment_steps),
+            config.workers))
+
+    walks = cached_data(out, "give-up", f"{key}-{config.give_up_goals}-{weights.sha256[:16]}",
+                        render, load=GiveUpWalks.load)
+    headed = with_give_up_head(weights, *fit_give_up_head(walks, config.seed), {})
+    probability = NavigatorConfig().give_up_probability
+    scores = give_up_scores(walks, headed, probability)
+    history.append({"stage": "give-up", "epoch": 0, "steps": len(walks.kind),
+                    "out_of_reach": float(walks.out_of_reach.mean()), **scores})
+    say(f"give-up head on {len(walks.kind)} steps ({walks.out_of_reach.mean():.0%} out of reach "
+        f"by the depth navigator): at p >= {probability:g} it flags "
+        f"{scores['recall_all']:.0%} of them and {scores['false_alarms_all']:.1%} of the others")
+    return headed
 
 
 def _foundation_weights(path: Path, architecture: NavigatorArchitecture) -> NavigatorWeights:

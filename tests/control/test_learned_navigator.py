@@ -3,6 +3,8 @@ weights file, the shipped weights acting, and what it reads of an observation.""
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import math
 from collections.abc import Mapping
 from dataclasses import replace
@@ -27,6 +29,7 @@ from mrsteve.control.learned import (
     load_shipped_navigator,
 )
 from mrsteve.control.navigation import NavigatorConfig
+from mrsteve.nn import weights_sha256
 from mrsteve.spaces import AgentFrame
 
 
@@ -52,10 +55,11 @@ def test_camera_bins_are_vpts_mu_law_bins():
     assert camera_bins(np.array([-45.0, 0.2, 45.0])).tolist() == [0, 5, 10]
 
 
-def small_weights(conditioning: str = "head", seed: int = 0) -> NavigatorWeights:
+def small_weights(conditioning: str = "head", seed: int = 0,
+                  give_up: bool = False) -> NavigatorWeights:
     architecture = NavigatorArchitecture(channels=(4, 8), strides=(2, 2), dim=16, context=4,
                                          heads=2, mlp_dim=24, goal_hidden=8,
-                                         conditioning=conditioning)
+                                         conditioning=conditioning, give_up=give_up)
     rng = np.random.default_rng(seed)
     parameters = {name: rng.normal(0.0, 0.2, shape).astype(np.float32)
                   for name, shape in architecture.parameter_shapes().items()}
@@ -211,3 +215,64 @@ def test_a_goal_is_given_up_after_stuck_steps_stalled_steps_in_a_row():
     assert not navigator.blocked(wall, (-12.0, 0.0))  # another goal starts counting afresh
     navigator.act(wall, (-12.0, 0.0))
     assert not navigator.blocked(wall, (-12.0, 0.0))
+
+
+def test_a_give_up_head_is_recorded_only_where_the_weights_have_one(tmp_path):
+    plain, headed = small_weights(), small_weights(give_up=True)
+    assert set(headed.parameters) - set(plain.parameters) == {"head.give_up.weight",
+                                                            "head.give_up.bias"}
+    for name, weights in (("plain", plain), ("headed", headed)):
+        weights.save(tmp_path / f"{name}.npz")
+        loaded = load_navigator_weights(tmp_path / f"{name}.npz")
+        assert loaded.architecture == weights.architecture and loaded.sha256 == weights.sha256
+        with np.load(tmp_path / f"{name}.npz") as archive:
+            recorded = json.loads(archive["meta"].tobytes().decode())["architecture"]
+        assert ("give_up" in recorded) == weights.architecture.give_up
+    # weights from before the head keep their digest: it hashes the fields they recorded
+    fields = dataclasses.asdict(plain.architecture)
+    del fields["give_up"]
+    assert plain.sha256 == weights_sha256(fields, plain.parameters)
+    assert not load_shipped_navigator().architecture.give_up
+    with pytest.raises(ValueError, match="give-up head needs a goal"):
+        small_weights("none", give_up=True)
+    navigator = LearnedNavigator(weights=plain)
+    with pytest.raises(ValueError, match="no give-up head"):
+        navigator.policy.give_up_logit()
+
+
+def judging(probability: float) -> NavigatorWeights:
+    """Small weights whose give-up head puts every goal out of reach with ``probability``."""
+    weights = small_weights(give_up=True)
+    parameters = dict(weights.parameters)
+    parameters["head.give_up.weight"] = np.zeros_like(parameters["head.give_up.weight"])
+    parameters["head.give_up.bias"] = np.array([math.log(probability / (1 - probability))],
+                                               np.float32)
+    return replace(weights, parameters=parameters)
+
+
+@pytest.mark.parametrize(("probability", "threshold", "gives_up"),
+                         [(0.95, 0.9, True), (0.8, 0.9, False), (0.8, 0.7, True)])
+def test_the_give_up_head_gives_a_goal_up_after_give_up_steps_judged_out_of_reach(
+        probability, threshold, gives_up):
+    rules_off = NavigatorConfig(stuck_steps=1000, no_progress_steps=1000,
+                                give_up_probability=threshold, give_up_steps=6)
+    navigator = LearnedNavigator(rules_off, weights=judging(probability))
+    navigator.reset(np.random.default_rng(0), None)
+    rgb, goal = np.zeros((40, 64, 3), np.uint8), (12.0, 0.0)
+    for x in np.arange(6) * 0.3:  # walking toward it: the motion rules see nothing wrong
+        obs = {"rgb": rgb, "pose": np.array([x, 0, 0, -90, 0])}
+        assert not navigator.blocked(obs, goal)
+        navigator.act(obs, goal)
+    assert navigator.blocked(obs, goal) == gives_up
+    assert not navigator.blocked(obs, (-12.0, 0.0))  # another goal is judged afresh
+    navigator.act(obs, (-12.0, 0.0))
+    assert not navigator.blocked(obs, (-12.0, 0.0))
+    navigator.reset(np.random.default_rng(0), None)
+    assert not navigator.blocked(obs, goal)
+
+
+def test_the_give_up_settings_are_checked():
+    for bad in ({"give_up_probability": 1.0}, {"give_up_probability": 0.0},
+                {"give_up_steps": 0}):
+        with pytest.raises(ValueError, match="give_up|step counts"):
+            NavigatorConfig(**bad)

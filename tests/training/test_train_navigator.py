@@ -31,6 +31,12 @@ from mrsteve.train.navigator import (
     prepare_finetuning,
     train_navigator,
 )
+from mrsteve.train.navigator_give_up import (
+    GOAL_KINDS,
+    GiveUpWalks,
+    fit_give_up_head,
+    pick_give_up_goal,
+)
 from mrsteve.train.navigator_ppo import PPOConfig, advantages
 
 TINY = NavigatorTrainingConfig(segments=12, goals_per_world=6, max_segment_steps=120,
@@ -181,6 +187,19 @@ def test_a_tiny_run_lowers_the_loss_writes_weights_and_resumes(tmp_path):
     assert train_navigator(tmp_path, TINY, progress=False,
                            say=said.append).weights.sha256 == result.weights.sha256
 
+    # a give-up head resumes the run too, fitted last with the policy frozen
+    said = []
+    headed = train_navigator(tmp_path, dataclasses.replace(TINY, give_up_goals=3),
+                             progress=False, say=said.append)
+    assert any("resuming" in line for line in said) and any("give-up head" in line
+                                                            for line in said)
+    assert headed.weights.architecture.give_up
+    assert load_navigator_weights(tmp_path / "navigator.npz").sha256 == headed.weights.sha256
+    for name, value in result.weights.parameters.items():
+        np.testing.assert_array_equal(headed.weights.parameters[name], value)
+    scores = [row for row in headed.history if row["stage"] == "give-up"]
+    assert len(scores) == 1 and scores[0]["steps"] > 0
+
 
 def test_gae_does_not_reach_across_a_segment_end():
     reward = np.array([[1.0, 0.0, 5.0]], np.float32)
@@ -247,3 +266,38 @@ def test_bad_settings_are_refused_with_the_accepted_values():
         NavigatorTrainingConfig(conditioning="none")
     with pytest.raises(ValueError, match="finetune must be one of full, adapter, head"):
         NavigatorTrainingConfig(finetune="lora")
+
+
+def test_give_up_goals_lie_beyond_inside_or_away_from_the_wall_ring():
+    size, rng = (96, 64, 96), np.random.default_rng(0)
+    seen = set()
+    for _ in range(300):
+        x, z = rng.uniform(10, 86, 2)
+        picked = pick_give_up_goal(rng, x, z, size)
+        if picked is None:
+            continue
+        kind, gx, gz = picked
+        seen.add(GOAL_KINDS[kind])
+        assert 8.0 <= np.hypot(gx - x, gz - z) <= 45.0
+        to_ring = min(gx - 1, gz - 1, 95 - gx, 95 - gz)  # < 0: beyond the ring
+        if GOAL_KINDS[kind] == "beyond":
+            assert to_ring < 0.0
+        elif GOAL_KINDS[kind] == "inside":
+            assert 0.0 < to_ring <= 6.0
+        else:
+            assert to_ring >= 6.0 - 1e-9
+    assert seen == set(GOAL_KINDS)
+
+
+def test_the_give_up_head_separates_the_verdicts_and_needs_both():
+    rng = np.random.default_rng(0)
+    out = rng.random(400) < 0.2
+    features = rng.normal(0, 1, (400, 8)).astype(np.float32)
+    features[:, 0] += np.where(out, 2.5, -2.5)
+    walks = GiveUpWalks(features, out, np.zeros(400, np.int8))
+    weight, bias = fit_give_up_head(walks, seed=0)
+    assert weight.shape == (1, 8) and bias.shape == (1,)
+    flagged = features @ weight[0] + bias[0] > 0
+    assert flagged[out].mean() > 0.9 and flagged[~out].mean() < 0.1
+    with pytest.raises(ValueError, match="both out of reach and within reach"):
+        fit_give_up_head(GiveUpWalks(features, np.zeros(400, bool), walks.kind), seed=0)
