@@ -102,12 +102,12 @@ def navigator(
     kl: Annotated[float, typer.Option(min=0.0, help="Weight of the KL divergence to the "
                                       "foundation policy while fine-tuning.")] = 1e-4,
     dagger_rounds: Annotated[int, typer.Option(min=0, help="Rounds of the policy walking "
-                                               "with the depth navigator labelling.")] = 3,
+                                               "with the depth navigator labelling.")] = 6,
     finetune_epochs: Annotated[int, typer.Option(min=1, help="Epochs of goal-conditioned "
                                                  "fine-tuning before DAgger.")] = 4,
     ppo_iterations: Annotated[int, typer.Option(min=0, help="PPO iterations after behaviour "
                                                 "cloning (reward: progress to the goal, 100 "
-                                                "on reaching it).")] = 40,
+                                                "on reaching it).")] = 0,
     nudge_rate: Annotated[float, typer.Option(min=0.0, max=0.99, help="Chance per "
                                               "demonstration step that the camera's pitch is "
                                               "pushed up for a few steps while the depth "
@@ -120,7 +120,7 @@ def navigator(
     give_up_goals: Annotated[int, typer.Option(min=0, help="Goals the final policy walks to "
                                                "(beyond, inside and away from the training "
                                                "worlds' walls) to fit its give-up head on the "
-                                               "depth navigator's verdicts (0: no head).")] = 0,
+                                               "depth navigator's verdicts (0: no head).")] = 640,
     validation_segments: Annotated[int, typer.Option(min=0, help="Goals the final policy "
                                                      "walks to on fresh seeds of the training "
                                                      "worlds (0: no validation).")] = 200,

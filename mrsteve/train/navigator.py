@@ -92,7 +92,7 @@ class NavigatorTrainingConfig:
     """Share of goals drawn across water where a world has water that separates the ground."""
     foundation_epochs: int = 5
     finetune_epochs: int = 4
-    dagger_rounds: int = 3
+    dagger_rounds: int = 6
     """Rounds of DAgger after the first fine-tuning."""
     dagger_segments: int = 600
     """Segments the policy walks (the expert labelling) per DAgger round."""
@@ -142,9 +142,10 @@ class NavigatorTrainingConfig:
     """An earlier run folder whose foundation policy this run fine-tunes instead of cloning one,
     and whose demonstrations it reuses when rendered alike (the studies share one
     foundation)."""
-    ppo: PPOConfig = field(default_factory=PPOConfig)
-    """PPO fine-tuning after the DAgger rounds (``ppo.iterations = 0``: none)."""
-    give_up_goals: int = 0
+    ppo: PPOConfig = field(default_factory=lambda: PPOConfig(iterations=0))
+    """PPO fine-tuning after the DAgger rounds (``ppo.iterations = 0``: none, the shipped
+    recipe)."""
+    give_up_goals: int = 640
     """Goals the trained policy walks to for its give-up head, fitted last with the policy
     frozen (:mod:`mrsteve.train.navigator_give_up`; 0: no head)."""
 
@@ -552,6 +553,8 @@ def _train(out: Path, config: NavigatorTrainingConfig, progress: bool,
         else:
             state = saved["state"]
             say(f"resuming at stage {state['stage']}, epoch {state['epoch']}")
+            # times in the history count on from the run's earlier sessions
+            started -= max((row.get("seconds", 0.0) for row in state["history"]), default=0.0)
 
     def save_checkpoint(model, optimiser) -> None:
         with atomic_path(checkpoint_path) as tmp:

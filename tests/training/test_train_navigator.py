@@ -43,7 +43,8 @@ TINY = NavigatorTrainingConfig(segments=12, goals_per_world=6, max_segment_steps
                                foundation_epochs=3, finetune_epochs=2, dagger_rounds=1,
                                dagger_segments=3, dagger_epochs=1, sequence=16, batch=6,
                                learning_rate=3e-3, workers=1, dim=32, context=4,
-                               validation_segments=2, ppo=PPOConfig(iterations=0))
+                               validation_segments=2, ppo=PPOConfig(iterations=0),
+                               give_up_goals=0)
 
 
 def test_pitch_nudges_turn_the_view_in_place_of_the_teacher_and_keep_its_yaw_and_keys():
