@@ -121,6 +121,10 @@ def navigator(
                                                "(beyond, inside and away from the training "
                                                "worlds' walls) to fit its give-up head on the "
                                                "depth navigator's verdicts (0: no head).")] = 640,
+    give_up_false_alarms: Annotated[float, typer.Option(min=0.0001, max=0.5, help="Share of "
+                                                        "the give-up walks' within-reach steps "
+                                                        "toward goals inside the walls that the "
+                                                        "head, calibrated, flags.")] = 0.02,
     validation_segments: Annotated[int, typer.Option(min=0, help="Goals the final policy "
                                                      "walks to on fresh seeds of the training "
                                                      "worlds (0: no validation).")] = 200,
@@ -157,6 +161,7 @@ def navigator(
             dagger_rounds=dagger_rounds, finetune_epochs=finetune_epochs, seed=seed,
             threads=threads, workers=workers, validation_segments=validation_segments,
             nudge_rate=nudge_rate, expert_map=expert_map, give_up_goals=give_up_goals,
+            give_up_false_alarms=give_up_false_alarms,
             foundation=None if foundation is None else str(foundation),
             ppo=PPOConfig(iterations=ppo_iterations))
         return train_navigator(out, config, progress=progress, say=say)

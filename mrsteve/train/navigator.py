@@ -148,14 +148,18 @@ class NavigatorTrainingConfig:
     give_up_goals: int = 640
     """Goals the trained policy walks to for its give-up head, fitted last with the policy
     frozen (:mod:`mrsteve.train.navigator_give_up`; 0: no head)."""
+    give_up_false_alarms: float = 0.02
+    """Share of the give-up walks' within-reach steps toward goals inside the walls that the
+    calibrated head flags at the run-time threshold."""
 
     def __post_init__(self) -> None:
         for name in ("segments", "goals_per_world", "max_segment_steps", "foundation_epochs",
                      "finetune_epochs", "sequence", "batch", "context", "threads", "workers"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
-        if self.give_up_goals < 0:
-            raise ValueError(f"give_up_goals must be >= 0, got {self.give_up_goals}")
+        if self.give_up_goals < 0 or not 0 < self.give_up_false_alarms < 1:
+            raise ValueError(f"need give_up_goals >= 0 and give_up_false_alarms in (0, 1), got "
+                             f"{self.give_up_goals} and {self.give_up_false_alarms}")
         if self.dagger_rounds < 0 or self.dagger_segments < 1 or self.dagger_epochs < 1:
             raise ValueError("dagger_rounds must be >= 0, dagger_segments and dagger_epochs >= 1")
         if self.conditioning not in CONDITIONING[1:]:
@@ -182,7 +186,7 @@ class NavigatorTrainingConfig:
         before these existed keep the recipe they recorded."""
         settings = asdict(self)
         if not self.give_up_goals:
-            del settings["give_up_goals"]
+            del settings["give_up_goals"], settings["give_up_false_alarms"]
         if not self.nudge_rate:
             for name in ("nudge_rate", "nudge_steps", "nudge_degrees"):
                 del settings[name]
@@ -542,7 +546,8 @@ def _train(out: Path, config: NavigatorTrainingConfig, progress: bool,
     # PPO starts from the behaviour-cloned policy (bc.pt) and the give-up head from the final
     # one, so their settings stay out of the fingerprint: a run with others reuses what is before
     fingerprint = json.dumps({k: v for k, v in config.recipe().items()
-                              if k not in ("ppo", "give_up_goals")}, sort_keys=True)
+                              if k not in ("ppo", "give_up_goals", "give_up_false_alarms")},
+                             sort_keys=True)
     state = {"stage": 0, "epoch": 0, "history": [], "rounds": 0}
     saved = None
     if checkpoint_path.exists():
@@ -697,6 +702,7 @@ def _give_up_head(out: Path, config: NavigatorTrainingConfig, weights: Navigator
     from mrsteve.control.navigation import NavigatorConfig
     from mrsteve.train.navigator_give_up import (
         GiveUpWalks,
+        calibrate_give_up_head,
         fit_give_up_head,
         give_up_scores,
         walk_give_up,
@@ -713,8 +719,10 @@ def _give_up_head(out: Path, config: NavigatorTrainingConfig, weights: Navigator
 
     walks = cached_data(out, "give-up", f"{key}-{config.give_up_goals}-{weights.sha256[:16]}",
                         render, load=GiveUpWalks.load)
-    headed = with_give_up_head(weights, *fit_give_up_head(walks, config.seed), {})
     probability = NavigatorConfig().give_up_probability
+    weight, bias = fit_give_up_head(walks, config.seed)
+    bias = calibrate_give_up_head(walks, weight, bias, probability, config.give_up_false_alarms)
+    headed = with_give_up_head(weights, weight, bias, {})
     scores = give_up_scores(walks, headed, probability)
     history.append({"stage": "give-up", "epoch": 0, "steps": len(walks.kind),
                     "out_of_reach": float(walks.out_of_reach.mean()), **scores})

@@ -15,6 +15,11 @@ sliding along the wall. The head learns to tell from the view:
    goal, at the motion rules' give-up or after ``max_segment_steps``.
 2. **Fit.** A logistic regression on those features (class-balanced, the policy frozen, so its
    actions are exactly as before): the head's weights join the policy's.
+3. **Calibration.** Its bias is shifted so that the run-time threshold
+   (:attr:`~mrsteve.control.navigation.NavigatorConfig.give_up_probability`) flags a set share
+   of the within-reach steps toward goals inside the walls (``give_up_false_alarms``): one policy's
+   features give the regression other probabilities than another's, and a false-alarm rate on
+   the walks means the same for every policy.
 """
 
 from __future__ import annotations
@@ -179,6 +184,24 @@ def fit_give_up_head(walks: GiveUpWalks, seed: int, *, steps: int = 500,
             head.bias.detach().numpy().astype(np.float32).copy())
 
 
+def calibrate_give_up_head(walks: GiveUpWalks, weight: np.ndarray, bias: np.ndarray,
+                           probability: float, false_alarms: float) -> np.ndarray:
+    """The bias that makes the head put ``probability`` or more on a share ``false_alarms`` of
+    the within-reach steps toward goals inside the walls (module docstring, step 3): the
+    regression's probabilities differ from one policy's features to another's, so the run-time
+    threshold is tied to a false-alarm rate on the walks instead."""
+    if not 0 < false_alarms < 1:
+        raise ValueError(f"false_alarms must lie in (0, 1), got {false_alarms}")
+    within = ~walks.out_of_reach & (walks.kind != GOAL_KINDS.index("beyond"))
+    if not within.any():
+        raise ValueError("the give-up walks hold no within-reach step toward a goal inside the "
+                         "walls to calibrate on")
+    logits = walks.features[within] @ np.asarray(weight, np.float64).reshape(-1) + float(bias[0])
+    threshold = float(np.quantile(logits, 1.0 - false_alarms))
+    shift = math.log(probability / (1.0 - probability)) - threshold
+    return (np.asarray(bias, np.float64) + shift).astype(np.float32)
+
+
 def give_up_scores(walks: GiveUpWalks, weights: NavigatorWeights,
                    probability: float) -> dict[str, float]:
     """Per step, the share of out-of-reach steps the head of ``weights`` flags at
@@ -212,6 +235,7 @@ def with_give_up_head(weights: NavigatorWeights, weight: np.ndarray, bias: np.nd
 __all__ = [
     "GOAL_KINDS",
     "GiveUpWalks",
+    "calibrate_give_up_head",
     "fit_give_up_head",
     "give_up_scores",
     "pick_give_up_goal",

@@ -34,6 +34,7 @@ from mrsteve.train.navigator import (
 from mrsteve.train.navigator_give_up import (
     GOAL_KINDS,
     GiveUpWalks,
+    calibrate_give_up_head,
     fit_give_up_head,
     pick_give_up_goal,
 )
@@ -302,3 +303,23 @@ def test_the_give_up_head_separates_the_verdicts_and_needs_both():
     assert flagged[out].mean() > 0.9 and flagged[~out].mean() < 0.1
     with pytest.raises(ValueError, match="both out of reach and within reach"):
         fit_give_up_head(GiveUpWalks(features, np.zeros(400, bool), walks.kind), seed=0)
+
+
+def test_calibration_ties_the_run_time_threshold_to_a_false_alarm_rate_inside_the_walls():
+    rng = np.random.default_rng(1)
+    n = 4000
+    kind = rng.integers(0, len(GOAL_KINDS), n).astype(np.int8)
+    out = (kind == GOAL_KINDS.index("beyond")) & (rng.random(n) < 0.8)
+    features = rng.normal(0, 1, (n, 4)).astype(np.float32)
+    features[:, 0] += np.where(out, 1.5, -1.5)
+    walks = GiveUpWalks(features, out, kind)
+    weight, bias = fit_give_up_head(walks, seed=0)
+    for target in (0.01, 0.05):
+        shifted = calibrate_give_up_head(walks, weight, bias, 0.9, target)
+        flagged = features @ weight[0] + shifted[0] >= np.log(9.0)
+        within = ~out & (kind != GOAL_KINDS.index("beyond"))
+        assert flagged[within].mean() == pytest.approx(target, abs=0.003)
+    looser = calibrate_give_up_head(walks, weight, bias, 0.9, 0.05)
+    assert looser[0] > calibrate_give_up_head(walks, weight, bias, 0.9, 0.01)[0]
+    with pytest.raises(ValueError, match="false_alarms"):
+        calibrate_give_up_head(walks, weight, bias, 0.9, 0.0)
