@@ -558,7 +558,7 @@ def _train(out: Path, config: NavigatorTrainingConfig, progress: bool,
         else:
             state = saved["state"]
             say(f"resuming at stage {state['stage']}, epoch {state['epoch']}")
-            # times in the history count on from the run's earlier sessions
+            # times in the history count on from the folder's earlier runs of the command
             started -= max((row.get("seconds", 0.0) for row in state["history"]), default=0.0)
 
     def save_checkpoint(model, optimiser) -> None:
