@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import zipfile
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
@@ -102,6 +103,11 @@ def layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray,
 
 def relu(x: np.ndarray) -> np.ndarray:
     return np.maximum(x, 0.0)
+
+
+def logit(probability: float) -> float:
+    """The log-odds of ``probability`` (in (0, 1)): where a logistic output reaches it."""
+    return math.log(probability / (1.0 - probability))
 
 
 def symlog(x: np.ndarray) -> np.ndarray:

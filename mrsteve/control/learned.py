@@ -47,6 +47,7 @@ from mrsteve.nn import (
     PolicyArchitecture,
     Weights,
     layer_norm,
+    logit,
     mlp,
     sample_category,
     symlog,
@@ -275,8 +276,7 @@ class LearnedNavigator:
         self.sample = sample
         self.stall_jump = config.stall_jump
         self.stuck_steps = config.stuck_steps
-        self._give_up_threshold = math.log(config.give_up_probability
-                                      / (1.0 - config.give_up_probability))
+        self._give_up_threshold = logit(config.give_up_probability)
         self.give_up_steps = config.give_up_steps
         self._judged_out_of_reach = 0
         """Steps in a row the give-up head judged the current goal out of reach."""

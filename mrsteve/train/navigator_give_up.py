@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from mrsteve.control.learned import NavigatorWeights
+from mrsteve.nn import logit
 
 GOAL_KINDS = ("beyond", "inside", "open")
 """Goals the walks are given: 3-12 blocks beyond the wall ring, 0.5-6 blocks in front of it
@@ -198,7 +199,7 @@ def calibrate_give_up_head(walks: GiveUpWalks, weight: np.ndarray, bias: np.ndar
                          "walls to calibrate on")
     logits = walks.features[within] @ np.asarray(weight, np.float64).reshape(-1) + float(bias[0])
     threshold = float(np.quantile(logits, 1.0 - false_alarms))
-    shift = math.log(probability / (1.0 - probability)) - threshold
+    shift = logit(probability) - threshold
     return (np.asarray(bias, np.float64) + shift).astype(np.float32)
 
 
@@ -209,7 +210,7 @@ def give_up_scores(walks: GiveUpWalks, weights: NavigatorWeights,
     goal kind."""
     logits = walks.features @ weights.parameters["head.give_up.weight"][0] \
         + weights.parameters["head.give_up.bias"][0]
-    flagged = logits >= math.log(probability / (1.0 - probability))
+    flagged = logits >= logit(probability)
     scores = {}
     for name, steps in (("all", np.ones(len(flagged), bool)),
                         *((kind, walks.kind == i) for i, kind in enumerate(GOAL_KINDS))):

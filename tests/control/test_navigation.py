@@ -94,3 +94,28 @@ def test_depth_navigator_detours_after_no_progress_steps_without_getting_closer(
     turns = [float(navigator.act(obs, (16.5, 28.5))["camera"][1]) for _ in range(7)]
     assert turns[:5] == [0.0] * 5  # the goal is straight ahead (+z)
     assert abs(turns[5]) == 10.0  # the detour turns at the largest turn per step
+
+
+def test_depth_navigator_judges_a_walk_it_only_watches():
+    """``replan`` plans from the watched pose and gives the verdict ``blocked`` would: a goal
+    beyond the floor's wall is found out once the wall is in view; a goal inside never is."""
+    env = gym.make("mrsteve/Voxel-v0", world=world(floor()), obs_size=OBS_SIZE)
+    obs, info = env.reset(seed=0)
+    watcher = DepthNavigator()
+    watcher.reset(np.random.default_rng(0), info["camera"])
+    with pytest.raises(RuntimeError, match="no goal yet"):
+        watcher.replan(obs)
+    walker = StraightNavigator()
+    walker.reset(np.random.default_rng(0), info["camera"])
+    verdicts = {}
+    for goal in ((16.5, 40.5), (16.5, 24.5)):  # beyond the wall at z = 31; inside
+        obs, _ = env.reset(seed=0)
+        watcher.reset(np.random.default_rng(0), info["camera"])
+        watcher.blocked(obs, goal)
+        judged = []
+        for _ in range(40):
+            obs, *_ = env.step(walker.act(obs, goal))
+            judged.append(watcher.replan(obs))
+            assert watcher.blocked(obs, goal) == judged[-1]
+        verdicts[goal] = judged
+    assert verdicts[(16.5, 40.5)][-1] and not any(verdicts[(16.5, 24.5)])
