@@ -248,8 +248,10 @@ class LearnedNavigator:
     row (:class:`~mrsteve.control.motion.StallTracker`) it jumps, as VPT-Nav's wrapper forces a
     jump when the agent stops moving. Having no map, it judges a goal out of reach
     (:meth:`blocked`) by its own motion alone: ``stuck_steps`` stalled steps in a row (forward
-    held, jumps forced, no headway: where the depth navigator replans around the column ahead) or
-    ``no_progress_steps`` steps without coming ``progress_gain`` blocks closer than ever before
+    held, jumps forced, no headway: where the depth navigator replans around the column ahead),
+    ``idle_steps`` steps in a row standing still whatever it pressed (its policy neither walks
+    nor turns away) or ``no_progress_steps`` steps without coming ``progress_gain`` blocks closer
+    than ever before
     (:class:`~mrsteve.control.motion.ProgressTracker`: where the depth navigator starts a detour);
     having neither a plan nor a detour, it gives up, so that an explorer gives the goal up instead
     of pushing into a wall or a tree until its timeout. Weights with a give-up head also give a
@@ -276,6 +278,7 @@ class LearnedNavigator:
         self.sample = sample
         self.stall_jump = config.stall_jump
         self.stuck_steps = config.stuck_steps
+        self.idle_steps = config.idle_steps
         self._give_up_threshold = logit(config.give_up_probability)
         self.give_up_steps = config.give_up_steps
         self._judged_out_of_reach = 0
@@ -298,11 +301,13 @@ class LearnedNavigator:
         """Nothing to record (the core remembers the frames it acted on)."""
 
     def blocked(self, obs: Observation, goal_xz: tuple[float, float]) -> bool:
-        """Whether the current goal saw ``stuck_steps`` stalled steps in a row, no progress for
-        ``no_progress_steps`` steps or ``give_up_steps`` steps in a row judged out of reach by
-        the give-up head (a new goal never is)."""
+        """Whether the current goal saw ``stuck_steps`` stalled steps in a row, ``idle_steps``
+        steps in a row standing still, no progress for ``no_progress_steps`` steps or
+        ``give_up_steps`` steps in a row judged out of reach by the give-up head (a new goal
+        never is)."""
         return ((float(goal_xz[0]), float(goal_xz[1])) == self._goal
                 and (self._progress.stuck or self._stall.stalled >= self.stuck_steps
+                     or self._stall.still >= self.idle_steps
                      or self._judged_out_of_reach >= self.give_up_steps))
 
     def reached(self, obs: Observation, goal_xz: tuple[float, float]) -> bool:

@@ -7,7 +7,8 @@ trajectory, and answer them with the same rule here:
   pressed on the previous step and the agent moved less than ``stall_speed`` blocks on the ground
   plane since then; any other step (forward not pressed, the first step, a step that moved)
   resets the count to 0. Controllers jump after a few stalled steps and turn away or replan after
-  many.
+  many. The same tracker counts the steps in a row the agent stood still (moved less than
+  ``stall_speed``, whatever it pressed): a policy that neither walks nor turns away.
 - *Is it getting anywhere?* (:class:`ProgressTracker`) A step makes progress when the distance to
   the target is at least ``min_gain`` below the best distance so far (which it then becomes, and
   the count restarts); every other counted step adds one. After ``patience`` counted steps without
@@ -67,16 +68,17 @@ class StallTracker:
         self._forward = False
         self.stalled = 0
         """Stalled steps in a row, this one included."""
+        self.still = 0
+        """Steps in a row that moved less than ``stall_speed``, whatever was pressed."""
 
     def update(self, x: float, z: float) -> int:
         """Record the position at this step; the stalled count."""
         last, self._last = self._last, (x, z)
-        if last is not None and self._forward and (
-            math.hypot(x - last[0], z - last[1]) < self.stall_speed
-        ):
-            self.stalled += 1
+        if last is not None and math.hypot(x - last[0], z - last[1]) < self.stall_speed:
+            self.still += 1
+            self.stalled = self.stalled + 1 if self._forward else 0
         else:
-            self.stalled = 0
+            self.still = self.stalled = 0
         self._forward = False
         return self.stalled
 
@@ -86,7 +88,7 @@ class StallTracker:
 
     def clear(self) -> None:
         """Start counting afresh (the controller acted on a stall: turned away, replanned)."""
-        self.stalled = 0
+        self.stalled = self.still = 0
 
 
 class ProgressTracker:

@@ -102,6 +102,11 @@ class NavigatorConfig:
     stuck_steps: int = 16
     """Stalled steps in a row after which the depth navigator penalises the column ahead and
     replans, and the learned one, which has no map, gives the goal up."""
+    idle_steps: int = 32
+    """Steps in a row standing still (moving less than :attr:`stall_speed`, whatever was
+    pressed) after which the learned navigator gives the goal up: its policy neither walks
+    toward it nor turns away (chosen in a training world, ``results/navigation-learned/NOTES.md``).
+    A turn in place toward a goal behind takes 18 steps at :attr:`max_turn`."""
     stuck_penalty: float = 6.0
     """Cost added to a column the navigator got stuck in front of."""
     replan_interval: int = 8
@@ -146,7 +151,7 @@ class NavigatorConfig:
         if not 0 < self.sprint_cone <= self.walk_cone <= 180:
             raise ValueError(f"need 0 < sprint_cone <= walk_cone <= 180, got {self}")
         if min(self.stall_jump, self.stuck_steps, self.replan_interval, self.no_progress_steps,
-               self.detour_steps, self.give_up_steps) < 1:
+               self.detour_steps, self.give_up_steps, self.idle_steps) < 1:
             raise ValueError(f"step counts must be >= 1, got {self}")
         if not 0 < self.give_up_probability < 1:
             raise ValueError(f"give_up_probability must lie in (0, 1), got "

@@ -706,6 +706,7 @@ def _give_up_head(out: Path, config: NavigatorTrainingConfig, weights: Navigator
         fit_give_up_head,
         give_up_scores,
         walk_give_up,
+        walks_key,
         with_give_up_head,
     )
 
@@ -717,8 +718,8 @@ def _give_up_head(out: Path, config: NavigatorTrainingConfig, weights: Navigator
             lambda s, n, first: (weights, s, n, TRAINING_WORLDS, config.max_segment_steps),
             config.workers))
 
-    walks = cached_data(out, "give-up", f"{key}-{config.give_up_goals}-{weights.sha256[:16]}",
-                        render, load=GiveUpWalks.load)
+    walks = cached_data(out, "give-up", walks_key(key, config.give_up_goals, weights), render,
+                        load=GiveUpWalks.load)
     probability = NavigatorConfig().give_up_probability
     weight, bias = fit_give_up_head(walks, config.seed)
     bias = calibrate_give_up_head(walks, weight, bias, probability, config.give_up_false_alarms)

@@ -31,12 +31,16 @@ from pathlib import Path
 import numpy as np
 
 from mrsteve.control.learned import NavigatorWeights
+from mrsteve.control.navigation import NavigatorConfig
 from mrsteve.nn import logit
 
 GOAL_KINDS = ("beyond", "inside", "open")
 """Goals the walks are given: 3-12 blocks beyond the wall ring, 0.5-6 blocks in front of it
 (along the line to it), and on open ground (:data:`OPEN_MARGIN` blocks from it at least)."""
 KIND_SHARES = (0.35, 0.35, 0.3)
+WALKS_RECIPE = 2
+"""Version of the walks' recipe (goal picking, where a walk ends), part of their cache key
+(:func:`walks_key`) with the navigators' settings: bump it when the recipe changes."""
 GOALS_PER_WORLD = 8
 """Goals walked one after another in one world."""
 DISTANCE = (8.0, 45.0)
@@ -108,6 +112,18 @@ def pick_give_up_goal(rng: np.random.Generator, x: float, z: float,
         if DISTANCE[0] <= distance <= DISTANCE[1]:
             return kind, gx, gz
     return None
+
+
+def walks_key(data_key: str, goals: int, weights: NavigatorWeights,
+              rules: NavigatorConfig | None = None) -> str:
+    """The cache key of the walks of ``goals`` goals by the policy of ``weights`` on the
+    demonstrations of ``data_key``: also the recipe and the navigators' settings ``rules``
+    (default: the defaults the walks run with: the walker's motion rules, the depth navigator's
+    verdicts)."""
+    from mrsteve.digests import digest
+
+    return (f"{data_key}-{goals}-{weights.sha256[:16]}-r{WALKS_RECIPE}-"
+            f"{digest(rules or NavigatorConfig())}")
 
 
 def walk_give_up(weights: NavigatorWeights, seed: int, goals: int, worlds: tuple[str, ...],
@@ -241,5 +257,6 @@ __all__ = [
     "give_up_scores",
     "pick_give_up_goal",
     "walk_give_up",
+    "walks_key",
     "with_give_up_head",
 ]

@@ -178,7 +178,8 @@ def test_same_seed_same_actions():
 
 def test_a_goal_without_progress_is_given_up_and_a_new_goal_is_not():
     navigator = LearnedNavigator(NavigatorConfig(no_progress_steps=20, progress_gain=1.0,
-                                                 stuck_steps=1000), weights=small_weights())
+                                                 stuck_steps=1000, idle_steps=1000),
+                                 weights=small_weights())
     navigator.reset(np.random.default_rng(0), None)
     obs = {"rgb": np.zeros((40, 64, 3), np.uint8), "pose": np.zeros(5)}  # it never moves
     goal = (12.0, 0.0)
@@ -218,6 +219,33 @@ def test_a_goal_is_given_up_after_stuck_steps_stalled_steps_in_a_row():
     assert not navigator.blocked(wall, (-12.0, 0.0))
 
 
+def standing_still(navigator: LearnedNavigator, turn: float) -> LearnedNavigator:
+    """``navigator`` with a policy that never presses a button and turns ``turn`` bins a step."""
+    buttons = np.full(len(BUTTONS), -20.0, np.float32)
+    camera = np.full((2, CAMERA_BINS), -20.0, np.float32)
+    camera[0, CAMERA_BINS // 2 + turn] = camera[1, CAMERA_BINS // 2] = 20.0
+    navigator.policy.step = lambda rgb, goal: (buttons, camera)
+    return navigator
+
+
+@pytest.mark.parametrize("turn", [0, 2])
+def test_a_goal_is_given_up_after_idle_steps_standing_still_whatever_the_policy_pressed(turn):
+    navigator = standing_still(LearnedNavigator(
+        NavigatorConfig(idle_steps=12, stuck_steps=1000, no_progress_steps=1000),
+        weights=small_weights()), turn)
+    navigator.reset(np.random.default_rng(0), None)
+    goal, rgb = (12.0, 0.0), np.zeros((40, 64, 3), np.uint8)
+    for x in np.arange(8) * 0.3:  # carried along (a current, a push): not standing still
+        navigator.act({"rgb": rgb, "pose": np.array([x, 0, 0, -90, 0])}, goal)
+    obs = {"rgb": rgb, "pose": np.array([2.1, 0, 0, -90, 0])}
+    for _ in range(12):
+        assert not navigator.blocked(obs, goal)
+        assert not navigator.act(obs, goal)["forward"]
+    assert navigator.blocked(obs, goal)
+    navigator.act(obs, (-12.0, 0.0))  # another goal starts counting afresh
+    assert not navigator.blocked(obs, (-12.0, 0.0))
+
+
 def test_a_give_up_head_is_recorded_only_where_the_weights_have_one(tmp_path):
     plain, headed = small_weights(), small_weights(give_up=True)
     assert set(headed.parameters) - set(plain.parameters) == {"head.give_up.weight",
@@ -255,7 +283,7 @@ def judging(probability: float) -> NavigatorWeights:
                          [(0.95, 0.9, True), (0.8, 0.9, False), (0.8, 0.7, True)])
 def test_the_give_up_head_gives_a_goal_up_after_give_up_steps_judged_out_of_reach(
         probability, threshold, gives_up):
-    rules_off = NavigatorConfig(stuck_steps=1000, no_progress_steps=1000,
+    rules_off = NavigatorConfig(stuck_steps=1000, no_progress_steps=1000, idle_steps=1000,
                                 give_up_probability=threshold, give_up_steps=6)
     navigator = LearnedNavigator(rules_off, weights=judging(probability))
     navigator.reset(np.random.default_rng(0), None)
@@ -274,6 +302,6 @@ def test_the_give_up_head_gives_a_goal_up_after_give_up_steps_judged_out_of_reac
 
 def test_the_give_up_settings_are_checked():
     for bad in ({"give_up_probability": 1.0}, {"give_up_probability": 0.0},
-                {"give_up_steps": 0}):
+                {"give_up_steps": 0}, {"idle_steps": 0}):
         with pytest.raises(ValueError, match="give_up|step counts"):
             NavigatorConfig(**bad)

@@ -35,6 +35,21 @@ def test_a_step_is_stalled_only_after_forward_was_pressed_and_the_agent_barely_m
     assert tracker.update(0.5, 0.04) == 0  # a reset forgets the last position
 
 
+def test_standing_still_is_counted_whatever_was_pressed():
+    tracker = StallTracker(stall_speed=0.05)
+    tracker.update(0.0, 0.0)
+    for step, forward in enumerate((True, False, True, False), start=1):
+        tracker.pressed(forward)
+        tracker.update(0.01 * step, 0.0)
+        assert tracker.still == step
+    assert tracker.stalled == 0  # forward was not pressed on the step before this one
+    tracker.update(0.5, 0.0)  # moved: both counts reset
+    assert tracker.still == tracker.stalled == 0
+    tracker.update(0.5, 0.0)
+    tracker.clear()
+    assert tracker.still == 0
+
+
 def test_progress_needs_min_gain_over_the_best_distance_and_stuck_lasts_until_restart():
     tracker = ProgressTracker(min_gain=1.0, patience=3)
     assert not tracker.update(10.0)  # the first distance is progress (best was infinite)

@@ -18,6 +18,7 @@ from mrsteve.control.learned import (
     NavigatorArchitecture,
     NavigatorPolicy,
     load_navigator_weights,
+    load_shipped_navigator,
 )
 from mrsteve.train.navigator import (
     TRAINING_WORLDS,
@@ -37,6 +38,7 @@ from mrsteve.train.navigator_give_up import (
     calibrate_give_up_head,
     fit_give_up_head,
     pick_give_up_goal,
+    walks_key,
 )
 from mrsteve.train.navigator_ppo import PPOConfig, advantages
 
@@ -323,3 +325,21 @@ def test_calibration_ties_the_run_time_threshold_to_a_false_alarm_rate_inside_th
     assert looser[0] > calibrate_give_up_head(walks, weight, bias, 0.9, 0.01)[0]
     with pytest.raises(ValueError, match="false_alarms"):
         calibrate_give_up_head(walks, weight, bias, 0.9, 0.0)
+
+
+
+def test_the_walks_are_rendered_afresh_when_the_policy_the_goals_or_the_walk_rules_change(
+        monkeypatch):
+    from mrsteve.control.navigation import NavigatorConfig
+    from mrsteve.train import navigator_give_up
+
+    weights = load_shipped_navigator()
+    key = walks_key("data", 640, weights)
+    assert key == walks_key("data", 640, weights, NavigatorConfig())
+    changed = [walks_key("other data", 640, weights), walks_key("data", 320, weights),
+               walks_key("data", 640, dataclasses.replace(weights, parameters={
+                   **weights.parameters, "head.give_up.bias": np.ones(1, np.float32)})),
+               walks_key("data", 640, weights, NavigatorConfig(idle_steps=10))]
+    monkeypatch.setattr(navigator_give_up, "WALKS_RECIPE", navigator_give_up.WALKS_RECIPE + 1)
+    changed.append(walks_key("data", 640, weights))
+    assert len({key, *changed}) == len(changed) + 1
