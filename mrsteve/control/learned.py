@@ -39,7 +39,7 @@ from typing import ClassVar
 import numpy as np
 
 from mrsteve.control.motion import ProgressTracker, StallTracker, noop_action
-from mrsteve.control.navigation import NavigatorConfig, detour_heading, steer
+from mrsteve.control.navigation import NavigatorConfig
 from mrsteve.digests import PACKAGE_ROOT
 from mrsteve.nn import (
     CausalCore,
@@ -253,11 +253,8 @@ class LearnedNavigator:
     nor turns away) or ``no_progress_steps`` steps without coming ``progress_gain`` blocks closer
     than ever before
     (:class:`~mrsteve.control.motion.ProgressTracker`: where the depth navigator starts a detour);
-    having no plan, it gives up, so that an explorer gives the goal up instead of pushing into a
-    wall or a tree until its timeout. A caller that asks on for a goal given up so (MrSteve's
-    Navigate mode to a remembered place, which has no other goal to take) gets the depth
-    navigator's remedy: a detour of ``detour_steps`` steps on a random heading 60-150 degrees off
-    the goal's direction, then a fresh run of the policy toward the same goal. Weights with a give-up head also give a
+    having neither a plan nor a detour, it gives up, so that an explorer gives the goal up instead
+    of pushing into a wall or a tree until its timeout. Weights with a give-up head also give a
     goal up once the head has put the chance that it is out of reach at
     ``give_up_probability`` or more for ``give_up_steps`` steps in a row: a goal beyond a wall
     is then found out from the view of the wall, before the motion rules see it. Its settings
@@ -280,16 +277,12 @@ class LearnedNavigator:
         self.success_radius = config.success_radius
         self.sample = sample
         self.stall_jump = config.stall_jump
-        self.config = config
         self.stuck_steps = config.stuck_steps
         self.idle_steps = config.idle_steps
-        self.detour_steps = config.detour_steps
         self._give_up_threshold = logit(config.give_up_probability)
         self.give_up_steps = config.give_up_steps
         self._judged_out_of_reach = 0
         """Steps in a row the give-up head judged the current goal out of reach."""
-        self._detour_left = 0
-        self._detour_heading = 0.0
         self._stall = StallTracker(config.stall_speed)
         self._progress = ProgressTracker(config.progress_gain, config.no_progress_steps)
         self._camera_values = camera_bin_values()
@@ -299,7 +292,7 @@ class LearnedNavigator:
     def reset(self, rng: np.random.Generator, camera: Camera) -> None:
         self._rng = rng
         self._goal = None
-        self._judged_out_of_reach = self._detour_left = 0
+        self._judged_out_of_reach = 0
         self._stall.reset()
         self._progress.reset()
         self.policy.reset()
@@ -313,50 +306,27 @@ class LearnedNavigator:
         ``give_up_steps`` steps in a row judged out of reach by the give-up head (a new goal
         never is)."""
         return ((float(goal_xz[0]), float(goal_xz[1])) == self._goal
-                and (self._stuck() or self._judged_out_of_reach >= self.give_up_steps))
-
-    def _stuck(self, progress: bool = True) -> bool:
-        """Whether the motion rules give the current goal up (``progress``: the progress rule
-        among them; without it, whether the agent is held in place)."""
-        return ((progress and self._progress.stuck) or self._stall.stalled >= self.stuck_steps
-                or self._stall.still >= self.idle_steps)
+                and (self._progress.stuck or self._stall.stalled >= self.stuck_steps
+                     or self._stall.still >= self.idle_steps
+                     or self._judged_out_of_reach >= self.give_up_steps))
 
     def reached(self, obs: Observation, goal_xz: tuple[float, float]) -> bool:
         x, _, z = obs["pose"][:3]
         return math.hypot(goal_xz[0] - x, goal_xz[1] - z) <= self.success_radius
 
-    def _detour(self, yaw: float, pitch: float, distance: float) -> Action:
-        """A step of the detour; after its last the goal is walked to afresh (a new run of the
-        policy, the motion rules counting anew)."""
-        self._detour_left -= 1
-        action = steer(self.config, self._stall, yaw, pitch, self._detour_heading, jump=False)
-        if self._detour_left == 0:
-            self.policy.reset()
-            self._progress.restart(distance)
-            self._stall.clear()
-            self._judged_out_of_reach = 0
-        return action
-
     def act(self, obs: Observation, goal_xz: tuple[float, float]) -> Action:
         goal = (float(goal_xz[0]), float(goal_xz[1]))
-        given_up = goal == self._goal and self._stuck(progress=False)
         if goal != self._goal:
             self._goal = goal
             self.policy.reset()
             self._progress.reset()
             self._stall.clear()
-            self._judged_out_of_reach = self._detour_left = 0
+            self._judged_out_of_reach = 0
         x, _, z, yaw, pitch = (float(v) for v in obs["pose"][:5])
         self._stall.update(x, z)
         if self.reached(obs, goal):
             return noop_action()
-        distance = math.hypot(goal[0] - x, goal[1] - z)
-        self._progress.update(distance)
-        if given_up and self._detour_left == 0:  # asked on after giving the goal up: unstick
-            self._detour_heading = detour_heading(self._rng, x, z, goal)
-            self._detour_left = self.detour_steps
-        if self._detour_left > 0:
-            return self._detour(yaw, pitch, distance)
+        self._progress.update(math.hypot(goal[0] - x, goal[1] - z))
         rgb = obs["rgb"]
         shape = (*self.weights.architecture.obs_size, 3)
         if rgb.shape != shape:

@@ -158,33 +158,6 @@ class NavigatorConfig:
                              f"{self.give_up_probability}")
 
 
-def steer(config: NavigatorConfig, stall: StallTracker, yaw: float, pitch: float, heading: float,
-          jump: bool) -> Action:
-    """Turn toward ``heading`` (at most ``max_turn`` a step, the pitch toward ``config.pitch``);
-    walk when roughly facing it, sprint when facing it, jump when told or stalled; ``stall`` is
-    told whether forward is pressed."""
-    error = wrap_degrees(heading - yaw)
-    forward = abs(error) < config.walk_cone
-    stall.pressed(forward)
-    stalled_jump = forward and stall.stalled >= config.stall_jump
-    return {
-        "forward": int(forward),
-        "sprint": int(abs(error) < config.sprint_cone),
-        "jump": int(jump or stalled_jump),
-        "camera": np.array(
-            [clamp(config.pitch - pitch, config.max_turn), clamp(error, config.max_turn)],
-            dtype=np.float32,
-        ),
-    }  # fmt: skip
-
-
-def detour_heading(rng: np.random.Generator, x: float, z: float,
-                   goal: tuple[float, float]) -> float:
-    """A detour's heading: 60-150 degrees to a random side of the goal's direction."""
-    side = 1.0 if rng.random() < 0.5 else -1.0
-    return wrap_degrees(heading_to(x, z, *goal) + side * float(rng.uniform(60.0, 150.0)))
-
-
 class _Steering:
     """What both navigators share: the success test, the stall count and turning toward a heading."""
 
@@ -212,8 +185,21 @@ class _Steering:
         return False
 
     def _steer(self, yaw: float, pitch: float, heading: float, jump: bool) -> Action:
-        """Turn toward ``heading`` (:func:`steer`)."""
-        return steer(self.config, self._stall, yaw, pitch, heading, jump)
+        """Turn toward ``heading``; walk when roughly facing it, sprint when facing it."""
+        cfg = self.config
+        error = wrap_degrees(heading - yaw)
+        forward = abs(error) < cfg.walk_cone
+        self._stall.pressed(forward)
+        stalled_jump = forward and self._stall.stalled >= cfg.stall_jump
+        return {
+            "forward": int(forward),
+            "sprint": int(abs(error) < cfg.sprint_cone),
+            "jump": int(jump or stalled_jump),
+            "camera": np.array(
+                [clamp(cfg.pitch - pitch, cfg.max_turn), clamp(error, cfg.max_turn)],
+                dtype=np.float32,
+            ),
+        }  # fmt: skip
 
 
 class StraightNavigator(_Steering):
@@ -384,7 +370,9 @@ class DepthNavigator(_Steering):
     def _start_detour(self, x: float, z: float, distance: float) -> None:
         """No progress for ``no_progress_steps``: walk a random heading away from the goal."""
         cfg = self.config
-        self._detour_heading = detour_heading(self._rng, x, z, self._goal)
+        side = 1.0 if self._rng.random() < 0.5 else -1.0
+        turn = side * float(self._rng.uniform(60.0, 150.0))
+        self._detour_heading = wrap_degrees(heading_to(x, z, *self._goal) + turn)
         self._detour_left = cfg.detour_steps
         self._detours += 1
         self._progress.restart(distance)

@@ -219,32 +219,6 @@ def test_a_goal_is_given_up_after_stuck_steps_stalled_steps_in_a_row():
     assert not navigator.blocked(wall, (-12.0, 0.0))
 
 
-def test_asked_on_for_a_goal_it_gave_up_it_detours_then_walks_to_it_afresh():
-    config = NavigatorConfig(stuck_steps=10, no_progress_steps=1000, detour_steps=5)
-    navigator = pressing_forward(LearnedNavigator(config, weights=small_weights()))
-    policy_step, calls = navigator.policy.step, []
-    navigator.policy.step = lambda rgb, goal: calls.append(goal) or policy_step(rgb, goal)
-    navigator.reset(np.random.default_rng(0), None)
-    goal, rgb = (12.0, 0.0), np.zeros((40, 64, 3), np.uint8)
-    wall = {"rgb": rgb, "pose": np.array([2.7, 0, 0, -90, 0])}  # facing +x, the goal, held
-    while not navigator.blocked(wall, goal):
-        navigator.act(wall, goal)
-    policy_steps = len(calls)
-    detour = [navigator.act(wall, goal) for _ in range(config.detour_steps)]
-    assert len(calls) == policy_steps  # the policy rests while it detours
-    turn = detour[0]["camera"][1]
-    assert abs(turn) == config.max_turn  # turning away, 60-150 degrees off the goal's direction
-    assert all(np.sign(step["camera"][1]) == np.sign(turn) for step in detour)
-    assert not navigator.blocked(wall, goal)  # the goal is walked to afresh
-    navigator.act(wall, goal)
-    assert len(calls) == policy_steps + 1
-    # a caller that takes another goal once one is given up (an explorer) never detours
-    while not navigator.blocked(wall, goal):
-        navigator.act(wall, goal)
-    navigator.act(wall, (-12.0, 0.0))
-    assert len(calls) == policy_steps + 2 + config.stuck_steps
-
-
 def standing_still(navigator: LearnedNavigator, turn: float) -> LearnedNavigator:
     """``navigator`` with a policy that never presses a button and turns ``turn`` bins a step."""
     buttons = np.full(len(BUTTONS), -20.0, np.float32)
