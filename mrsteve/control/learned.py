@@ -251,8 +251,8 @@ class LearnedNavigator:
     held, jumps forced, no headway: where the depth navigator replans around the column ahead),
     ``idle_steps`` steps in a row standing still whatever it pressed (its policy neither walks
     nor turns away) or ``no_progress_steps`` steps without coming ``progress_gain`` blocks closer
-    than ever before
-    (:class:`~mrsteve.control.motion.ProgressTracker`: where the depth navigator starts a detour);
+    than ever before (:class:`~mrsteve.control.motion.ProgressTracker`: where the depth
+    navigator starts a detour);
     having neither a plan nor a detour, it gives up, so that an explorer gives the goal up instead
     of pushing into a wall or a tree until its timeout. Weights with a give-up head also give a
     goal up once the head has put the chance that it is out of reach at
