@@ -142,7 +142,7 @@ class NavigatorTrainingConfig:
     """An earlier run folder whose foundation policy this run fine-tunes instead of cloning one,
     and whose demonstrations it reuses when rendered alike (the studies share one
     foundation)."""
-    ppo: PPOConfig = field(default_factory=lambda: PPOConfig(iterations=0))
+    ppo: PPOConfig = field(default_factory=PPOConfig)
     """PPO fine-tuning after the DAgger rounds (``ppo.iterations = 0``: none, the shipped
     recipe)."""
     give_up_goals: int = 640

@@ -26,7 +26,7 @@ from mrsteve.control.learned import BUTTONS, camera_bins, goal_features
 class PPOConfig:
     """PPO's settings (the paper's where it gives them)."""
 
-    iterations: int = 40
+    iterations: int = 0
     """PPO iterations after behaviour cloning (0: none, the shipped recipe, whose six DAgger
     rounds walked the training worlds' validation goals better than three with 0, 40 or 150
     PPO iterations: ``results/navigation-learned/NOTES.md``)."""
