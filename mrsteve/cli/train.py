@@ -112,6 +112,11 @@ def navigator(
                                               "demonstration step that the camera's pitch is "
                                               "pushed up for a few steps while the depth "
                                               "navigator labels (0: none).")] = 0.0,
+    across_water: Annotated[float, typer.Option(min=0.0, max=1.0, help="Share of the goals "
+                                                "drawn across water in a training world whose "
+                                                "water separates the ground (its river), for "
+                                                "the demonstrations and the DAgger walks.")
+                            ] = 0.5,
     expert_map: Annotated[str, typer.Option(help="How long the depth navigator that "
                                             "demonstrates and labels keeps its height map: "
                                             "world (all the goals walked in one world) or "
@@ -160,7 +165,8 @@ def navigator(
             segments=segments, conditioning=conditioning, finetune=finetune, kl=kl,
             dagger_rounds=dagger_rounds, finetune_epochs=finetune_epochs, seed=seed,
             threads=threads, workers=workers, validation_segments=validation_segments,
-            nudge_rate=nudge_rate, expert_map=expert_map, give_up_goals=give_up_goals,
+            nudge_rate=nudge_rate, across_water=across_water, expert_map=expert_map,
+            give_up_goals=give_up_goals,
             give_up_false_alarms=give_up_false_alarms,
             foundation=None if foundation is None else str(foundation),
             ppo=PPOConfig(iterations=ppo_iterations))

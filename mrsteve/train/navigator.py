@@ -170,6 +170,9 @@ class NavigatorTrainingConfig:
                              f"{self.finetune!r}")
         if self.kl < 0 or not 0 < self.min_distance <= self.max_distance:
             raise ValueError("need kl >= 0 and 0 < min_distance <= max_distance")
+        if not 0 <= self.across_water <= 1:
+            raise ValueError(f"across_water is a share of goals, from 0 to 1; got "
+                             f"{self.across_water}")
         PitchNudges(self.nudge_rate, self.nudge_steps, self.nudge_degrees)  # checks them
         if self.expert_map not in EXPERT_MAPS:
             raise ValueError(f"expert_map must be one of {', '.join(EXPERT_MAPS)}, got "

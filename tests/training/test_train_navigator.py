@@ -270,6 +270,8 @@ def test_bad_settings_are_refused_with_the_accepted_values():
         NavigatorTrainingConfig(conditioning="none")
     with pytest.raises(ValueError, match="finetune must be one of full, adapter, head"):
         NavigatorTrainingConfig(finetune="lora")
+    with pytest.raises(ValueError, match="across_water is a share of goals, from 0 to 1; got 2"):
+        NavigatorTrainingConfig(across_water=2)
 
 
 def test_give_up_goals_lie_beyond_inside_or_away_from_the_wall_ring():
