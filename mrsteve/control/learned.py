@@ -252,15 +252,13 @@ class LearnedNavigator:
     ``idle_steps`` steps in a row standing still whatever it pressed (its policy neither walks
     nor turns away) or ``no_progress_steps`` steps without coming ``progress_gain`` blocks closer
     than ever before (:class:`~mrsteve.control.motion.ProgressTracker`: where the depth
-    navigator starts a detour);
-    having neither a plan nor a detour, it gives up, so that an explorer gives the goal up instead
-    of pushing into a wall or a tree until its timeout. Weights with a give-up head also give a
-    goal up once the head has put the chance that it is out of reach at
-    ``give_up_probability`` or more for ``give_up_steps`` steps in a row: a goal beyond a wall
-    is then found out from the view of the wall, before the motion rules see it. Its settings
-    are the navigators'
-    (:class:`~mrsteve.control.navigation.NavigatorConfig`: the success radius, the stall and
-    progress rules); ``weights`` default to the shipped ones."""
+    navigator starts a detour); having neither a plan nor a detour, it gives up, so that an
+    explorer gives the goal up instead of pushing into a wall or a tree until its timeout.
+    Weights with a give-up head also give a goal up once the head has put the chance that it is
+    out of reach at ``give_up_probability`` or more for ``give_up_steps`` steps in a row: a goal
+    beyond a wall is then found out from the view of the wall, before the motion rules see it.
+    Its settings are the navigators' (:class:`~mrsteve.control.navigation.NavigatorConfig`: the
+    success radius, the stall and progress rules); ``weights`` default to the shipped ones."""
 
     reads = ("rgb", "pose")
     """The observation keys it reads."""
