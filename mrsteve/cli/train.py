@@ -105,6 +105,9 @@ def navigator(
                                                "with the depth navigator labelling.")] = 6,
     finetune_epochs: Annotated[int, typer.Option(min=1, help="Epochs of goal-conditioned "
                                                  "fine-tuning before DAgger.")] = 4,
+    anneal_epochs: Annotated[int, typer.Option(min=0, help="Epochs over all the data after "
+                                               "the last DAgger round with the learning rate "
+                                               "falling linearly to zero (0: none).")] = 0,
     ppo_iterations: Annotated[int, typer.Option(min=0, help="PPO iterations after behaviour "
                                                 "cloning (reward: progress to the goal, 100 "
                                                 "on reaching it).")] = 0,
@@ -163,7 +166,8 @@ def navigator(
                              f"folder of an earlier `mrsteve train navigator` run")
         config = NavigatorTrainingConfig(
             segments=segments, conditioning=conditioning, finetune=finetune, kl=kl,
-            dagger_rounds=dagger_rounds, finetune_epochs=finetune_epochs, seed=seed,
+            dagger_rounds=dagger_rounds, finetune_epochs=finetune_epochs,
+            anneal_epochs=anneal_epochs, seed=seed,
             threads=threads, workers=workers, validation_segments=validation_segments,
             nudge_rate=nudge_rate, across_water=across_water, expert_map=expert_map,
             give_up_goals=give_up_goals,

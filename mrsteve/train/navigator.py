@@ -18,7 +18,8 @@ embedded world (torch, the ``train`` extra).
    the foundation policy (``kl``: the paper's coefficients 0, 1e-4, 1e-3, 1e-2). Then rounds of
    DAgger: the policy walks to goals itself, the depth navigator labels every step it takes, and
    those steps join the data (on-policy data, as PPO's, with the expert's action as the target in
-   place of a return). The paper fine-tunes with PPO from a reward; we imitate a goal-aware expert
+   place of a return). Last, ``anneal_epochs`` over all the data with the learning rate falling
+   to zero. The paper fine-tunes with PPO from a reward; we imitate a goal-aware expert
    instead (what the run's note and the README say).
 4. **Give-up head** (beyond the paper, ``give_up_goals``): the final policy walks to goals
    beyond, inside and away from the training worlds' walls and a logistic head on its features
@@ -98,6 +99,12 @@ class NavigatorTrainingConfig:
     """Segments the policy walks (the expert labelling) per DAgger round."""
     dagger_epochs: int = 2
     """Epochs over all data after each DAgger round."""
+    anneal_epochs: int = 0
+    """Epochs over all data after the last round with the learning rate falling linearly from
+    ``finetune_learning_rate`` to zero (beyond VPT-Nav, whose rate the paper does not give; 0:
+    none). At the constant rate the weights end wherever the last steps put them, and how a
+    policy crosses a river moves with that from one draw of the recipe to the next (measured
+    in ``results/navigation-learned/NOTES.md``)."""
     validation_segments: int = 200
     """Goals the final policy walks to on fresh seeds of the training worlds (the validation
     success in the history and the curve; 0: none)."""
@@ -157,6 +164,8 @@ class NavigatorTrainingConfig:
                      "finetune_epochs", "sequence", "batch", "context", "threads", "workers"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.anneal_epochs < 0:
+            raise ValueError(f"anneal_epochs must be at least 0, got {self.anneal_epochs}")
         if self.give_up_goals < 0 or not 0 < self.give_up_false_alarms < 1:
             raise ValueError(f"need give_up_goals >= 0 and give_up_false_alarms in (0, 1), got "
                              f"{self.give_up_goals} and {self.give_up_false_alarms}")
@@ -185,9 +194,11 @@ class NavigatorTrainingConfig:
     def recipe(self) -> dict[str, Any]:
         """The settings as the weights record them (``info["training"]``): all of them, the
         nudge settings only when nudges are on, the expert's map only when it is not the
-        world's and the give-up walks only when there are any, so weights and run folders made
-        before these existed keep the recipe they recorded."""
+        world's, the give-up walks and the annealing only when there are any, so weights and
+        run folders made before these existed keep the recipe they recorded."""
         settings = asdict(self)
+        if not self.anneal_epochs:
+            del settings["anneal_epochs"]
         if not self.give_up_goals:
             del settings["give_up_goals"], settings["give_up_false_alarms"]
         if not self.nudge_rate:
@@ -643,6 +654,16 @@ def _train(out: Path, config: NavigatorTrainingConfig, progress: bool,
                                  "seconds": time.perf_counter() - started})
         rounds.append(walked)
         save_checkpoint(model, optimiser)
+    while state.get("annealed", 0) < config.anneal_epochs:
+        done = state.get("annealed", 0)
+        loss = _epoch(model, optimiser, pool, config, state, goal=True, progress=progress,
+                      label="annealing", reference=foundation,
+                      rate=lambda share, done=done: annealed_rate(config, done + share))
+        state["annealed"] = done + 1
+        state["history"].append({"stage": "anneal", "epoch": state["annealed"], "loss": loss,
+                                 "seconds": time.perf_counter() - started})
+        say(f"annealing epoch {state['annealed']}: loss {loss:.3f}")
+        save_checkpoint(model, optimiser)
     bc_path = out / "bc.pt"
     if "ppo" not in state:  # behaviour cloning just finished
         with atomic_path(bc_path) as tmp:
@@ -761,9 +782,17 @@ def windows(data: Demonstrations, rng: np.random.Generator, count: int,
     return np.minimum(starts[:, None] + np.arange(length)[None], len(data.rgb) - 1)
 
 
+def annealed_rate(config: NavigatorTrainingConfig, epochs_done: float) -> float:
+    """The learning rate ``epochs_done`` epochs into the annealing
+    (:attr:`NavigatorTrainingConfig.anneal_epochs`): linear from the fine-tuning rate to zero."""
+    return config.finetune_learning_rate * max(0.0, 1.0 - epochs_done / config.anneal_epochs)
+
+
 def _epoch(model, optimiser, data: Demonstrations, config: NavigatorTrainingConfig,
-           state: dict, *, goal: bool, progress: bool, label: str, reference=None) -> float:
-    """One pass (as many sequences as the data has steps) and the mean loss."""
+           state: dict, *, goal: bool, progress: bool, label: str, reference=None,
+           rate: Callable[[float], float] | None = None) -> float:
+    """One pass (as many sequences as the data has steps) and the mean loss; ``rate`` gives the
+    learning rate at each share of the pass done (None: the optimiser's own)."""
     import torch
     from tqdm import tqdm
 
@@ -773,7 +802,10 @@ def _epoch(model, optimiser, data: Demonstrations, config: NavigatorTrainingConf
     losses = []
     bar = tqdm(range(steps), disable=not progress, unit="step", leave=False,
                desc=f"{label} epoch {state['epoch'] + 1}")
-    for _ in bar:
+    for step in bar:
+        if rate is not None:
+            for group in optimiser.param_groups:
+                group["lr"] = rate(step / steps)
         index = windows(data, rng, config.batch, config.sequence)
         rgb = torch.from_numpy(data.rgb[index])
         goals = torch.from_numpy(data.goal[index]) if goal else torch.zeros(*index.shape, 6)
@@ -827,6 +859,7 @@ __all__ = [
     "NavigatorTrainingConfig",
     "NavigatorTrainingResult",
     "PitchNudges",
+    "annealed_rate",
     "build_policy",
     "collect",
     "collect_segments",

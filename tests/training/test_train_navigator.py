@@ -24,6 +24,7 @@ from mrsteve.train.navigator import (
     TRAINING_WORLDS,
     NavigatorTrainingConfig,
     PitchNudges,
+    annealed_rate,
     build_policy,
     collect,
     collect_segments,
@@ -44,9 +45,9 @@ from mrsteve.train.navigator_ppo import PPOConfig, advantages
 
 TINY = NavigatorTrainingConfig(segments=12, goals_per_world=6, max_segment_steps=120,
                                foundation_epochs=3, finetune_epochs=2, dagger_rounds=1,
-                               dagger_segments=3, dagger_epochs=1, sequence=16, batch=6,
-                               learning_rate=3e-3, workers=1, dim=32, context=4,
-                               validation_segments=2, ppo=PPOConfig(iterations=0),
+                               dagger_segments=3, dagger_epochs=1, anneal_epochs=1,
+                               sequence=16, batch=6, learning_rate=3e-3, workers=1, dim=32,
+                               context=4, validation_segments=2, ppo=PPOConfig(iterations=0),
                                give_up_goals=0)
 
 
@@ -159,6 +160,7 @@ def test_a_tiny_run_lowers_the_loss_writes_weights_and_resumes(tmp_path):
     assert len(foundation) == 3 and foundation[-1] < foundation[0]
     stages = [row["stage"] for row in result.history]
     assert "finetune-0" in stages and "dagger-1" in stages and "finetune-1" in stages
+    assert stages.index("anneal") > stages.index("finetune-1")  # after the last round
     weights = load_navigator_weights(tmp_path / "navigator.npz")
     assert weights.sha256 == result.weights.sha256
     assert weights.architecture.conditioning == "head"
@@ -272,6 +274,16 @@ def test_bad_settings_are_refused_with_the_accepted_values():
         NavigatorTrainingConfig(finetune="lora")
     with pytest.raises(ValueError, match="across_water is a share of goals, from 0 to 1; got 2"):
         NavigatorTrainingConfig(across_water=2)
+    with pytest.raises(ValueError, match="anneal_epochs must be at least 0, got -1"):
+        NavigatorTrainingConfig(anneal_epochs=-1)
+
+
+def test_the_annealing_rate_falls_linearly_to_zero_and_old_recipes_have_none():
+    config = NavigatorTrainingConfig(anneal_epochs=2, finetune_learning_rate=4e-4)
+    rates = [annealed_rate(config, done) for done in (0.0, 0.5, 1.0, 1.5, 2.0)]
+    np.testing.assert_allclose(rates, [4e-4, 3e-4, 2e-4, 1e-4, 0.0])
+    assert config.recipe()["anneal_epochs"] == 2
+    assert "anneal_epochs" not in NavigatorTrainingConfig(anneal_epochs=0).recipe()
 
 
 def test_give_up_goals_lie_beyond_inside_or_away_from_the_wall_ring():
