@@ -598,7 +598,7 @@ def _train(out: Path, config: NavigatorTrainingConfig, progress: bool,
     if state["stage"] == 0:
         while state["epoch"] < config.foundation_epochs:
             loss = _epoch(foundation, optimiser, data, config, state, goal=False,
-                          progress=progress, label="foundation")
+                          progress=progress, label=f"foundation epoch {state['epoch'] + 1}")
             state["history"].append({"stage": "foundation", "epoch": state["epoch"],
                                      "loss": loss, "seconds": time.perf_counter() - started})
             say(f"foundation epoch {state['epoch']}: loss {loss:.3f}")
@@ -633,7 +633,8 @@ def _train(out: Path, config: NavigatorTrainingConfig, progress: bool,
         pool = Demonstrations.concatenate(rounds)
         while state["epoch"] < epochs:
             loss = _epoch(model, optimiser, pool, config, state, goal=True, progress=progress,
-                          label=f"fine-tuning round {state['rounds']}", reference=foundation)
+                          label=f"fine-tuning round {state['rounds']} epoch {state['epoch'] + 1}",
+                          reference=foundation)
             state["history"].append({"stage": f"finetune-{state['rounds']}",
                                      "epoch": state["epoch"], "loss": loss,
                                      "seconds": time.perf_counter() - started})
@@ -658,7 +659,7 @@ def _train(out: Path, config: NavigatorTrainingConfig, progress: bool,
     while state.get("annealed", 0) < config.anneal_epochs:
         done = state.get("annealed", 0)
         loss = _epoch(model, optimiser, pool, config, state, goal=True, progress=progress,
-                      label="annealing", reference=foundation,
+                      label=f"annealing epoch {done + 1}", reference=foundation,
                       rate=lambda share, done=done: annealed_rate(config, done + share))
         state["annealed"] = done + 1
         state["history"].append({"stage": "anneal", "epoch": state["annealed"], "loss": loss,
@@ -792,8 +793,9 @@ def annealed_rate(config: NavigatorTrainingConfig, epochs_done: float) -> float:
 def _epoch(model, optimiser, data: Demonstrations, config: NavigatorTrainingConfig,
            state: dict, *, goal: bool, progress: bool, label: str, reference=None,
            rate: Callable[[float], float] | None = None) -> float:
-    """One pass (as many sequences as the data has steps) and the mean loss; ``rate`` gives the
-    learning rate at each share of the pass done (None: the optimiser's own)."""
+    """One pass (as many sequences as the data has steps) and the mean loss, its progress bar
+    titled ``label``; ``rate`` gives the learning rate at each share of the pass done (None: the
+    optimiser's own)."""
     import torch
     from tqdm import tqdm
 
@@ -801,8 +803,7 @@ def _epoch(model, optimiser, data: Demonstrations, config: NavigatorTrainingConf
     steps = max(1, len(data.rgb) // (config.sequence * config.batch))
     model.train()
     losses = []
-    bar = tqdm(range(steps), disable=not progress, unit="step", leave=False,
-               desc=f"{label} epoch {state['epoch'] + 1}")
+    bar = tqdm(range(steps), disable=not progress, unit="step", leave=False, desc=label)
     for step in bar:
         if rate is not None:
             for group in optimiser.param_groups:
