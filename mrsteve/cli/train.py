@@ -107,7 +107,7 @@ def navigator(
                                                  "fine-tuning before DAgger.")] = 4,
     anneal_epochs: Annotated[int, typer.Option(min=0, help="Epochs over all the data after "
                                                "the last DAgger round with the learning rate "
-                                               "falling linearly to zero (0: none).")] = 1,
+                                               "falling linearly to zero (0: none).")] = 3,
     ppo_iterations: Annotated[int, typer.Option(min=0, help="PPO iterations after behaviour "
                                                 "cloning (reward: progress to the goal, 100 "
                                                 "on reaching it).")] = 0,
