@@ -21,7 +21,9 @@ EXAMPLES = """Examples:
 
   mrsteve demo --encoder pixels --no-video
 
-  mrsteve demo --encoder pixels --navigator learned --instruction-policy learned"""
+  mrsteve demo --encoder pixels --navigator learned --instruction-policy learned
+
+  mrsteve demo --task milk-log-milk --navigator learned --navigator-weights runs/navigator/navigator.npz"""
 
 
 def command(
@@ -33,6 +35,7 @@ def command(
     encoder: Annotated[str, typer.Option(help="The agent's encoder: semantic or pixels.")] = "semantic",
     navigator: Annotated[str, typer.Option(help="The agent's navigator: depth or learned.")] = "depth",
     instruction_policy: Annotated[str, typer.Option(help="The agent's instruction policy: scripted or learned.")] = "scripted",
+    navigator_weights: Annotated[Path | None, typer.Option(help="A weights file (mrsteve train navigator) the learned navigator runs with in place of the shipped one (with --navigator learned).")] = None,
 ) -> None:
     """Run one episode of an ABA-Sparse task, or of a crafting task with the ground-truth planner
     over the agent, and show what the agent did: the sub-task results, a top-down plot of its path
@@ -57,6 +60,8 @@ def command(
             key = f"{suite}/{task}"
         demo = run_demo(key, agent, seed, out, video, encoder=encoder, navigator=navigator,
                         instruction_policy=instruction_policy,
+                        navigator_weights=None if navigator_weights is None
+                        else str(navigator_weights),
                         say=lambda line: typer.echo(line, err=True))
     except ValueError as error:
         raise fail(str(error)) from None

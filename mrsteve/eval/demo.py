@@ -253,14 +253,17 @@ def run_demo(
     say: Any = None,
     navigator: str = "depth",
     instruction_policy: str = "scripted",
+    navigator_weights: str | None = None,
 ) -> DemoResult:
     """Run one episode of ``task_key`` and write the plot, the video (GIF, and MP4 when
     ``imageio-ffmpeg`` is installed) and the results to ``out``; every output is checked before
-    the episode starts. ``say`` gets status lines (the first run's compiling notice)."""
+    the episode starts. ``say`` gets status lines (the first run's compiling notice);
+    ``navigator_weights`` is a file the learned navigator runs with in place of the shipped one."""
     from mrsteve.eval.experiment import AgentOptions
 
     check_seed(seed)
     options = AgentOptions(encoder=encoder, navigator=navigator,
+                           navigator_weights=navigator_weights,
                            instruction_policy=instruction_policy)
     crafting = task_key.startswith("crafting/")
     if crafting:
@@ -274,6 +277,7 @@ def run_demo(
         task = task_by_key(task_key)
         agent = make_agent(agent_name, patch_size=exploration_patch_size(task.world),
                            encoder=options.encoder, navigator=options.navigator,
+                           navigator_weights=options.navigator_weights,
                            instruction_policy=options.instruction_policy)
     out = Path(out) if out is not None else demo_folder(task_key, agent_name, seed)
     check_demo_outputs(out)

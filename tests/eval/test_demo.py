@@ -99,3 +99,29 @@ def test_a_crafting_demo_shows_the_plan_and_its_subgoals(tmp_path):
     assert results["plans"][0][-1] == "craft oak_stairs x4"
     assert results["config"]["controller"]["name"] == "steve1"
     assert results["memory"] is None  # STEVE-1 remembers nothing
+
+
+def test_the_demo_runs_the_learned_navigator_with_the_weights_file_it_is_given(tmp_path):
+    import shutil
+    from pathlib import Path
+
+    import mrsteve.control
+
+    weights = tmp_path / "navigator.npz"
+    shutil.copy(Path(mrsteve.control.__file__).parent / "data" / "navigator.npz", weights)
+    demo = run_demo("aba-sparse/wool-seeds-wool", "mrsteve", seed=1, out=tmp_path / "demo",
+                    video=False, progress=False, navigator="learned",
+                    navigator_weights=str(weights))
+    tree = json.loads(demo.files["results"].read_text())["config"]
+    assert tree["navigator_kind"] == "learned"
+    assert tree["navigator_weights"] == str(weights.resolve())
+    assert tree["navigator_weights_sha256"] is not None
+
+
+def test_navigator_weights_without_the_learned_navigator_are_refused_before_anything_is_written(
+        tmp_path):
+    out = tmp_path / "demo"
+    with pytest.raises(ValueError, match="give navigator 'learned', not 'depth'"):
+        run_demo("aba-sparse/wool-seeds-wool", out=out, progress=False,
+                 navigator_weights=str(tmp_path / "navigator.npz"))
+    assert not out.exists()
