@@ -13,6 +13,7 @@ anything else (another format or version, missing or extra parameters, wrong sha
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import math
@@ -301,6 +302,15 @@ def save_weights(path: str | Path, fmt: str, version: int, architecture: Mapping
         np.savez(handle, **arrays)
 
 
+class MissingWeightsFile(FileNotFoundError, ValueError):
+    """A weights file that is not there: a ``ValueError`` for whoever checks a user's input (the
+    commands print its message), a ``FileNotFoundError`` for whoever falls back when a file a
+    run was given is gone (``mrsteve report``)."""
+
+    def __str__(self) -> str:
+        return f"{self.strerror}: {self.filename}"
+
+
 def read_weights(
     path: str | Path,
     fmt: str,
@@ -317,7 +327,7 @@ def read_weights(
         with np.load(path, allow_pickle=False) as archive:
             arrays = {name: archive[name] for name in archive.files}
     except FileNotFoundError:
-        raise
+        raise MissingWeightsFile(errno.ENOENT, f"no {what} weights file", str(path)) from None
     except (OSError, ValueError, zipfile.BadZipFile, EOFError) as error:
         raise ValueError(f"{path} is not a {what} weights file (.npz): {error}") from None
     try:

@@ -155,9 +155,6 @@ def navigator_weights_file(path: str | None, navigator: str) -> tuple[str | None
     if navigator != "learned":
         raise ValueError(f"navigator weights {path!r} are for the learned navigator; give "
                          f"navigator 'learned', not {navigator!r}")
-    if not Path(path).is_file():
-        raise ValueError(f"navigator weights {path!r}: no such file (give the navigator.npz of a "
-                         f"`mrsteve train navigator` run folder)")
     return str(Path(path).resolve()), load_navigator_weights(path).sha256
 
 

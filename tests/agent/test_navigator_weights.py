@@ -133,13 +133,14 @@ def test_eval_runs_an_explorer_on_the_weights_and_its_summary_names_them(trained
     assert "Traceback" not in refused.output and not (tmp_path / "run").exists()
 
 
-def test_a_missing_weights_file_is_named_before_any_episode_runs(tmp_path):
+@pytest.mark.parametrize("option", [("exploration", "--navigator", "learned",
+                                     "--navigator-weights"), ("navigation", "--weights")])
+def test_a_missing_weights_file_is_named_before_any_episode_runs(tmp_path, option):
     from mrsteve.cli import app
 
     missing = str(tmp_path / "nope.npz")
-    result = CliRunner().invoke(app, [
-        "eval", "exploration", "--navigator", "learned", "--navigator-weights", missing,
-        "--out", str(tmp_path / "run"), "--no-progress"])
-    assert result.exit_code == 2 and f"navigator weights '{missing}': no such file" in result.output
+    result = CliRunner().invoke(app, ["eval", *option, missing, "--out", str(tmp_path / "run"),
+                                      "--no-progress"])
+    assert result.exit_code == 2 and f"no navigator weights file: {missing}" in result.output
     assert "could not write" not in result.output and "Traceback" not in result.output
     assert not (tmp_path / "run").exists()
