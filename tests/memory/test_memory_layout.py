@@ -118,7 +118,8 @@ def assert_same_read(memory, query, threshold, top_k, read) -> None:
         clusters.PIVOT_MIN_ROWS = saved
     np.testing.assert_array_equal(read.t, plain.t)
     np.testing.assert_array_equal(read.score, plain.score)
-    assert read.frames_scored == plain.frames_scored
+    if read.t.shape[0]:  # an empty read may be the missed read's answer, which counts the
+        assert read.frames_scored == plain.frames_scored  # frames written since instead
 
 
 def test_the_kernel_breaks_ties_at_the_kth_centre_by_row():
