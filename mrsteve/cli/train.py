@@ -187,7 +187,7 @@ INSTRUCTION_EXAMPLES = """Examples:
 
   mrsteve train instruction-policy --out runs/inst-small --episodes 100
 
-  mrsteve train instruction-policy --out runs/inst --dagger-rounds 1"""
+  mrsteve train instruction-policy --out runs/inst --dagger-rounds 0"""
 
 
 def instruction_policy(
@@ -206,8 +206,9 @@ def instruction_policy(
                                               "a few steps while the skills label (0: none).")
                           ] = 0.02,
     dagger_rounds: Annotated[int, typer.Option(min=0, help="Rounds of DAgger after the "
-                                               "cloning (beyond STEVE-1): the policy acts, "
-                                               "the scripted skills label.")] = 0,
+                                               "cloning (beyond STEVE-1): the policy acts "
+                                               "near a target, the scripted skills label as "
+                                               "a teacher.")] = 4,
     foundation: Annotated[Path | None, typer.Option(help="Navigator weights (a foundation.npz "
                                                     "of `mrsteve train navigator`) whose image "
                                                     "encoder and core start the policy; default: "
@@ -230,8 +231,8 @@ def instruction_policy(
 ) -> None:
     """Train the learned instruction policy (STEVE-1's recipe): goal-conditioned behaviour
     cloning of the scripted skills with hindsight-relabelled goals from the pixel encoder, a
-    prior from the prompt's text embedding to a visual goal; then ship it with
-    `cp OUT/instruction.npz mrsteve/control/data/`."""
+    prior from the prompt's text embedding to a visual goal, then rounds of DAgger with the
+    skills as the teacher; then ship it with `cp OUT/instruction.npz mrsteve/control/data/`."""
 
     def train(say):
         from mrsteve.train.instruction import InstructionTrainingConfig, train_instruction_policy

@@ -113,6 +113,14 @@ class SkillConfig:
     scan: float = 360.0
     """Degrees to turn on the spot looking for a target before wandering, when a task starts and
     whenever a target was got, skipped or lost."""
+    labelling: bool = False
+    """Label another policy's steps (DAgger's teacher) instead of acting: lock onto the target
+    under the crosshair when one is within ``interact_distance`` (that policy may be breaking
+    another block of the class than the nearest, and turning it away would undo the
+    breaking), count a look-around by the turns the view actually made, not by the turns
+    labelled, and never detour from or skip a target (a policy that does not follow the labels
+    has not shown the target to be out of reach). In the skills' own play each of these rules
+    gives what the default ones give."""
 
     def __post_init__(self) -> None:
         for name in ("interact_distance", "approach_distance", "follow_distance", "max_turn",
@@ -187,6 +195,8 @@ class ScriptedSkills:
         x, y, z, yaw, pitch = (float(v) for v in obs["pose"])
         eye = np.array([x, y + EYE_HEIGHT, z])
         stalled = self._stall.update(x, z)
+        if cfg.labelling:
+            self._follow_look_around(yaw)
 
         count = int(obs["inventory"][tables.success_slot])
         if self._count is not None and count > self._count:  # got it: the next starts afresh
@@ -254,21 +264,42 @@ class ScriptedSkills:
             if not keep.any():
                 return False
             frame = frame.subset(keep)
+        aimed = self._aimed_pixel(frame, obs["semantic"].shape) if self.config.labelling \
+            else None
         if self._task.skill.on_mobs:
-            seed = frame.nearest()
-            if self._lock is not None:
+            seed = frame.nearest() if aimed is None else frame.points(aimed)
+            if self._lock is not None and aimed is None:
                 mob = frame.closest_to(self._lock, cfg.track_radius)
                 if mob is None:
                     self._drop_lock()
                 else:
                     seed = mob
             self._set_lock(frame.points(frame.within(seed, cfg.mob_radius)).mean(axis=0), None)
+        elif aimed is not None:
+            cell = frame.cell(frame.points(aimed))
+            if self._cell is None or not np.array_equal(cell, self._cell):
+                self._drop_lock()
+                self._set_lock(None, cell)
+            self._seen = self._t
         elif self._cell is not None and frame.shows_cell(self._cell):
             self._seen = self._t
         else:
             self._drop_lock()
             self._set_lock(None, frame.cell(frame.nearest()))
         return True
+
+    def _aimed_pixel(self, frame: ViewFrame, shape: tuple[int, int]) -> int | None:
+        """Index in ``frame`` of the nearest target pixel at the image centre (the crosshair)
+        within ``interact_distance``, else ``None``."""
+        height, width = shape
+        rows, cols = np.divmod(frame.pixels, width)
+        centre = ((rows >= (height - 1) // 2) & (rows <= height // 2)
+                  & (cols >= (width - 1) // 2) & (cols <= width // 2)
+                  & (frame.depths <= self.config.interact_distance))
+        if not centre.any():
+            return None
+        index = np.flatnonzero(centre)
+        return int(index[np.argmin(frame.depths[index])])
 
     def _visible_targets(self, semantic: np.ndarray, depth: np.ndarray
                          ) -> tuple[np.ndarray, np.ndarray]:
@@ -334,8 +365,11 @@ class ScriptedSkills:
 
     def _track_progress(self, distance: float) -> bool:
         """Follow the progress toward the locked target, starting a detour when stuck; whether to
-        give the target up (too long without the item, too many uses or detours)."""
+        give the target up (too long without the item, too many uses or detours). Labelling:
+        only too many uses give it up."""
         cfg = self.config
+        if cfg.labelling:
+            return self._uses > cfg.give_up_uses
         stuck = self._progress.update(distance, count=distance > cfg.interact_distance)
         if stuck and self._detour_left == 0:
             self._detours += 1
@@ -355,12 +389,23 @@ class ScriptedSkills:
     def _look_around(self) -> None:
         self._scan_left = self.config.scan * (1.0 if self._rng.random() < 0.5 else -1.0)
 
+    def _follow_look_around(self, yaw: float) -> None:
+        """Labelling: shorten the look-around by the turn the view made since the last step
+        (in the look-around's direction)."""
+        if self._last_yaw is not None and self._scan_left != 0.0:
+            turned = wrap_degrees(yaw - self._last_yaw)
+            if turned * self._scan_left > 0.0:
+                left = self._scan_left - turned
+                self._scan_left = left if left * self._scan_left > 0.0 else 0.0
+        self._last_yaw = yaw
+
     def _wander(self, obs: Observation, slot: int) -> Action:
         """No target in view: turn on the spot while a look-around lasts, else wander like STEVE-1's
         "go explore"."""
         if self._scan_left != 0.0:
             turn = clamp(self._scan_left, self.config.max_turn)
-            self._scan_left -= turn
+            if not self.config.labelling:  # labelling follows the turns made instead
+                self._scan_left -= turn
             self._stall.pressed(False)
             pitch = clamp(-float(obs["pose"][4]), self.config.max_turn)
             return {"camera": np.array([pitch, turn], dtype=np.float32), "equip": slot + 1}
@@ -389,6 +434,7 @@ class ScriptedSkills:
         self._t = 0
         self._count: int | None = None
         self._scan_left = 0.0
+        self._last_yaw: float | None = None
         if tables is not None:
             self._look_around()
         self._skips: list[tuple[np.ndarray, int]] = []

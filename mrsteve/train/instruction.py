@@ -3,7 +3,7 @@ recipe in the embedded world (torch, the ``train`` extra).
 
 1. **Trajectories.** STEVE-1 was trained on VPT's contractor play; ours on the embedded world's
    competent play: the scripted skills (:class:`~mrsteve.control.skills.ScriptedSkills`)
-   obtaining each item of the task catalog, holding the task's tool, in the procedural
+   obtaining each item of the task catalog, holding the task's tool, in procedural
    calibration worlds with herds (:data:`INSTRUCTION_WORLDS`; never an evaluation map),
    starting within 12 blocks of a target in ``near_share`` of the episodes and at the world's
    spawn otherwise (so searching is in the data too). Every step keeps the RGB frame, the keys
@@ -19,13 +19,18 @@ recipe in the embedded world (torch, the ``train`` extra).
    distribution classifier-free guidance needs; the learning rate follows a half cosine.
    Each episode is cloned up to the step its item last arrived (its idle tail would teach
    digging in place under any goal).
-   Optionally (beyond STEVE-1, off by default) rounds of DAgger: the policy acts with its
-   prior's goal, the skills label every step it takes.
-3. **The prior**: an MLP from the pixel encoder's text embedding of an execute prompt to the
+3. **DAgger** (beyond STEVE-1, which only clones; Ross et al., 2011): in each round the policy
+   acts from a start near a target with its prior's goal, the scripted skills label every step
+   it takes as a teacher (:attr:`~mrsteve.control.skills.SkillConfig.labelling`), and training
+   goes on over the cloned steps and every round's, the rounds' steps under the goal the policy
+   was given. Cloning alone leaves the policy in states the skills' own play never reaches
+   (looking into the sky under a tree, digging the grass beside a beach, walking off) with no
+   example of leaving them.
+4. **The prior**: an MLP from the pixel encoder's text embedding of an execute prompt to the
    clip embedding of the 16 frames before the prompt's item arrived (the clips and their
    captions); trained on 80 % of the episodes, its held-out cosine reported beside the
    cosine to other prompts' clips.
-4. **The guidance scales** (the keys' and the camera head's own, beyond STEVE-1's one scale)
+5. **The guidance scales** (the keys' and the camera head's own, beyond STEVE-1's one scale)
    are picked on fresh seeds of the training worlds, each episode started near a target
    (:func:`validate`), and stored with the weights as the run-time default.
 
@@ -40,7 +45,7 @@ import hashlib
 import json
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -69,9 +74,9 @@ from mrsteve.train.navigator import (
 )
 from mrsteve.train.runs import render_streams, trained_alike
 
-INSTRUCTION_WORLDS = ("calib_meadow", "calib_dunes")
+INSTRUCTION_WORLDS = ("calib_meadow", "calib_dunes", "calib_shores")
 """World recipes the instruction policy learns in (``data/worlds.toml``: procedural, with trees,
-ponds, sand, tall grass, cows and sheep)."""
+ponds, tall grass, cows and sheep; sand as dunes and a hill, and as beaches around ponds)."""
 
 
 @dataclass(frozen=True)
@@ -103,19 +108,23 @@ class InstructionTrainingConfig:
     bucket, a herd killed) and idle or dig where they stand, steps that taught the policy to
     dig into the ground under any goal (beyond STEVE-1, whose data has no such tails)."""
     epochs: int = 12
-    dagger_rounds: int = 0
-    """Rounds of DAgger after the cloning (beyond STEVE-1, which only clones). Off by default:
-    the policy's own episodes are mostly searching (attack labelled on 1-16 % of their steps
-    for every item but dirt and milk, against 32-80 % in the skills' own episodes), and the
-    rounds lowered the policy's attack probability on frames where the skills attack, and its
-    success."""
-    dagger_episodes: int = 150
-    dagger_epochs: int = 2
+    dagger_rounds: int = 4
+    """Rounds of DAgger after the cloning (module docstring); each renders ``dagger_episodes``
+    episodes of the policy, started near a target and ended at its first success or after
+    ``episode_steps``."""
+    dagger_episodes: int = 300
+    dagger_steps: int = 1000
+    """Optimiser steps after each round, the learning rate on a half cosine from
+    ``dagger_learning_rate``."""
+    dagger_share: float = 0.5
+    """Share of each batch's sequences drawn from the rounds' steps (the rest: the cloned
+    steps, with their relabelled goals)."""
+    dagger_learning_rate: float = 2e-4
     prior_steps: int = 1500
     prior_holdout: float = 0.2
     """Share of the episodes whose success clips are held out of the prior's training."""
-    guidance: float = 1.0
-    """Guidance scale the DAgger rounds act with."""
+    guidance: float = 7.0
+    """Guidance scale the DAgger rounds' policy acts with (STEVE-1's ``l = 6``)."""
     validation_episodes: int = 200
     """Episodes the final policy runs (:func:`validate`) in each set-up of
     :func:`validation_setups` (0: none); the best set-up is stored with the weights as the
@@ -146,7 +155,7 @@ class InstructionTrainingConfig:
     navigator's."""
 
     def __post_init__(self) -> None:
-        for name in ("episodes", "episode_steps", "epochs", "dagger_episodes", "dagger_epochs",
+        for name in ("episodes", "episode_steps", "epochs", "dagger_episodes", "dagger_steps",
                      "prior_steps", "validation_steps", "sequence", "batch", "threads",
                      "workers"):
             if getattr(self, name) < 1:
@@ -156,6 +165,9 @@ class InstructionTrainingConfig:
             raise ValueError(f"goal_offsets must be 1 <= low <= high, got {self.goal_offsets}")
         if self.dagger_rounds < 0 or not 0 <= self.goal_dropout < 1:
             raise ValueError("need dagger_rounds >= 0 and 0 <= goal_dropout < 1")
+        if not (0 < self.dagger_share < 1 and self.dagger_learning_rate > 0):
+            raise ValueError(f"need 0 < dagger_share < 1 and dagger_learning_rate > 0, got "
+                             f"{self.dagger_share} and {self.dagger_learning_rate}")
         cameras = [scale for scale in self.validation_camera_guidance if scale is not None]
         if (self.validation_episodes < 0 or not self.validation_guidance
                 or not self.validation_camera_guidance
@@ -183,7 +195,7 @@ class InstructionTrainingConfig:
     def data_key(self) -> str:
         """Hash of what decides the trajectories (a run folder's data is reused on a match)."""
         fields = [self.episodes, self.episode_steps, self.near_share, self.near_distance,
-                  self.seed]
+                  self.seed, INSTRUCTION_WORLDS]
         if self.nudge_rate:
             fields += [self.nudge_rate, self.nudge_steps, self.nudge_degrees]
         return hashlib.sha256(json.dumps(fields).encode()).hexdigest()[:16]
@@ -200,7 +212,7 @@ class Trajectories:
     """``uint8[N, H, W, 3]``."""
     embedding: np.ndarray
     """``float32[N, goal_dim]``: the pixel encoder's clip embedding of the frames ending at
-    each step."""
+    each step (``float32[N, 0]`` for the policy's own episodes, whose goal is their prompt's)."""
     buttons: np.ndarray
     """``uint8[N, len(INSTRUCTION_BUTTONS)]``."""
     camera: np.ndarray
@@ -267,14 +279,15 @@ def collect_episodes(config: InstructionTrainingConfig, seed: int, episodes: int
                      guidance: float | None = None,
                      camera_guidance: float | None = None) -> Trajectories:
     """Episodes ``first .. first + episodes - 1`` of the item rotation: the scripted skills act
-    (``weights`` None) or the learned policy of ``weights`` does with ``guidance`` (default
+    (``weights`` None), or the learned policy of ``weights`` does with ``guidance`` (default
     ``config.guidance``; DAgger, validation) and the camera head's ``camera_guidance``
-    (default: the same), the skills labelling every step."""
+    (default: the same) while the skills label every step as a teacher
+    (:attr:`~mrsteve.control.skills.SkillConfig.labelling`), until the item first arrives."""
     import gymnasium as gym
 
     import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
     from mrsteve.control.instruction import InstructionPolicyConfig, LearnedSkills
-    from mrsteve.control.skills import ScriptedSkills
+    from mrsteve.control.skills import ScriptedSkills, SkillConfig
     from mrsteve.eval.instruction import place_agent, target_positions
     from mrsteve.perception.pixels import PixelEncoder
     from mrsteve.spaces import AgentFrame
@@ -305,7 +318,7 @@ def collect_episodes(config: InstructionTrainingConfig, seed: int, episodes: int
                 except ValueError:
                     pass  # no target in this world: the episode starts at the spawn
             frame = AgentFrame.of(obs)
-            expert = ScriptedSkills()
+            expert = ScriptedSkills(SkillConfig(labelling=weights is not None))
             expert.reset(rng, info["camera"])
             actor = None
             if weights is not None:
@@ -323,7 +336,8 @@ def collect_episodes(config: InstructionTrainingConfig, seed: int, episodes: int
                 view = frame.view(obs)
                 label = expert.act(view, prompt)
                 columns["rgb"].append(view["rgb"])
-                columns["embedding"].append(encoder.observe(view))
+                if actor is None:
+                    columns["embedding"].append(encoder.observe(view))
                 columns["buttons"].append([int(label.get(name, 0))
                                            for name in INSTRUCTION_BUTTONS])
                 columns["camera"].append(camera_bins(label["camera"]))
@@ -331,10 +345,15 @@ def collect_episodes(config: InstructionTrainingConfig, seed: int, episodes: int
                 count = int(obs["inventory"][slot])
                 action = nudges(label, rng) if actor is None else actor.act(view, prompt)
                 obs, *_ = env.step(action)
-                columns["success"].append(int(obs["inventory"][slot]) > count)
+                got = int(obs["inventory"][slot]) > count
+                columns["success"].append(got)
+                if got and actor is not None:
+                    break
             columns["prompt"].append(captions.index(prompt))
+    embedding = (np.stack(columns["embedding"]) if columns["embedding"]
+                 else np.zeros((len(columns["rgb"]), 0)))
     return Trajectories(
-        np.stack(columns["rgb"]), np.stack(columns["embedding"]).astype(np.float32),
+        np.stack(columns["rgb"]), embedding.astype(np.float32),
         np.array(columns["buttons"], np.uint8), np.array(columns["camera"], np.int8),
         np.array(columns["segment"], np.int32), np.array(columns["success"], bool),
         np.array(columns["prompt"], np.int16))
@@ -504,34 +523,34 @@ def _train(out: Path, config: InstructionTrainingConfig, progress: bool,
     if "prior" not in state:
         state["prior"] = _train_prior(model, data, config, text, say)
         save_checkpoint()
-    rounds = [data] + [Trajectories.load(out / f"dagger-{i}.npz")
-                       for i in range(1, state["rounds"] + 1)]
-    while True:
-        epochs = config.epochs if state["rounds"] == 0 else config.dagger_epochs
-        pool = Trajectories.concatenate(rounds)
-        while state["epoch"] < epochs:
-            loss = _epoch(model, optimiser, pool, config, state, epochs, progress)
-            state["history"].append({"stage": f"cloning-{state['rounds']}",
-                                     "epoch": state["epoch"], "loss": loss,
-                                     "seconds": time.perf_counter() - started})
-            say(f"cloning round {state['rounds']} epoch {state['epoch']}: loss {loss:.3f}")
-            save_checkpoint()
-        if state["rounds"] >= config.dagger_rounds:
-            break
-        state["rounds"] += 1
-        state["epoch"] = 0
+    while state["epoch"] < config.epochs:
+        loss = _epoch(model, optimiser, data, config, state, config.epochs, progress)
+        state["history"].append({"stage": "cloning", "epoch": state["epoch"], "loss": loss,
+                                 "seconds": time.perf_counter() - started})
+        say(f"cloning epoch {state['epoch']}: loss {loss:.3f}")
+        save_checkpoint()
+    if state["rounds"] < config.dagger_rounds:
+        rounds = [Trajectories.load(out / f"dagger-{i}.npz")
+                  for i in range(1, state["rounds"] + 1)]
+        goals = prompt_goals(model, text)
+        near = replace(config, near_share=1.0)
+    while state["rounds"] < config.dagger_rounds:
+        number = state["rounds"] + 1
         weights = export_weights(model, architecture, {})
         walked = cached_data(
-            out, f"dagger-{state['rounds']}", f"{key}-{state['rounds']}-{weights.sha256[:16]}",
-            lambda w=weights: collect(config, config.seed + 1000 * state["rounds"],
-                                      config.dagger_episodes, w),
+            out, f"dagger-{number}", f"{key}-{number}-{weights.sha256[:16]}",
+            lambda weights=weights, number=number: collect(
+                near, config.seed + 1000 * number, config.dagger_episodes, weights),
             load=Trajectories.load)
-        say(f"DAgger round {state['rounds']}: the policy got its item in "
-            f"{walked.episode_success().mean():.0%} of {len(walked.prompt)} episodes")
-        state["history"].append({"stage": f"dagger-{state['rounds']}", "epoch": 0,
-                                 "reached": float(walked.episode_success().mean()),
-                                 "seconds": time.perf_counter() - started})
+        reached = float(walked.episode_success().mean())
+        say(f"DAgger round {number}: the policy got its item in {reached:.0%} of "
+            f"{len(walked.prompt)} episodes started near a target")
         rounds.append(walked)
+        loss = _dagger_round(model, optimiser, data, rounds, goals, config, number, progress)
+        state["rounds"] = number
+        state["history"].append({"stage": f"dagger-{number}", "epoch": number, "loss": loss,
+                                 "reached": reached, "seconds": time.perf_counter() - started})
+        say(f"DAgger round {number}: loss {loss:.3f}")
         save_checkpoint()
     if config.validation_episodes and (state.get("validation_settings")
                                        != config.validation_settings()):
@@ -589,11 +608,9 @@ def best_setup(config: InstructionTrainingConfig, validation: dict[str, float]
 def validate(config: InstructionTrainingConfig, weights: InstructionWeights,
              say: Callable[[str], None] = print) -> dict[str, float]:
     """``{set-up name: success}``: the share of ``config.validation_episodes`` episodes on
-    fresh seeds of the training worlds, each started near a target and ``validation_steps``
-    long, in which the policy of ``weights`` got its item, for each of
+    fresh seeds of the training worlds, each started near a target and at most
+    ``validation_steps`` long, in which the policy of ``weights`` got its item, for each of
     :func:`validation_setups` (the same episodes for each)."""
-    from dataclasses import replace
-
     near = replace(config, near_share=1.0, episode_steps=config.validation_steps)
     captions = prompts()
     success = {}
@@ -619,17 +636,33 @@ def prior_pairs(data: Trajectories) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     return data.prompt[episodes].astype(np.int64), data.embedding[steps], episodes
 
 
+def caption_texts(text) -> np.ndarray:
+    """``float32[len(prompts()), text_dim]``: the text embedding of each caption by the pixel
+    encoder of weights ``text``."""
+    from mrsteve.perception.pixels import PixelEncoder, placeholder_thresholds
+
+    tower = PixelEncoder(text, thresholds=placeholder_thresholds())
+    return np.stack([tower.embed_words(caption) for caption in prompts()])
+
+
+def prompt_goals(model, text) -> np.ndarray:
+    """``float32[len(prompts()), goal_dim]``: the prior's unit goal for each caption, the goal
+    the policy acts with (:meth:`~mrsteve.control.instruction.LearnedSkills.goal`)."""
+    import torch
+
+    with torch.no_grad():
+        goals = model.prior(torch.from_numpy(caption_texts(text)))
+        return torch.nn.functional.normalize(goals, dim=-1).numpy()
+
+
 def _train_prior(model, data: Trajectories, config: InstructionTrainingConfig, text,
                  say: Callable[[str], None]) -> dict:
     """Fit the prior on the success clips of most episodes (cosine loss); its held-out cosine
     to clips of the same prompt and to those of other prompts."""
     import torch
 
-    from mrsteve.perception.pixels import PixelEncoder, placeholder_thresholds
-
     captions = prompts()
-    tower = PixelEncoder(text, thresholds=placeholder_thresholds())
-    texts = torch.from_numpy(np.stack([tower.embed_words(p) for p in captions]))
+    texts = torch.from_numpy(caption_texts(text))
     prompt, clip, episode = prior_pairs(data)
     rng = np.random.default_rng([config.seed, 7])
     held = rng.random(len(data.prompt)) < config.prior_holdout
@@ -662,9 +695,8 @@ def _train_prior(model, data: Trajectories, config: InstructionTrainingConfig, t
 
 def _epoch(model, optimiser, data: Trajectories, config: InstructionTrainingConfig,
            state: dict, epochs: int, progress: bool) -> float:
-    """One pass (as many sequences as the data has steps, the learning rate on the round's
+    """One pass of cloning (as many sequences as the data has steps, the learning rate on a
     half cosine over ``epochs``) and the mean loss."""
-    import torch
     from tqdm import tqdm
 
     rng = np.random.default_rng([config.seed, state["rounds"], state["epoch"]])
@@ -673,7 +705,7 @@ def _epoch(model, optimiser, data: Trajectories, config: InstructionTrainingConf
     model.train()
     losses = []
     bar = tqdm(range(steps), disable=not progress, unit="step", leave=False,
-               desc=f"cloning round {state['rounds']} epoch {state['epoch'] + 1}")
+               desc=f"cloning epoch {state['epoch'] + 1}")
     for step in bar:
         done = (state["epoch"] * steps + step) / (epochs * steps)
         for group in optimiser.param_groups:
@@ -681,13 +713,57 @@ def _epoch(model, optimiser, data: Trajectories, config: InstructionTrainingConf
         index = windows(data, rng, config.batch, config.sequence)
         goals = data.embedding[goal_step[index]]
         goals[rng.random(config.batch) < config.goal_dropout] = 0.0
-        buttons, camera = model(torch.from_numpy(data.rgb[index]), torch.from_numpy(goals),
-                                torch.from_numpy(data.segment[index]))
-        loss = action_loss(buttons, camera, torch.from_numpy(data.buttons[index]),
-                           torch.from_numpy(data.camera[index]))
+        loss = _batch_loss(model, goals, *(getattr(data, name)[index] for name in BATCH_FIELDS))
         optimise(optimiser, loss, losses, bar)
     state["epoch"] += 1
     return float(np.mean(losses))
+
+
+def _dagger_round(model, optimiser, cloned: Trajectories, rounds: list[Trajectories],
+                  goals: np.ndarray, config: InstructionTrainingConfig, number: int,
+                  progress: bool) -> float:
+    """``config.dagger_steps`` steps after DAgger round ``number`` and their mean loss:
+    ``config.dagger_share`` of each batch's sequences from the ``rounds``' steps under the goal
+    their policy was given (``goals``, one per caption), the rest cloned steps under their
+    relabelled goals; the learning rate on a half cosine from ``config.dagger_learning_rate``."""
+    from tqdm import tqdm
+
+    rng = np.random.default_rng([config.seed, number, config.epochs])
+    walked = Trajectories.concatenate(rounds)
+    goal_step = relabel(cloned, rng, config.goal_offsets, config.success_goals)
+    given = goals[walked.prompt[walked.segment]]
+    own = min(config.batch, max(1, round(config.batch * config.dagger_share)))
+    model.train()
+    losses = []
+    bar = tqdm(range(config.dagger_steps), disable=not progress, unit="step", leave=False,
+               desc=f"DAgger round {number}")
+    for step in bar:
+        for group in optimiser.param_groups:
+            group["lr"] = config.dagger_learning_rate * 0.5 * (
+                1.0 + np.cos(np.pi * step / config.dagger_steps))
+        copied = windows(cloned, rng, config.batch - own, config.sequence)
+        index = windows(walked, rng, own, config.sequence)
+        goal = np.concatenate([cloned.embedding[goal_step[copied]], given[index]])
+        goal[rng.random(config.batch) < config.goal_dropout] = 0.0
+        loss = _batch_loss(model, goal, *(np.concatenate([getattr(cloned, name)[copied],
+                                                          getattr(walked, name)[index]])
+                                          for name in BATCH_FIELDS))
+        optimise(optimiser, loss, losses, bar)
+    return float(np.mean(losses))
+
+
+BATCH_FIELDS = ("rgb", "segment", "buttons", "camera")
+"""The fields of :class:`Trajectories` a batch takes at its step indices (after the goals)."""
+
+
+def _batch_loss(model, goals: np.ndarray, rgb: np.ndarray, segment: np.ndarray,
+                buttons: np.ndarray, camera: np.ndarray):
+    """The cloning loss (:func:`~mrsteve.train.navigator.action_loss`) of a batch of
+    sequences ``[B, L]`` under ``goals [B, L, goal_dim]``."""
+    import torch
+
+    predicted = model(torch.from_numpy(rgb), torch.from_numpy(goals), torch.from_numpy(segment))
+    return action_loss(*predicted, torch.from_numpy(buttons), torch.from_numpy(camera))
 
 
 __all__ = [

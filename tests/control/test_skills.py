@@ -286,3 +286,72 @@ def test_targets_are_pursued_only_within_the_visibility_rule(policy_class, dista
         assert moves[0] == 1 and walked > 2.0
     else:
         assert not any(moves) and abs(walked) < 0.1
+
+
+# -- the skills as DAgger's teacher (labelling another policy's steps) ----------------------------
+
+TEACHER = SkillConfig(labelling=True)
+
+
+def looking_at(x: float, z: float, target: tuple[float, float, float]) -> dict[str, float]:
+    """Teleport options for standing at ``(x, z)`` with the crosshair on the point ``target``."""
+    eye = np.array([x, FLOOR + 1.62, z])
+    delta = np.asarray(target) - eye
+    pitch = -math.degrees(math.atan2(delta[1], math.hypot(delta[0], delta[2])))
+    return {"x": x, "z": z, "yaw": facing(x, z, target[0], target[2]), "pitch": pitch}
+
+
+@pytest.mark.parametrize(("config", "keeps_aim"), [(SkillConfig(), False), (TEACHER, True)])
+def test_a_teacher_keeps_the_aim_on_the_block_under_the_crosshair(config, keeps_aim):
+    """Another policy breaking the log at its feet, below the one at eye level: the teacher
+    labels holding attack on it (a turn off the block would undo the breaking); the skills'
+    own rule turns to the nearest log, the one at eye level."""
+    env = make_env()
+    lower = (8, FLOOR, 8)
+    obs, _ = env.reset(seed=0, options={"teleport": looking_at(8.5, 11.0, (8.5, FLOOR + 0.5, 9.0))})
+    world = env.unwrapped.world
+    assert world.target().cell == lower
+    teacher = ScriptedSkills(config)
+    teacher.reset(np.random.default_rng(0), CAMERA)
+    label = teacher.act(obs, "cut a tree")
+    assert label["attack"] == 1
+    env.step({"camera": label["camera"]})
+    assert (world.target().cell == lower) == keeps_aim
+
+
+def test_a_teacher_counts_a_look_around_by_the_turns_the_view_made():
+    """With no cow anywhere the skills look around (a full turn) and then wander. A teacher
+    whose labels are not followed keeps labelling the turn; once the view has turned all the
+    way round, it labels wandering."""
+    env = make_env()
+    obs = start(env, 0, (20.5, 20.5), (20.5, 30.5))
+    teacher = ScriptedSkills(TEACHER)
+    teacher.reset(np.random.default_rng(0), CAMERA)
+    for _ in range(60):  # the policy stands still
+        label = teacher.act(obs, "kill cow")
+        assert abs(label["camera"][1]) == teacher.config.max_turn and not label.get("forward")
+        obs, *_ = env.step({})
+    for _ in range(60):  # the policy follows the labels
+        label = teacher.act(obs, "kill cow")
+        obs, *_ = env.step(label)
+        if label.get("forward"):
+            break
+    assert label.get("forward")
+
+
+@pytest.mark.parametrize(("config", "skips"), [(SkillConfig(), True), (TEACHER, False)])
+def test_a_teacher_never_gives_up_a_target_the_policy_does_not_walk_to(config, skips):
+    """The policy stands still 6 blocks from the sand patch: the skills' own rules call that
+    stuck (detours, then the target skipped); the teacher keeps labelling the way to it."""
+    env = make_env()
+    obs = start(env, 0, (24.5, 24.5), (30.5, 30.5))
+    teacher = ScriptedSkills(config)
+    teacher.reset(np.random.default_rng(0), CAMERA)
+    labels = []
+    for _ in range(250):
+        labels.append(teacher.act(obs, "get sand"))
+        obs, *_ = env.step({"camera": labels[-1]["camera"]})  # turns as told, never walks
+    detoured = any(label.get("left") or label.get("right") for label in labels)
+    assert detoured == skips
+    if not skips:
+        assert all(label.get("forward") for label in labels[50:])

@@ -17,6 +17,7 @@ from mrsteve.control.instruction import (
     InstructionArchitecture,
     InstructionNet,
     load_instruction_weights,
+    load_shipped_instruction_policy,
 )
 from mrsteve.control.learned import CAMERA_BINS
 from mrsteve.train.instruction import (
@@ -32,7 +33,7 @@ from mrsteve.train.instruction import (
 )
 
 TINY = InstructionTrainingConfig(episodes=10, episode_steps=80, epochs=3, dagger_rounds=1,
-                                 dagger_episodes=2, dagger_epochs=1, prior_steps=30,
+                                 dagger_episodes=2, dagger_steps=4, prior_steps=30,
                                  prior_holdout=0.5, validation_episodes=2, validation_steps=60,
                                  validation_guidance=(1.0, 3.0),
                                  validation_camera_guidance=(None,), sequence=16, batch=6,
@@ -106,6 +107,65 @@ def test_trajectories_are_the_scripted_skills_steps_and_their_successes():
     assert data.buttons[:, INSTRUCTION_BUTTONS.index("attack")].any()
 
 
+def test_dagger_rounds_train_their_steps_under_the_goal_their_policy_was_given():
+    """After a DAgger round, a batch's sequences from the round carry their prompt's goal (the
+    prior's, what the policy acted with) or none (dropped), and the cloned ones the relabelled
+    clip of a later step of their own episode; the share of each is the configured one."""
+    from mrsteve.train.instruction import _dagger_round
+
+    class Recorder(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.scale = torch.nn.Parameter(torch.ones(1))
+            self.batches = []
+
+        def forward(self, rgb, goal, segment):
+            self.batches.append((rgb.numpy().copy(), goal.numpy().copy()))
+            batch, length = rgb.shape[:2]
+            return (self.scale * torch.zeros(batch, length, len(INSTRUCTION_BUTTONS)),
+                    self.scale * torch.zeros(batch, length, 2, CAMERA_BINS))
+
+    cloned = trajectories([300, 250])
+    cloned.embedding = np.random.default_rng(0).normal(size=(550, 4)).astype(np.float32)
+    walked = trajectories([40, 70, 30])
+    walked.prompt = np.array([2, 0, 5], np.int16)
+    walked.rgb[:, 0, 0, 0] = 1  # the round's frames are marked
+    walked.rgb[:, 0, 0, 1] = walked.segment
+    goals = np.arange(1, 1 + len(prompts()) * 4, dtype=np.float32).reshape(-1, 4)
+    config = dataclasses.replace(TINY, dagger_steps=30, batch=8, dagger_share=0.25)
+    model = Recorder()
+    _dagger_round(model, torch.optim.SGD(model.parameters(), lr=0.1), cloned, [walked], goals,
+                  config, 1, progress=False)
+    dropped = 0
+    for rgb, goal in model.batches:
+        own = rgb[:, 0, 0, 0, 0] == 1
+        assert own.sum() == 2  # a quarter of 8
+        for row in np.flatnonzero(own):
+            episodes = rgb[row, :, 0, 0, 1]
+            expected = goals[walked.prompt[episodes]]
+            dropped += not goal[row].any()
+            assert not goal[row].any() or np.array_equal(goal[row], expected)
+        for row in np.flatnonzero(~own):
+            for vector in goal[row]:
+                if vector.any():  # a clip of the cloned steps
+                    assert (cloned.embedding == vector).all(axis=1).any()
+    assert 0 < dropped < 30  # the goal is dropped now and then, as in the cloning
+
+
+def test_dagger_episodes_are_the_policys_own_labelled_and_end_at_the_first_success():
+    config = dataclasses.replace(TINY, near_share=1.0, episode_steps=200)
+    data = collect_episodes(config, seed=3, episodes=3, first=8,  # seeds, dirt, logs
+                            weights=load_shipped_instruction_policy(), guidance=1.0)
+    assert data.embedding.shape == (len(data.rgb), 0)  # their goal is their prompt's
+    lengths = np.bincount(data.segment)
+    for episode, length in enumerate(lengths):
+        steps = np.flatnonzero(data.segment == episode)
+        successes = np.flatnonzero(data.success[steps])
+        assert successes.tolist() in ([], [length - 1])  # over at the first success
+        assert successes.size or length == config.episode_steps
+    assert data.episode_success().any()
+
+
 def test_nudges_push_the_view_off_and_record_the_skills_levelling_it_again():
     """DART-style nudges: the camera's pitch is pushed off for a few steps while the skills'
     own labels are recorded, so the data holds their corrections; the data's key tells the
@@ -124,7 +184,7 @@ def test_nudges_push_the_view_off_and_record_the_skills_levelling_it_again():
 
 def test_a_tiny_run_lowers_the_loss_writes_weights_and_resumes(tmp_path):
     result = train_instruction_policy(tmp_path, TINY, progress=False, say=lambda line: None)
-    losses = [row["loss"] for row in result.history if row["stage"] == "cloning-0"]
+    losses = [row["loss"] for row in result.history if row["stage"] == "cloning"]
     assert len(losses) == TINY.epochs and losses[-1] < losses[0]
     assert any(row["stage"] == "dagger-1" for row in result.history)
     weights = load_instruction_weights(tmp_path / "instruction.npz")
