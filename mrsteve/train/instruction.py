@@ -504,7 +504,7 @@ def _train(out: Path, config: InstructionTrainingConfig, progress: bool,
                                   lr=config.learning_rate, weight_decay=config.weight_decay)
     if checkpoint_path.exists():
         saved = torch.load(checkpoint_path, weights_only=False)
-        if not trained_alike(saved["config"], fingerprint):
+        if not trained_alike(saved["config"], fingerprint, extendable=("dagger_rounds",)):
             say(f"{checkpoint_path} is of another configuration; starting afresh")
         else:
             state = saved["state"]
@@ -512,6 +512,8 @@ def _train(out: Path, config: InstructionTrainingConfig, progress: bool,
             optimiser.load_state_dict(saved["optimiser"])
             started = time.perf_counter() - state.get("seconds", 0.0)  # summed over resumes
             say(f"resuming at round {state['rounds']}, epoch {state['epoch']}")
+            if state["rounds"] < config.dagger_rounds:  # more rounds: validate them afresh
+                state.pop("validation_settings", None)
 
     def save_checkpoint() -> None:
         state["seconds"] = time.perf_counter() - started

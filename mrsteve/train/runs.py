@@ -34,15 +34,21 @@ def render_streams(function: Callable[..., Any], seed: int, total: int,
     return starmap_in_processes(function, jobs, processes=workers)
 
 
-def trained_alike(fingerprint: str, other: str) -> bool:
-    """Whether two run fingerprints (a checkpoint's recipe as JSON) train the same weights:
-    equal but for the speed settings (:data:`SPEED_SETTINGS`) and the validation settings
-    (``validation_*``), so a run resumes under any of them."""
+def trained_alike(fingerprint: str, other: str, extendable: tuple[str, ...] = ()) -> bool:
+    """Whether a run of recipe ``other`` (a checkpoint's, as JSON) goes on from a checkpoint of
+    recipe ``fingerprint``: equal but for the speed settings (:data:`SPEED_SETTINGS`), the
+    validation settings (``validation_*``) and ``extendable`` counts (rounds of a stage that
+    comes last in training) raised, not lowered, so a run resumes under any of them and a
+    finished one goes on with more rounds."""
     def training(recipe: str) -> dict[str, Any]:
         return {name: value for name, value in json.loads(recipe).items()
                 if name not in SPEED_SETTINGS and not name.startswith("validation_")}
 
-    return training(fingerprint) == training(other)
+    saved, wanted = training(fingerprint), training(other)
+    if any(saved.get(name, 0) > wanted.get(name, 0) for name in extendable):
+        return False
+    return ({k: v for k, v in saved.items() if k not in extendable}
+            == {k: v for k, v in wanted.items() if k not in extendable})
 
 
 __all__ = ["RENDER_STREAMS", "SPEED_SETTINGS", "render_streams", "trained_alike"]

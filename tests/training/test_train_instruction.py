@@ -209,6 +209,22 @@ def test_a_tiny_run_lowers_the_loss_writes_weights_and_resumes(tmp_path):
     for name, value in result.weights.parameters.items():
         np.testing.assert_array_equal(third.weights.parameters[name], value)
     assert [row["stage"] for row in third.history].count("validation") == 1
+    more = dataclasses.replace(TINY, dagger_rounds=2)  # a finished run goes on with more rounds
+    lines = []
+    extended = train_instruction_policy(tmp_path, more, progress=False, say=lines.append)
+    assert not any("another configuration" in line for line in lines)
+    assert [line.split(":")[0] for line in lines if line.startswith("DAgger")] == [
+        "DAgger round 2", "DAgger round 2"]  # the policy's episodes, then the training
+    assert [row["stage"] for row in extended.history].count("validation") == 1
+    assert extended.history[-1]["stage"] == "validation"  # validated again, after round 2
+    assert extended.weights.sha256 != result.weights.sha256
+    fresh = train_instruction_policy(tmp_path / "fresh", more, progress=False, say=lambda _: None)
+    for name, value in fresh.weights.parameters.items():  # as if it had had them from the start
+        np.testing.assert_array_equal(extended.weights.parameters[name], value)
+    fewer = dataclasses.replace(TINY, dagger_rounds=0)
+    lines = []
+    train_instruction_policy(tmp_path, fewer, progress=False, say=lines.append)
+    assert any("another configuration" in line for line in lines)  # rounds are never undone
     other = dataclasses.replace(TINY, epochs=4)
     lines = []
     train_instruction_policy(tmp_path, other, progress=False, say=lines.append)
