@@ -208,7 +208,7 @@ def instruction_policy(
     dagger_rounds: Annotated[int, typer.Option(min=0, help="Rounds of DAgger after the "
                                                "cloning (beyond STEVE-1): the policy acts "
                                                "near a target, the scripted skills label as "
-                                               "a teacher.")] = 4,
+                                               "a teacher.")] = 10,
     foundation: Annotated[Path | None, typer.Option(help="Navigator weights (a foundation.npz "
                                                     "of `mrsteve train navigator`) whose image "
                                                     "encoder and core start the policy; default: "

@@ -108,7 +108,7 @@ class InstructionTrainingConfig:
     bucket, a herd killed) and idle or dig where they stand, steps that taught the policy to
     dig into the ground under any goal (beyond STEVE-1, whose data has no such tails)."""
     epochs: int = 12
-    dagger_rounds: int = 4
+    dagger_rounds: int = 10
     """Rounds of DAgger after the cloning (module docstring); each renders ``dagger_episodes``
     episodes of the policy, started near a target and ended at its first success or after
     ``episode_steps``."""
