@@ -137,7 +137,7 @@ def test_the_kernel_breaks_ties_at_the_kth_centre_by_row():
     poses = np.zeros((4, 5), np.float32)
     query = np.ones(1, np.float32)
     index = (codes, scales, residuals, live, 4)
-    slots, t, _, found, scored = search_clusters(
+    slots, t, _, _, scored = search_clusters(
         *index, np.zeros(0, bool), 2, base, head, tail, arena, embeddings, steps, poses,
         live, query, np.float32(0.0), False, clusters._NO_PIVOTS,
     )
