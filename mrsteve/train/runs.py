@@ -40,15 +40,14 @@ def trained_alike(fingerprint: str, other: str, extendable: tuple[str, ...] = ()
     validation settings (``validation_*``) and ``extendable`` counts (rounds of a stage that
     comes last in training) raised, not lowered, so a run resumes under any of them and a
     finished one goes on with more rounds."""
-    def training(recipe: str) -> dict[str, Any]:
-        return {name: value for name, value in json.loads(recipe).items()
-                if name not in SPEED_SETTINGS and not name.startswith("validation_")}
+    def training(recipe: dict[str, Any]) -> dict[str, Any]:
+        return {name: value for name, value in recipe.items()
+                if name not in SPEED_SETTINGS and name not in extendable
+                and not name.startswith("validation_")}
 
-    saved, wanted = training(fingerprint), training(other)
-    if any(saved.get(name, 0) > wanted.get(name, 0) for name in extendable):
-        return False
-    return ({k: v for k, v in saved.items() if k not in extendable}
-            == {k: v for k, v in wanted.items() if k not in extendable})
+    saved, wanted = json.loads(fingerprint), json.loads(other)
+    return (training(saved) == training(wanted)
+            and all(saved.get(name, 0) <= wanted.get(name, 0) for name in extendable))
 
 
 __all__ = ["RENDER_STREAMS", "SPEED_SETTINGS", "render_streams", "trained_alike"]
