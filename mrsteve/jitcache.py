@@ -1,18 +1,22 @@
-"""Where numba keeps the compiled kernels (``cache=True``) when the install is read-only.
+"""Where numba keeps the compiled kernels (``cache=True``), and noticing when it compiles them.
 
 numba caches a function beside its source (``__pycache__``) or else in the user's cache directory
 (``$XDG_CACHE_HOME/numba`` or ``~/.cache/numba``), and raises ``cannot cache function`` at import
 when neither is writable (a read-only install, no writable home). :func:`configure_numba_cache`,
 run by ``import mrsteve``, then points ``NUMBA_CACHE_DIR`` at a per-user folder in the temporary
-directory. A ``NUMBA_CACHE_DIR`` the user set is left alone. ``os`` only (this runs at every
-``import mrsteve``: no numba, no tempfile, no pathlib).
+directory. A ``NUMBA_CACHE_DIR`` the user set is left alone. ``os``, ``sys`` and ``time`` only at
+import (this runs at every ``import mrsteve``: no numba, no tempfile, no pathlib).
+
+A kernel numba has not cached compiles on its first call, for seconds to a minute; the commands
+watch for that (:class:`CompileWatch`) to say so and to keep it out of their progress bars' rates.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable, Mapping
+import time
+from collections.abc import Callable, Iterable, Mapping
 
 
 def writable_dir(path: str) -> bool:
@@ -76,19 +80,86 @@ def configure_numba_cache(source_dirs: Iterable[str] | None = None) -> str | Non
     return fallback
 
 
-def kernels_cached(source_dirs: Iterable[str] | None = None) -> bool:
-    """Whether numba has compiled kernels of the package cached (an index file, ``*.nbi``, in a
-    ``__pycache__`` of the package, in ``NUMBA_CACHE_DIR`` or in the user-wide cache): if not, the
-    first episode compiles them, which takes a minute or two (the commands say so)."""
-    root = os.path.dirname(os.path.abspath(__file__))
-    if source_dirs is None:
-        source_dirs = [root, *(entry.path for entry in os.scandir(root)
-                               if os.path.isfile(os.path.join(entry.path, "__init__.py")))]
-    beside = [os.path.join(d, "__pycache__") for d in source_dirs]
-    elsewhere = [d for d in (os.environ.get("NUMBA_CACHE_DIR"), user_cache_dir()) if d]
-    for folder in beside + elsewhere:
-        for path, _, names in os.walk(folder):
-            ours = folder in beside or "mrsteve" in path  # a shared cache mirrors source paths
-            if ours and any(name.endswith(".nbi") for name in names):
-                return True
-    return False
+COMPILING_NOTICE = ("compiling kernels this run needs (once: numba caches them for later runs; "
+                    "up to a minute or two)...")
+"""What a command says when numba starts compiling a kernel it has not cached."""
+
+
+def say_above_bars(line: str) -> None:
+    """Write ``line`` to stderr, above any progress bar drawn there (through tqdm when loaded)."""
+    tqdm = sys.modules.get("tqdm")
+    if tqdm is not None:
+        tqdm.tqdm.write(line, file=sys.stderr)
+    else:
+        print(line, file=sys.stderr, flush=True)
+
+
+def leave_out_of_bars(seconds: float) -> None:
+    """Move the last update of every progress bar of this process ``seconds`` later (never past
+    now): tqdm's rate is the count over the time between updates, so time spent on something
+    else (compiling) stays out of the rate and of the time it expects to need."""
+    tqdm = sys.modules.get("tqdm")
+    if tqdm is None:
+        return
+    now = time.time()  # tqdm's clock
+    for bar in list(tqdm.tqdm._instances):
+        if hasattr(bar, "last_print_t"):  # a bar being made has none yet
+            bar.last_print_t = min(bar.last_print_t + seconds, now)
+
+
+class CompileWatch:
+    """numba compiling, seen as it happens (a context manager over numba's ``numba:compile``
+    event, which fires on a cache miss only, never when a cached kernel loads): ``say`` gets
+    :data:`COMPILING_NOTICE` when the first kernel starts compiling, once in all (the worker
+    processes forked meanwhile share the flag); :attr:`seconds` adds up the time this process
+    spent compiling, which its progress bars leave out of their rates (a first run's compiling
+    in the first steps made a 12,000-step bar expect hours). Whether the kernels a run uses are
+    cached depends on the world, the agent and what the episode meets; watching the compiler
+    answers for every one of them."""
+
+    def __init__(self, say: Callable[[str], object] = say_above_bars,
+                 notice: str = COMPILING_NOTICE) -> None:
+        self.say, self.notice = say, notice
+        self.seconds = 0.0
+        """Seconds spent compiling in this process while watched (nested compilations once)."""
+        self._depth, self._started = 0, 0.0
+
+    def _on_start(self) -> None:
+        self._depth += 1
+        if self._depth > 1:
+            return
+        self._started = time.perf_counter()
+        if not self._said.value:
+            self._said.value = True
+            self.say(self.notice)
+
+    def _on_end(self) -> None:
+        self._depth -= 1
+        if self._depth == 0:
+            spent = time.perf_counter() - self._started
+            self.seconds += spent
+            leave_out_of_bars(spent)
+
+    def __enter__(self) -> CompileWatch:
+        import multiprocessing
+
+        from numba.core import event
+
+        watch = self
+
+        class Listener(event.Listener):
+            def on_start(self, ev: object) -> None:
+                watch._on_start()
+
+            def on_end(self, ev: object) -> None:
+                watch._on_end()
+
+        self._said = multiprocessing.RawValue("b", False)  # shared: forked workers see it
+        self._listener = Listener()
+        event.register("numba:compile", self._listener)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        from numba.core import event
+
+        event.unregister("numba:compile", self._listener)

@@ -405,3 +405,39 @@ class Weights:
         architecture, parameters, info = read_weights(path, cls.FORMAT, cls.VERSION, cls.WHAT,
                                                       shapes)
         return cls(architecture, parameters, info)
+
+    @classmethod
+    def read(cls, path: str | Path, sha256: str | None = None) -> Self:
+        """The weights of the file at ``path``, read once per process (:func:`read_once`);
+        ``sha256``: the hash the weights must have (a file changed since its configuration was
+        made raises a ``ValueError`` naming both hashes)."""
+        weights = read_once(cls, path)
+        if sha256 is not None and weights.sha256 != sha256:
+            raise ValueError(f"{path} holds other weights ({weights.sha256}) than the "
+                             f"configuration names ({sha256})")
+        return weights
+
+
+WEIGHTS_KEPT = 8
+"""Weights files a process keeps read (:func:`read_once`), the least recently used dropped."""
+
+_read: dict[tuple[type, str, int, int, int], Weights] = {}
+
+
+def read_once(kind: type[Weights], path: str | Path) -> Weights:
+    """The weights of ``kind`` in the file at ``path``, read from disk once per process: kept by
+    the resolved path and the file's identity (inode, size, modification time), so a file
+    replaced since is read again and every episode of a worker shares one copy."""
+    resolved = Path(path).resolve()
+    try:
+        stat = resolved.stat()
+    except FileNotFoundError:
+        return kind.load(path)  # its error names the missing file
+    key = (kind, str(resolved), stat.st_ino, stat.st_size, stat.st_mtime_ns)
+    weights = _read.pop(key, None)
+    if weights is None:
+        weights = kind.load(path)
+        while len(_read) >= WEIGHTS_KEPT:
+            del _read[next(iter(_read))]
+    _read[key] = weights  # the most recently used last
+    return weights

@@ -3,8 +3,8 @@
 Every module of ``mrsteve`` is parsed with :mod:`ast`; every ``import`` counts, at module level,
 under ``if TYPE_CHECKING:`` and inside functions alike. The rules (lowest layer first):
 
-    memory, world  <  env  <  perception, control  <  agent  <  tasks  <  eval, bench, calibration
-    <  train  <  cli
+    memory, world  <  env  <  perception, control  <  agent  <  tasks  <  minecraft
+    <  eval, bench, calibration  <  train  <  cli
 
 * a module never imports a higher layer, nor a sibling package of its own layer (so perception and
   control do not import each other, nor memory and world);
@@ -41,6 +41,7 @@ LAYERS: dict[str, int] = {
     "control": 2,
     "agent": 3,
     "tasks": 4,
+    "minecraft": 4.5,  # Minecraft's parts and simulator: above the tasks, under the experiments
     "eval": 5,
     "bench": 5,
     "calibration": 5,

@@ -8,6 +8,8 @@ its own whole configuration (the memory its every hyperparameter, the event thre
 the encoder's calibration included), and :attr:`AgentConfig.data` the digests of the data files
 and weights the parts load, so a recalibration or a retrain is a different tree.
 
+The names of the parts are those of their registries (:mod:`mrsteve.agent.registry`,
+:mod:`mrsteve.control.registry`, :mod:`mrsteve.perception.registry`, :mod:`mrsteve.memory`).
 Four kinds of tree (:data:`AgentTree`): :class:`AgentConfig` (MrSteve and its variants, and
 STEVE-1 alone), :class:`ExplorerAgentConfig` (an explorer run alone: the Exploration experiment),
 :class:`NavigatorAgentConfig` (a navigator alone: the Navigation experiment) and
@@ -21,27 +23,23 @@ from dataclasses import dataclass, field
 from mrsteve.agent.hierarchical import MineInstruction
 from mrsteve.agent.mrsteve import ModeSelectorConfig
 from mrsteve.agent.planners import PlannerConfig
+from mrsteve.agent.registry import INSTRUCTION_POLICIES
 from mrsteve.control.goals import DirectionConfig, ExplorationConfig
 from mrsteve.control.instruction import InstructionPolicyConfig
 from mrsteve.control.navigation import NavigatorConfig
+from mrsteve.control.registry import (
+    EXPLORER_KINDS,
+    LEARNED_NAVIGATORS,
+    NAVIGATORS,
+    learned_navigator,
+)
 from mrsteve.control.skills import SkillConfig
 from mrsteve.control.visitation import VisitationConfig
 from mrsteve.control.wander import WanderConfig
+from mrsteve.digests import OMITTED_WHEN_DEFAULT, WeightsFile
 from mrsteve.memory import MEMORY_VARIANTS, MemoryConfig, PlaceEventConfig, memory_variant
 from mrsteve.naming import check_name
 from mrsteve.perception.registry import ENCODERS
-
-EXPLORER_KINDS = ("count-based", "task-conditioned", "plan4mc", "go-explore")
-"""Count-based goals (MrSteve), task-conditioned goals (appendix), Plan4MC's direction picking,
-and STEVE-1 told to "go explore" (a wanderer)."""
-NAVIGATOR_KINDS = ("depth", "straight", "learned")
-"""The VPT-Nav stand-in (depth-aware, terrain skills), the paper's straight-line heuristic, and
-the learned policy over RGB frames (:class:`~mrsteve.control.learned.LearnedNavigator`)."""
-
-INSTRUCTION_POLICIES = ("scripted", "learned")
-"""pi_Inst, STEVE-1's role: ``scripted`` (the stand-in reading depth and semantics,
-:class:`~mrsteve.control.skills.ScriptedSkills`) or ``learned`` (STEVE-1's recipe over RGB frames,
-:class:`~mrsteve.control.instruction.LearnedSkills`, with the shipped weights)."""
 
 DataDigests = tuple[tuple[str, str], ...]
 """``((path below mrsteve/, sha256), ...)`` of the data files a tree's parts load."""
@@ -76,8 +74,8 @@ class EncoderConfig:
     """The encoder the agent perceives with (MineCLIP's role)."""
 
     kind: str = "semantic"
-    """One of :data:`mrsteve.perception.ENCODERS`: ``semantic`` (the renderer's semantic frame)
-    or ``pixels`` (the learned encoder over RGB frames)."""
+    """One of :data:`mrsteve.perception.ENCODERS` (``semantic``: the renderer's semantic frame;
+    ``pixels``: the learned encoder over RGB frames)."""
     weights_sha256: str | None = None
     """Hash of the encoder's weights (``pixels``), so a summary names the weights it ran with."""
 
@@ -87,8 +85,8 @@ class EncoderConfig:
 
 def check_navigator_weights(weights: str | None, navigators: tuple[str, ...]) -> None:
     """Raise ``ValueError`` if a tree names navigator weights but none of its ``navigators`` is
-    the learned one (the file would be ignored)."""
-    if weights is not None and "learned" not in navigators:
+    a learned one (the file would be ignored)."""
+    if weights is not None and not any(kind in LEARNED_NAVIGATORS for kind in navigators):
         raise ValueError(f"navigator weights {weights!r} are for the learned navigator, but the "
                          f"agent walks with {', '.join(sorted(set(navigators)))}")
 
@@ -98,9 +96,10 @@ class ExplorerConfig:
     """The explorer of the Explore mode: a goal selector over a navigator (or a wanderer)."""
 
     kind: str = "count-based"
-    """One of :data:`EXPLORER_KINDS`."""
+    """One of :data:`mrsteve.control.registry.EXPLORER_KINDS`."""
     navigator: str = "depth"
-    """The explorer's own navigator, one of :data:`NAVIGATOR_KINDS` (``plan4mc``: ``straight``)."""
+    """The explorer's own navigator, one of :data:`mrsteve.control.registry.NAVIGATORS`
+    (``plan4mc``: ``straight``)."""
     goals: ExplorationConfig = field(default_factory=ExplorationConfig)
     """Count-based goal selection; ``patch_size`` G is a task-level setting (the paper: G = 15 on
     100 x 100 maps, 30 on 200 x 200)."""
@@ -113,7 +112,7 @@ class ExplorerConfig:
 
     def __post_init__(self) -> None:
         check_name(self.kind, EXPLORER_KINDS, "explorer")
-        check_name(self.navigator, NAVIGATOR_KINDS, "navigator")
+        check_name(self.navigator, NAVIGATORS, "navigator")
 
 
 @dataclass(frozen=True)
@@ -122,7 +121,7 @@ class AgentConfig:
     run's summary."""
 
     name: str
-    """The agent's name (a key of :data:`mrsteve.agent.factory.AGENTS`)."""
+    """The agent's name (a key of :data:`mrsteve.agent.registry.AGENTS`)."""
     description: str = ""
     """What the agent is, in the paper's words."""
     memory: MemoryPart | None = field(default_factory=MemoryPart)
@@ -134,8 +133,9 @@ class AgentConfig:
     """The navigators' settings: the Execute mode's travel to remembered places and the
     explorer's low level."""
     navigator_kind: str = "depth"
-    """The Execute mode's navigator, one of :data:`NAVIGATOR_KINDS` (``depth``: the VPT-Nav
-    stand-in; ``learned``: the policy over RGB frames); the explorer names its own."""
+    """The Execute mode's navigator, one of :data:`mrsteve.control.registry.NAVIGATORS`
+    (``depth``: the VPT-Nav stand-in; ``learned``: the policy over RGB frames); the explorer
+    names its own."""
     navigator_weights: str | None = None
     """A weights file (``mrsteve train navigator``) every learned navigator of the agent (its
     travel, its explorer's) runs with in place of the shipped one."""
@@ -144,17 +144,22 @@ class AgentConfig:
     skills: SkillConfig = field(default_factory=SkillConfig)
     """The scripted instruction policy's settings (STEVE-1 stand-in)."""
     instruction_policy: str = "scripted"
-    """pi_Inst of the Execute mode and of STEVE-1: ``scripted`` (the stand-in) or ``learned``
-    (STEVE-1's recipe over RGB frames)."""
+    """pi_Inst of the Execute mode and of STEVE-1, one of
+    :data:`mrsteve.agent.registry.INSTRUCTION_POLICIES` (``scripted``: the stand-in; ``learned``:
+    STEVE-1's recipe over RGB frames)."""
     instruction: InstructionPolicyConfig = field(default_factory=InstructionPolicyConfig)
     """The learned instruction policy's run-time settings (its guidance scale)."""
     mode_selector: ModeSelectorConfig = field(default_factory=ModeSelectorConfig)
     """MrSteve's mode selector (Algorithm 2)."""
     data: DataDigests = ()
     """Digests of the data files the parts load (thresholds, lexicon, skills, weights)."""
+    weights_files: tuple[WeightsFile, ...] = field(default=(), metadata=OMITTED_WHEN_DEFAULT)
+    """The released weights files its parts of :mod:`mrsteve.minecraft` run with (MineCLIP,
+    VPT-Nav, STEVE-1 and its prior), by path and hash, sorted by kind; left out of the tree
+    while there are none."""
 
     def __post_init__(self) -> None:
-        check_name(self.navigator_kind, NAVIGATOR_KINDS, "navigator")
+        check_name(self.navigator_kind, NAVIGATORS, "navigator")
         check_name(self.instruction_policy, INSTRUCTION_POLICIES, "instruction policy")
         check_navigator_weights(self.navigator_weights,
                                 (self.navigator_kind, self.explorer.navigator))
@@ -175,6 +180,9 @@ class ExplorerAgentConfig:
     place of the shipped one."""
     navigator_weights_sha256: str | None = None
     """The hash of :attr:`navigator_weights`."""
+    weights_files: tuple[WeightsFile, ...] = field(default=(), metadata=OMITTED_WHEN_DEFAULT)
+    """The released weights file of its navigator (VPT-Nav), by path and hash; left out of the
+    tree while there is none."""
 
     def __post_init__(self) -> None:
         check_navigator_weights(self.navigator_weights, (self.explorer.navigator,))
@@ -185,13 +193,13 @@ class NavigatorAgentConfig:
     """A navigator run alone (the Navigation experiment: goals 10-20 blocks away)."""
 
     name: str
-    """One of :data:`NAVIGATOR_KINDS`."""
+    """One of :data:`mrsteve.control.registry.NAVIGATORS`."""
     description: str = ""
     navigator: NavigatorConfig = field(default_factory=NavigatorConfig)
     data: DataDigests = ()
     weights: str | None = None
-    """``learned`` only: a weights file (``mrsteve train navigator``) in place of the shipped
-    one, as the conditioning and KL studies compare trained variants."""
+    """A learned navigator only: a weights file (``mrsteve train navigator``) in place of the
+    shipped one, as the conditioning and KL studies compare trained variants."""
     weights_sha256: str | None = None
     """The hash of :attr:`weights` (a retrained file is another tree)."""
     training: tuple[str, str, float] | None = None
@@ -199,9 +207,9 @@ class NavigatorAgentConfig:
     studies compare; read from the file's metadata)."""
 
     def __post_init__(self) -> None:
-        check_name(self.name, NAVIGATOR_KINDS, "navigator")
-        if self.weights is not None and self.name != "learned":
-            raise ValueError(f"only the learned navigator takes weights, not {self.name!r}")
+        check_name(self.name, NAVIGATORS, "navigator")
+        if self.weights is not None:
+            learned_navigator(self.name)
 
 
 @dataclass(frozen=True)

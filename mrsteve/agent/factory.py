@@ -1,29 +1,29 @@
 """Every agent of the paper by name, their configuration trees, and the one function that builds
 an agent from a tree.
 
-The names follow the paper's figures: ``mrsteve`` (Place Event Memory), ``center-embed``
-(Place Event Memory keeping only event centres), ``pm`` / ``em`` / ``fm`` (MrSteve-PM / -EM / -FM:
-Place, Event, FIFO Memory), ``pmc-fm`` (PMC-MrSteve-FM: FIFO Memory with Plan4MC's explorer) and
-``steve1`` (the instruction policy alone). ``mrsteve-tc`` is MrSteve with the task-conditioned
-exploration of the paper's appendix. The Exploration experiment runs explorers alone
-(:data:`EXPLORERS`), the Navigation experiment navigators alone (:data:`NAVIGATORS`).
-
-:func:`agent_config`, :func:`explorer_agent_config` and :func:`navigator_agent_config` make the
-trees (:mod:`mrsteve.agent.config`); :func:`build_agent` builds any tree, and refuses one whose
-data digests are not those of the installed data files.
+The agents and their parts are named in their registries (:mod:`mrsteve.agent.registry`: agents,
+instruction policies and the Exploration experiment's explorers; :mod:`mrsteve.control.registry`:
+navigators and explorers; :mod:`mrsteve.perception.registry`: encoders;
+:mod:`mrsteve.memory.variants`: memories), re-exported here. :func:`agent_config`,
+:func:`explorer_agent_config` and :func:`navigator_agent_config` make the trees
+(:mod:`mrsteve.agent.config`) from those entries; :func:`build_agent` builds any tree, and refuses
+one whose data digests are not those of the installed data files. The weights a tree's learned
+parts run with are read from the paths it records, checked against its hashes, once per process;
+so are the released weights files its parts of :mod:`mrsteve.minecraft` run with
+(:func:`released_files`).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from functools import singledispatch
 from pathlib import Path
 from typing import Any
 
 from mrsteve.agent.baselines import Steve1
 from mrsteve.agent.config import (
-    INSTRUCTION_POLICIES,
     AgentConfig,
     AgentTree,
     DataDigests,
@@ -37,144 +37,138 @@ from mrsteve.agent.config import (
 from mrsteve.agent.hierarchical import HierarchicalAgent, MineInstruction
 from mrsteve.agent.mrsteve import ModeSelectorConfig, MrSteve
 from mrsteve.agent.planners import PlannerConfig, make_planner
+from mrsteve.agent.registry import (
+    AGENTS,
+    EXPLORERS,
+    INSTRUCTION_POLICIES,
+    AgentSpec,
+    ExplorerAgentSpec,
+    instruction_policy_spec,
+    make_instruction_policy,
+)
 from mrsteve.agent.standalone import ExplorerAgent, NavigatorAgent
-from mrsteve.control.explorers import HierarchicalExplorer
-from mrsteve.control.goals import (
-    CountBasedGoalSelector,
-    DirectionConfig,
-    DirectionGoalSelector,
-    ExplorationConfig,
-    TaskConditionedGoalSelector,
+from mrsteve.control.goals import DirectionConfig, ExplorationConfig
+from mrsteve.control.navigation import NavigatorConfig
+from mrsteve.control.registry import (
+    AGENT_NAVIGATORS,
+    EXPLORER_KINDS,
+    LEARNED_NAVIGATORS,
+    NAVIGATORS,
+    explorer_spec,
+    learned_navigator,
+    make_navigator,
+    navigator_data,
+    navigator_spec,
 )
-from mrsteve.control.instruction import (
-    SHIPPED_INSTRUCTION_POLICY,
-    InstructionPolicyConfig,
-    LearnedSkills,
-)
-from mrsteve.control.learned import (
-    SHIPPED_NAVIGATOR,
-    LearnedNavigator,
-    NavigatorWeights,
-    load_navigator_weights,
-)
-from mrsteve.control.navigation import DepthNavigator, Navigator, NavigatorConfig, StraightNavigator
-from mrsteve.control.skills import ScriptedSkills, SkillConfig
 from mrsteve.control.wander import WanderExplorer
-from mrsteve.digests import data_digest, data_digests
+from mrsteve.digests import WeightsFile, data_digest, data_digests
 from mrsteve.memory import Memory, memory_variant
-from mrsteve.naming import check_name, lookup
-from mrsteve.perception import ENCODER_DATA, encoder_thresholds, encoder_weights, make_encoder
+from mrsteve.naming import check_name, entry_point, lookup
+from mrsteve.nn import Weights
+from mrsteve.perception import (
+    ENCODERS,
+    encoder_data,
+    encoder_thresholds,
+    encoder_weights,
+    make_encoder,
+)
+from mrsteve.perception.registry import encoder_spec
 from mrsteve.protocols import Agent
 
-SKILL_DATA = ("control/data/skills.toml",)
-"""The data files the scripted instruction policy loads."""
-INSTRUCTION_POLICY_DATA = {"scripted": SKILL_DATA,
-                           "learned": (*SKILL_DATA, SHIPPED_INSTRUCTION_POLICY,
-                                       *ENCODER_DATA["pixels"])}
-"""The data files each instruction policy loads (the learned one: its weights and the pixel
-encoder whose text tower gives the prior its input)."""
+__all__ = [
+    "AGENTS",
+    "AGENT_NAVIGATORS",
+    "ENCODERS",
+    "EXPLORERS",
+    "EXPLORER_KINDS",
+    "INSTRUCTION_POLICIES",
+    "NAVIGATORS",
+    "AgentSpec",
+    "ExplorerAgentSpec",
+    "agent_config",
+    "build_agent",
+    "build_explorer",
+    "check_data",
+    "explorer_agent_config",
+    "explorer_config",
+    "hierarchical_agent_config",
+    "make_agent",
+    "make_instruction_policy",
+    "make_navigator",
+    "memory_part",
+    "navigator_agent_config",
+    "navigator_data",
+    "navigator_weights_file",
+    "recorded_weights",
+    "released_files",
+    "with_memory",
+]
+
 RECIPE_DATA = ("world/data/crafting.toml",)
 """The crafting recipes a planner reads (Minecraft's public rules, as a recipe book)."""
-EVENT_MEMORIES = ("event", "place-event", "center-embed")
-"""The variants that cluster events, whose thresholds come from the encoder's calibration."""
-
-
-@dataclass(frozen=True)
-class AgentSpec:
-    """How one named agent is assembled."""
-
-    description: str
-    memory: str | None
-    """A variant of :data:`mrsteve.memory.MEMORY_VARIANTS`, or ``None`` (no memory)."""
-    explorer: str = "count-based"
-    """``count-based`` (MrSteve), ``task-conditioned`` or ``plan4mc``."""
-
-
-AGENTS: dict[str, AgentSpec] = {
-    "mrsteve": AgentSpec("MrSteve: Place Event Memory, count-based exploration", "place-event"),
-    "center-embed": AgentSpec("MrSteve (Center Embed): event centres only", "center-embed"),
-    "pm": AgentSpec("MrSteve-PM: Place Memory", "place"),
-    "em": AgentSpec("MrSteve-EM: Event Memory", "event"),
-    "fm": AgentSpec("MrSteve-FM: FIFO Memory", "fifo"),
-    "pmc-fm": AgentSpec("PMC-MrSteve-FM: FIFO Memory, Plan4MC-style exploration", "fifo",
-                        "plan4mc"),
-    "mrsteve-tc": AgentSpec("MrSteve with task-conditioned exploration (appendix)", "place-event",
-                            "task-conditioned"),
-    "steve1": AgentSpec("STEVE-1: the instruction policy alone, no memory", None),
-}
-
-EXPLORERS: dict[str, tuple[str, str, str]] = {
-    "count-based": ("count-based", "depth",
-                    "Count-based goals over the VPT-Nav stand-in (MrSteve)"),
-    "count-based-straight": ("count-based", "straight",
-                             "Count-based goals over a navigator without terrain skills"),
-    "plan4mc": ("plan4mc", "depth", "Plan4MC's direction picking over the VPT-Nav stand-in"),
-    "plan4mc-straight": ("plan4mc", "straight", "Plan4MC: direction picking, straight walking"),
-    "go-explore": ("go-explore", "depth", "STEVE-1 told to 'go explore'"),
-}
-"""The Exploration experiment's agents: ``(explorer kind, navigator, description)`` by name."""
-
-NAVIGATORS: dict[str, type] = {"depth": DepthNavigator, "straight": StraightNavigator,
-                               "learned": LearnedNavigator}
-"""Navigators by name: ``depth`` (the VPT-Nav stand-in), ``straight`` (the paper's heuristic)
-and ``learned`` (the policy over RGB frames with the shipped weights)."""
-
-AGENT_NAVIGATORS = ("depth", "learned")
-"""The navigators MrSteve and the explorers can walk with (the straight heuristic is Plan4MC's
-and the Exploration experiment's own rows)."""
-
-NAVIGATOR_DATA = {"learned": (SHIPPED_NAVIGATOR,)}
-"""The data files (paths below ``mrsteve/``) each navigator loads (its weights)."""
-
-
-def make_navigator(kind: str, config: NavigatorConfig | None = None,
-                   weights: NavigatorWeights | None = None) -> Navigator:
-    """A navigator of :data:`NAVIGATORS` by name (``weights``: the learned one's, default the
-    shipped ones)."""
-    navigator = lookup(NAVIGATORS, kind, "navigator")
-    config = config or NavigatorConfig()
-    if weights is not None:
-        return navigator(config, weights=weights)
-    return navigator(config)
-
-
-def navigator_data(*kinds: str, trained: bool = False) -> tuple[str, ...]:
-    """The data files the navigators of ``kinds`` load (``trained``: a learned one runs with a
-    weights file of its own, not the shipped one)."""
-    return tuple(dict.fromkeys(path for kind in kinds if not (trained and kind == "learned")
-                               for path in NAVIGATOR_DATA.get(kind, ())))
 
 
 def navigator_weights_file(path: str | None, navigator: str) -> tuple[str | None, str | None]:
     """The absolute path and the hash of the weights file ``path`` a tree's learned navigator
     runs with (``(None, None)``: the shipped one), so that any worker finds it and a file changed
-    later is told apart; a bad file, or weights for an agent whose ``navigator`` is not the
+    later is told apart; a bad file, or weights for an agent whose ``navigator`` is not a
     learned one, raise ``ValueError``."""
     if path is None:
         return None, None
-    if navigator != "learned":
+    spec = navigator_spec(navigator)
+    if not spec.learned:
+        learned = " or ".join(repr(name) for name in LEARNED_NAVIGATORS)
         raise ValueError(f"navigator weights {path!r} are for the learned navigator; give "
-                         f"navigator 'learned', not {navigator!r}")
-    return str(Path(path).resolve()), load_navigator_weights(path).sha256
+                         f"navigator {learned}, not {navigator!r}")
+    return str(Path(path).resolve()), spec.read_weights(path).sha256
 
 
-def trained_navigator(path: str | None, sha256: str | None) -> NavigatorWeights | None:
-    """The weights file a tree names for its learned navigator, checked against the hash it
-    recorded (``None``: the shipped weights)."""
-    if path is None:
-        return None
-    weights = load_navigator_weights(path)
-    if weights.sha256 != sha256:
-        raise ValueError(f"{path} holds other weights ({weights.sha256}) than the configuration "
-                         f"names ({sha256})")
-    return weights
+CHECKED_FILE = "mrsteve.minecraft.parts:checked_file"
+"""What checks a released weights file and records it in a tree
+(:class:`~mrsteve.digests.WeightsFile`), imported only when a part needs one."""
+
+WeightsPaths = Mapping[str, "str | None"]
+"""The released weights files given for the parts that take them: path by kind (``mineclip``,
+``vpt-nav``, ``steve1``, ``steve1-prior``; ``None``: not given)."""
+
+
+def released_files(parts: Iterable[tuple[str, Any]], paths: WeightsPaths | None
+                   ) -> tuple[WeightsFile, ...]:
+    """The tree's records of the released weights files the ``parts`` (``(what, registry
+    entry)`` pairs) are built from, each checked key by key, sorted by kind. A part whose
+    dependencies are not installed, a file not given, or a file that is not the checkpoint its
+    kind names is a one-line ``ValueError``; files no part takes are not read."""
+    paths = paths or {}
+    files: dict[str, WeightsFile] = {}
+    for what, spec in parts:
+        if not spec.files:
+            continue
+        entry_point(spec.build, what, spec.extra)  # its dependencies, else how to install them
+        check = entry_point(CHECKED_FILE, what, spec.extra)
+        for kind in spec.files:
+            if kind in files:
+                continue
+            if paths.get(kind) is None:
+                raise ValueError(f"{what} runs on a released {kind} weights file; none is given")
+            files[kind] = check(kind, paths[kind])
+    return tuple(files[kind] for kind in sorted(files))
+
+
+def _files_of(spec: Any, what: str, files: tuple[WeightsFile, ...]) -> tuple[WeightsFile, ...]:
+    """The weights files of a tree that a part's entry (``spec``) is built from, in its order."""
+    recorded = {file.kind: file for file in files}
+    missing = [kind for kind in spec.files if kind not in recorded]
+    if missing:
+        raise ValueError(f"the configuration names no {', '.join(missing)} weights file for "
+                         f"{what}; rebuild it")
+    return tuple(recorded[kind] for kind in spec.files)
 
 
 def memory_part(kind: str, *, capacity: int | None = None, encoder: str = "semantic",
                 **hyperparameters: Any) -> MemoryPart:
     """The memory node of a tree: variant ``kind`` with ``hyperparameters`` over the paper's
     defaults, the event thresholds those the encoder was calibrated with."""
-    if kind in EVENT_MEMORIES:
+    if memory_variant(kind).has_events:
         thresholds = encoder_thresholds(encoder)
         hyperparameters = {"merge_threshold": thresholds.event_merge,
                            "fold_threshold": thresholds.event_fold, **hyperparameters}
@@ -214,30 +208,38 @@ def agent_config(
     navigator_weights: str | None = None,
     instruction_policy: str = "scripted",
     mode_selector: ModeSelectorConfig | None = None,
+    weights_files: WeightsPaths | None = None,
 ) -> AgentConfig:
     """The configuration tree of the agent called ``name`` (:data:`AGENTS`). ``patch_size`` is
     the exploration goal patch side G, a task-level setting as in the paper (15 on 100 x 100
     maps, 30 on 200 x 200: :func:`mrsteve.tasks.catalog.exploration_patch_size`); the agent is
     told nothing else of the world. ``capacity``: its memory's; ``encoder``: one of
-    :data:`mrsteve.perception.ENCODERS`; ``navigator``: the VPT-Nav stand-in (``depth``) or the
-    learned policy (``learned``), for the Execute mode's travel and the explorer (Plan4MC's
-    explorer keeps its straight walking); ``navigator_weights``: a weights file the learned
-    policy runs with in place of the shipped one; ``instruction_policy``: one of
-    :data:`INSTRUCTION_POLICIES` (MrSteve's Execute mode and STEVE-1 alike);
-    ``mode_selector``: MrSteve's mode selector."""
+    :data:`ENCODERS`; ``navigator``: one of :data:`AGENT_NAVIGATORS` (the VPT-Nav stand-in
+    ``depth``, the learned policy ``learned``), for the Execute mode's travel and the explorer
+    (an explorer that keeps a navigator of its own, Plan4MC's straight walking, keeps it);
+    ``navigator_weights``: a weights file the learned policy runs with in place of the shipped
+    one; ``instruction_policy``: one of :data:`INSTRUCTION_POLICIES` (MrSteve's Execute mode and
+    STEVE-1 alike); ``mode_selector``: MrSteve's mode selector; ``weights_files``: the released
+    weights files the parts of :mod:`mrsteve.minecraft` among these run with, by kind
+    (:func:`released_files`)."""
     spec = lookup(AGENTS, name, "agent")
     check_name(navigator, AGENT_NAVIGATORS, "navigator")
-    check_name(instruction_policy, INSTRUCTION_POLICIES, "instruction policy")
+    policy = instruction_policy_spec(instruction_policy)
+    explorer_navigator = explorer_spec(spec.explorer).navigator or navigator
+    parts = [(f"the {instruction_policy} instruction policy", policy)]
+    if spec.memory is not None:  # STEVE-1 alone has no encoder and no navigator
+        parts += [(f"the {encoder} encoder", encoder_spec(encoder)),
+                  *((f"the {kind} navigator", navigator_spec(kind))
+                    for kind in (navigator, explorer_navigator))]
+    files = released_files(parts, weights_files)
     navigator_weights, weights_sha256 = navigator_weights_file(navigator_weights, navigator)
     if spec.memory is None:
         navigator_weights = weights_sha256 = None  # STEVE-1 has no navigator
-    explorer_navigator = "straight" if spec.explorer == "plan4mc" else navigator
     explorer = explorer_config(spec.explorer, explorer_navigator, patch_size)
     memory = None if spec.memory is None else memory_part(spec.memory, capacity=capacity,
                                                          encoder=encoder)
-    skill_data = INSTRUCTION_POLICY_DATA[instruction_policy]
-    data = skill_data if memory is None else (
-        *skill_data, *ENCODER_DATA[encoder],
+    data = policy.data if memory is None else (
+        *policy.data, *encoder_data(encoder),
         *navigator_data(navigator, explorer_navigator, trained=navigator_weights is not None))
     return AgentConfig(
         name=name,
@@ -252,52 +254,51 @@ def agent_config(
         instruction_policy=instruction_policy,
         mode_selector=mode_selector or ModeSelectorConfig(),
         data=data_digests(tuple(dict.fromkeys(data))),
+        weights_files=files,
     )
 
 
 def explorer_agent_config(name: str, *, patch_size: float = 15.0, navigator: str = "depth",
-                          navigator_weights: str | None = None) -> ExplorerAgentConfig:
+                          navigator_weights: str | None = None,
+                          weights_files: WeightsPaths | None = None) -> ExplorerAgentConfig:
     """The tree of the Exploration experiment's explorer called ``name`` (:data:`EXPLORERS`);
-    ``navigator = "learned"`` puts the learned policy under an explorer that walks with the
-    VPT-Nav stand-in, with ``navigator_weights`` in place of the shipped ones if given (the
-    explorers that walk otherwise ignore both)."""
-    kind, low, description = lookup(EXPLORERS, name, "explorer")
+    another ``navigator`` of :data:`AGENT_NAVIGATORS` (the learned policy) takes the place of the
+    VPT-Nav stand-in under an explorer that walks with it, with ``navigator_weights`` in place
+    of the shipped ones if given, or the released weights file of ``weights_files`` it runs on
+    (VPT-Nav's; the explorers that walk otherwise ignore them)."""
+    spec = lookup(EXPLORERS, name, "explorer")
     check_name(navigator, AGENT_NAVIGATORS, "navigator")
     navigator_weights, weights_sha256 = navigator_weights_file(navigator_weights, navigator)
-    if low == "depth" and navigator == "learned" and kind != "go-explore":
-        low, description = "learned", f"{description}, learned navigator"
-    if low != "learned":
+    low, description = spec.navigator, spec.description
+    if low == "depth" and navigator != low and explorer_spec(spec.explorer).walks:
+        low, description = navigator, f"{description}, {navigator} navigator"
+    if low not in LEARNED_NAVIGATORS:
         navigator_weights = weights_sha256 = None
     elif navigator_weights is not None:
         description = f"{description} (weights {navigator_weights})"
     return ExplorerAgentConfig(
-        name, description, explorer_config(kind, low, patch_size),
+        name, description, explorer_config(spec.explorer, low, patch_size),
         data=data_digests(navigator_data(low, trained=navigator_weights is not None)),
-        navigator_weights=navigator_weights, navigator_weights_sha256=weights_sha256)
-
-
-NAVIGATOR_DESCRIPTIONS = {
-    "depth": "The VPT-Nav stand-in: depth-aware planning, terrain skills",
-    "straight": "The paper's heuristic: turn to the goal and walk",
-    "learned": "VPT-Nav's recipe: a goal-conditioned policy over RGB frames",
-}
-"""What each navigator of :data:`NAVIGATORS` is."""
+        navigator_weights=navigator_weights, navigator_weights_sha256=weights_sha256,
+        weights_files=released_files([(f"the {low} navigator", navigator_spec(low))],
+                                     weights_files))
 
 
 def navigator_agent_config(name: str, *, success_radius: float = 3.0,
                            weights: str | None = None) -> NavigatorAgentConfig:
     """The tree of the navigator called ``name`` (:data:`NAVIGATORS`); ``weights``: a learned
     navigator's weights file in place of the shipped one."""
-    lookup(NAVIGATORS, name, "navigator")
+    spec = navigator_spec(name)
     config = NavigatorConfig(success_radius=success_radius)
     if weights is None:
-        return NavigatorAgentConfig(name, NAVIGATOR_DESCRIPTIONS[name], config,
-                                    data=data_digests(navigator_data(name)))
-    trained = load_navigator_weights(weights)
+        return NavigatorAgentConfig(name, spec.description, config,
+                                    data=data_digests(spec.data_files()))
+    trained = learned_navigator(name).read_weights(weights)
     settings = dict(trained.info.get("training", {}))
     training = (trained.architecture.conditioning, str(settings.get("finetune")),
                 float(settings.get("kl", math.nan)))
-    return NavigatorAgentConfig(name, f"{NAVIGATOR_DESCRIPTIONS[name]} ({weights})", config,
+    return NavigatorAgentConfig(name, f"{spec.description} ({weights})", config,
+                                data=data_digests(spec.data_files(trained=True)),
                                 weights=str(weights), weights_sha256=trained.sha256,
                                 training=training)
 
@@ -324,6 +325,23 @@ def check_data(data: DataDigests) -> None:
                          "not comparable)")
 
 
+def recorded_weights(kind: str, data: DataDigests, path: str | None = None,
+                     sha256: str | None = None) -> Weights | None:
+    """The weights the navigator ``kind`` of a tree runs with, read once per process from the
+    path the tree records: the file it names (``path``), checked against the hash it recorded
+    (``sha256``), or else the shipped file its data digests list (checked by :func:`check_data`);
+    ``None`` for a navigator without weights."""
+    spec = navigator_spec(kind)
+    if not spec.learned:
+        return None
+    if path is not None:
+        return spec.read_weights(path, sha256)
+    if spec.weights not in dict(data):
+        raise ValueError(f"the configuration records no weights for its {kind} navigator "
+                         f"({spec.weights} is not among its data files); rebuild it")
+    return spec.read_weights()
+
+
 @singledispatch
 def build_agent(config: AgentTree) -> Agent:
     """The agent a configuration tree describes (any :data:`~mrsteve.agent.config.AgentTree`)."""
@@ -333,26 +351,32 @@ def build_agent(config: AgentTree) -> Agent:
 @build_agent.register
 def _(config: AgentConfig) -> Agent:
     check_data(config.data)
-    policy = make_instruction_policy(config.instruction_policy, config.skills,
-                                     config.instruction)
+    files = config.weights_files
+    what = f"its {config.instruction_policy} instruction policy"
+    policy = make_instruction_policy(
+        config.instruction_policy, config.skills, config.instruction,
+        _files_of(instruction_policy_spec(config.instruction_policy), what, files))
     if config.memory is None:
-        return Steve1(policy, name=config.name,
-                      wanderer=None if config.instruction_policy == "scripted"
-                      else WanderExplorer())
+        wanders = instruction_policy_spec(config.instruction_policy).needs_wanderer
+        return Steve1(policy, name=config.name, wanderer=WanderExplorer() if wanders else None)
     kind, expected = config.encoder.kind, config.encoder.weights_sha256
     if expected is not None and expected != encoder_weights(kind):
         raise ValueError(f"the configuration names {kind} encoder weights {expected}, but the "
                          f"installed ones are {encoder_weights(kind)}")
-    encoder = make_encoder(kind)
+    encoder = make_encoder(kind, _files_of(encoder_spec(kind), f"its {kind} encoder", files))
     memory = memory_variant(config.memory.kind).build(config.memory.capacity, dim=encoder.dim,
                                                       config=config.memory.config)
-    weights = trained_navigator(config.navigator_weights, config.navigator_weights_sha256)
+    trained = config.navigator_weights, config.navigator_weights_sha256
+    low, travel = config.explorer.navigator, config.navigator_kind
     return MrSteve(
         memory=memory,
         encoder=encoder,
-        explorer=build_explorer(config.explorer, memory, config.navigator, weights),
-        navigator=make_navigator(config.navigator_kind, config.navigator,
-                                 weights if config.navigator_kind == "learned" else None),
+        explorer=build_explorer(config.explorer, memory, config.navigator,
+                                recorded_weights(low, config.data, *trained), files),
+        navigator=make_navigator(travel, config.navigator,
+                                 recorded_weights(travel, config.data, *trained),
+                                 _files_of(navigator_spec(travel), f"its {travel} navigator",
+                                           files)),
         policy=policy,
         config=config.mode_selector,
         name=config.name,
@@ -362,15 +386,17 @@ def _(config: AgentConfig) -> Agent:
 @build_agent.register
 def _(config: ExplorerAgentConfig) -> Agent:
     check_data(config.data)
-    weights = trained_navigator(config.navigator_weights, config.navigator_weights_sha256)
+    weights = recorded_weights(config.explorer.navigator, config.data, config.navigator_weights,
+                               config.navigator_weights_sha256)
     return ExplorerAgent(build_explorer(config.explorer, navigator=config.navigator,
-                                        weights=weights), name=config.name)
+                                        weights=weights, files=config.weights_files),
+                         name=config.name)
 
 
 @build_agent.register
 def _(config: NavigatorAgentConfig) -> Agent:
     check_data(config.data)
-    weights = trained_navigator(config.weights, config.weights_sha256)
+    weights = recorded_weights(config.name, config.data, config.weights, config.weights_sha256)
     return NavigatorAgent(make_navigator(config.name, config.navigator, weights), name=config.name)
 
 
@@ -388,37 +414,18 @@ def _(config: HierarchicalAgentConfig) -> Agent:
 
 
 def build_explorer(config: ExplorerConfig, memory: Memory | None = None,
-                   navigator: NavigatorConfig | None = None,
-                   weights: NavigatorWeights | None = None):
-    """The explorer of ``config`` (``memory``: the event source of task-conditioned goals;
-    ``weights``: its learned navigator's, default the shipped ones)."""
-    if config.kind == "go-explore":
-        return WanderExplorer(config.wander)
-    low = make_navigator(config.navigator, navigator,
-                         weights if config.navigator == "learned" else None)
-    if config.kind == "plan4mc":
-        return HierarchicalExplorer(DirectionGoalSelector(config.direction), low)
-    if config.kind == "task-conditioned":
-        if memory is None:
-            raise ValueError("task-conditioned exploration reads the agent's memory")
-        selector = TaskConditionedGoalSelector(memory, config.goals, config.visitation)
-    else:
-        selector = CountBasedGoalSelector(config.goals, config.visitation)
-    return HierarchicalExplorer(selector, low)
-
-
-def make_instruction_policy(kind: str, skills: SkillConfig | None = None,
-                            config: InstructionPolicyConfig | None = None):
-    """The instruction policy of :data:`INSTRUCTION_POLICIES` by name: the scripted skills
-    (``skills``: their settings) or the learned policy with the shipped weights, its prompts
-    embedded by the shipped pixel encoder's text tower (``config``: its run-time settings)."""
-    check_name(kind, INSTRUCTION_POLICIES, "instruction policy")
-    if kind == "scripted":
-        return ScriptedSkills(skills)
-    from mrsteve.perception.pixels import PixelEncoder, load_shipped_weights
-
-    text = PixelEncoder(load_shipped_weights())
-    return LearnedSkills(text.embed_words, text.weights.sha256, config)
+                   navigator: NavigatorConfig | None = None, weights: Weights | None = None,
+                   files: tuple[WeightsFile, ...] = ()):
+    """The explorer of ``config`` (:data:`EXPLORER_KINDS`; ``memory``: the event source of goals
+    that read the agent's memory; ``weights``: its learned navigator's, default the shipped
+    ones; ``files``: the tree's released weights files, its navigator's among them)."""
+    spec = explorer_spec(config.kind)
+    low = None
+    if spec.walks:
+        kind = config.navigator
+        low = make_navigator(kind, navigator, weights,
+                             _files_of(navigator_spec(kind), f"its {kind} navigator", files))
+    return spec.build(config, low, memory)
 
 
 def make_agent(
@@ -431,6 +438,7 @@ def make_agent(
     navigator: str = "depth",
     navigator_weights: str | None = None,
     instruction_policy: str = "scripted",
+    weights_files: WeightsPaths | None = None,
 ) -> Agent:
     """The agent called ``name`` (see :func:`agent_config`). ``config`` is the mode selector's
     configuration, or a whole :class:`AgentConfig` tree (``name`` wins; ``encoder`` and
@@ -442,7 +450,7 @@ def make_agent(
         tree = agent_config(name, patch_size=patch_size, capacity=capacity, mode_selector=config,
                             encoder=encoder, navigator=navigator,
                             navigator_weights=navigator_weights,
-                            instruction_policy=instruction_policy)
+                            instruction_policy=instruction_policy, weights_files=weights_files)
     agent = build_agent(tree)
     agent.config_tree = tree
     return agent

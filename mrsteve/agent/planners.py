@@ -160,15 +160,40 @@ class ChatClient:
         self._sleep = sleep
         self.endpoint = config.url.rstrip("/") + "/chat/completions"
 
+    def _headers(self) -> dict[str, str]:
+        headers = {"Content-Type": "application/json"}
+        key = os.environ.get(self.config.api_key_env)
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        return headers
+
+    def served_models(self, timeout: float = 5.0) -> list[str] | None:
+        """The models the server lists (``GET <url>/models``, once, within ``timeout`` seconds):
+        their names, or ``None`` when it answers without the list (a server may not offer it);
+        :class:`LLMError` naming the URL when nothing answers there."""
+        url = self.config.url.rstrip("/") + "/models"
+        request = urllib.request.Request(url, headers=self._headers())
+        try:
+            with urllib.request.urlopen(request, timeout=min(timeout, self.config.timeout)) as (
+                    response):
+                listed = json.load(response)
+            return [str(model["id"]) for model in listed["data"]]
+        except urllib.error.HTTPError:
+            return None  # it answered: the server is there
+        except (urllib.error.URLError, TimeoutError, ConnectionError) as error:
+            reason = getattr(error, "reason", error)
+            if isinstance(reason, OSError) and reason.strerror:
+                reason = reason.strerror.lower()
+            raise LLMError(f"nothing answers at {self.config.url} ({reason})") from None
+        except (ValueError, KeyError, IndexError, TypeError):
+            return None
+
     def complete(self, messages: list[dict[str, str]]) -> str:
         """The model's answer to ``messages``; :class:`LLMError` when none came."""
         config = self.config
         body = json.dumps({"model": config.model, "messages": messages,
                            "temperature": config.temperature}).encode()
-        headers = {"Content-Type": "application/json"}
-        key = os.environ.get(config.api_key_env)
-        if key:
-            headers["Authorization"] = f"Bearer {key}"
+        headers = self._headers()
         problem = ""
         for attempt in range(config.retries + 1):
             if attempt:

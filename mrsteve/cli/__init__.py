@@ -12,6 +12,9 @@ from mrsteve.workers import prefer_one_blas_thread
 # worker processes each take a core. Set before numpy is first imported.
 prefer_one_blas_thread()
 
+from importlib import metadata
+from typing import Annotated
+
 import typer
 
 from mrsteve.cli import (
@@ -26,6 +29,7 @@ from mrsteve.cli import (
 )
 from mrsteve.cli.bench_sweep import sweep_app
 from mrsteve.cli.eval import eval_app
+from mrsteve.cli.weights import weights_app
 
 app = typer.Typer(
     name="mrsteve",
@@ -34,6 +38,27 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+
+
+def show_version(value: bool) -> None:
+    """``--version``: print the installed package's version and exit."""
+    if value:
+        try:
+            version = metadata.version("mrsteve")
+        except metadata.PackageNotFoundError:  # run from a source tree that is not installed
+            from mrsteve import __version__ as version
+        typer.echo(f"mrsteve {version}")
+        raise typer.Exit()
+
+
+@app.callback()
+def options(
+    version: Annotated[bool, typer.Option("--version", callback=show_version, is_eager=True,
+                                          help="Print the version and exit.")] = False,
+) -> None:
+    """The options before a command."""
+
+
 bench_app = typer.Typer(help="Measure speed: memory reads and writes, world steps, the whole "
                         "agent, sweeps over workers.", no_args_is_help=True)
 app.add_typer(bench_app, name="bench")
@@ -41,6 +66,7 @@ app.add_typer(eval_app, name="eval")
 train_app = typer.Typer(help="Train the learned parts (pip install 'mrsteve\\[train]').",
                         no_args_is_help=True)
 app.add_typer(train_app, name="train")
+app.add_typer(weights_app, name="weights")
 
 bench_app.command("memory", epilog=bench_memory.EXAMPLES)(bench_memory.command)
 bench_app.command("world", epilog=bench_world.EXAMPLES)(bench_world.command)

@@ -19,7 +19,7 @@ from mrsteve.cli.eval import examples_epilog, options_of
 from mrsteve.cli.output import check_outputs, fail, write_json, writing_results
 from mrsteve.eval.experiment import Experiment
 from mrsteve.eval.experiments import EXPERIMENTS
-from mrsteve.eval.sweep import SweepOptions
+from mrsteve.eval.options import SweepOptions
 
 sweep_app = typer.Typer(
     help="How a sweep scales: the same episodes with one worker and with N, and the speed-up.",

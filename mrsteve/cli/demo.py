@@ -7,7 +7,11 @@ from typing import Annotated
 
 import typer
 
+from mrsteve.agent.registry import AGENTS, INSTRUCTION_POLICIES
 from mrsteve.cli.output import fail, fail_on_os_error
+from mrsteve.control.registry import AGENT_NAVIGATORS
+from mrsteve.naming import alternatives
+from mrsteve.perception import ENCODERS
 
 EXAMPLES = """Examples:
 
@@ -28,14 +32,19 @@ EXAMPLES = """Examples:
 
 def command(
     task: Annotated[str, typer.Option(help="ABA-Sparse task (water-log-water, beef-log-beef, ...), crafting task (bed, sign, leather-boots, ...), or SUITE/TASK of another suite (aba-random/wool-log-wool on the unbounded plains, seq4/log-water-wool-beef).")] = "water-log-water",
-    agent: Annotated[str, typer.Option(help="Agent: mrsteve, mrsteve-tc, center-embed, pm, em, fm, pmc-fm, steve1.")] = "mrsteve",
+    agent: Annotated[str, typer.Option(help=f"Agent: {alternatives(AGENTS)}.")] = "mrsteve",
     seed: Annotated[int, typer.Option(min=0, help="Episode seed (world, mobs and agent).")] = 0,
-    out: Annotated[Path | None, typer.Option(help="Output folder (default: runs/demo-TASK-AGENT-seedN).")] = None,
+    out: Annotated[Path | None, typer.Option(help="Output folder, new or an earlier demo's, which is replaced whole (default: runs/demo-TASK-AGENT-seedN, with the parts not the default before -seedN, e.g. runs/demo-water-log-water-mrsteve-encoder-pixels-seed0).")] = None,
     video: Annotated[bool, typer.Option(help="Write a GIF of the agent's view (and an MP4 with the video extra).")] = True,
-    encoder: Annotated[str, typer.Option(help="The agent's encoder: semantic or pixels.")] = "semantic",
-    navigator: Annotated[str, typer.Option(help="The agent's navigator: depth or learned.")] = "depth",
-    instruction_policy: Annotated[str, typer.Option(help="The agent's instruction policy: scripted or learned.")] = "scripted",
+    encoder: Annotated[str, typer.Option(help=f"The agent's encoder: {alternatives(ENCODERS)}.")] = "semantic",
+    navigator: Annotated[str, typer.Option(help=f"The agent's navigator: {alternatives(AGENT_NAVIGATORS)}.")] = "depth",
+    instruction_policy: Annotated[str, typer.Option(help=f"The agent's instruction policy: {alternatives(INSTRUCTION_POLICIES)}.")] = "scripted",
     navigator_weights: Annotated[Path | None, typer.Option(help="A weights file (mrsteve train navigator) the learned navigator runs with in place of the shipped one (with --navigator learned).")] = None,
+    mineclip_weights: Annotated[Path | None, typer.Option(help="MineCLIP's released attn.pth: the weights of --encoder mineclip, and the text tower of --instruction-policy steve1.")] = None,
+    vpt_nav_weights: Annotated[Path | None, typer.Option(help="VPT-Nav's released vpt_nav.weights (its .model beside it): the weights of --navigator vpt-nav.")] = None,
+    steve1_weights: Annotated[Path | None, typer.Option(help="STEVE-1's released steve1.weights (its .model beside it): the policy of --instruction-policy steve1.")] = None,
+    steve1_prior: Annotated[Path | None, typer.Option(help="STEVE-1's released steve1_prior.pt: the prior of --instruction-policy steve1.")] = None,
+    progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
 ) -> None:
     """Run one episode of an ABA-Sparse task, or of a crafting task with the ground-truth planner
     over the agent, and show what the agent did: the sub-task results, a top-down plot of its path
@@ -43,6 +52,7 @@ def command(
     caption)."""
     from mrsteve.eval.demo import run_demo
     from mrsteve.eval.results import format_table
+    from mrsteve.jitcache import say_above_bars
 
     try:
         from mrsteve.naming import unknown_name
@@ -58,11 +68,20 @@ def command(
                 raise unknown_name("task", task, (*catalog.suites["aba-sparse"],
                                                   *catalog.crafting))
             key = f"{suite}/{task}"
-        demo = run_demo(key, agent, seed, out, video, encoder=encoder, navigator=navigator,
-                        instruction_policy=instruction_policy,
+        demo = run_demo(key, agent, seed, out, video, progress, encoder=encoder,
+                        navigator=navigator, instruction_policy=instruction_policy,
                         navigator_weights=None if navigator_weights is None
                         else str(navigator_weights),
-                        say=lambda line: typer.echo(line, err=True))
+                        weights_files={kind: None if path is None else str(path)
+                                       for kind, path in (("mineclip", mineclip_weights),
+                                                          ("vpt-nav", vpt_nav_weights),
+                                                          ("steve1", steve1_weights),
+                                                          ("steve1-prior", steve1_prior))},
+                        say=say_above_bars)
+    except KeyboardInterrupt as interrupt:  # the output folder is as it was (run_demo)
+        typer.secho(str(interrupt) or "interrupted: no demo was written", err=True,
+                    fg=typer.colors.YELLOW)
+        raise typer.Exit(code=130) from None
     except ValueError as error:
         raise fail(str(error)) from None
     except OSError as error:

@@ -2,7 +2,7 @@
 
 Every experiment (:data:`mrsteve.eval.experiments.EXPERIMENTS`) gets a command whose own options
 are the fields it names in its config dataclass (default and docstring as help) and the options
-every experiment shares (:class:`mrsteve.eval.sweep.SweepOptions`): ``--episodes N`` episodes per
+every experiment shares (:class:`mrsteve.eval.options.SweepOptions`): ``--episodes N`` episodes per
 group, episode ``i`` seeded with ``S + i`` (``--seed S``, the paper: 42), in ``--workers``
 processes or as Ray tasks (``--backend ray [--address A]``); ``--out DIR`` writes a run folder
 (summaries, records, plots, ``manifest.json``), by default ``runs/eval-<name>-<time>``; ``--json
@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import re
 import time
 import typing
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -27,34 +28,47 @@ import typer
 from mrsteve.cli.output import fail, fail_on_os_error, resume_hint
 from mrsteve.eval.experiment import Experiment, field_docs
 from mrsteve.eval.experiments import EXPERIMENTS
+from mrsteve.eval.options import SweepOptions
 from mrsteve.eval.spec import MAX_EPISODES
-from mrsteve.eval.sweep import SweepOptions
-from mrsteve.jitcache import kernels_cached
+from mrsteve.jitcache import CompileWatch
 
 eval_app = typer.Typer(help="Run the paper's experiments and write results.", no_args_is_help=True)
 
 SHARED_FLAGS = {"json_path": "--json", "progress": "--progress/--no-progress"}
 """Shared options whose flag is not the field's name (the rest: ``--episodes``, ``--seed``,
-``--workers``, ``--plots``, each a field of :class:`~mrsteve.eval.sweep.SweepOptions`)."""
+``--workers``, ``--plots``, each a field of :class:`~mrsteve.eval.options.SweepOptions`)."""
 
 
 def options_of(config_type: type, names: Sequence[str], defaults: dict[str, Any],
-               flags: dict[str, str] | None = None) -> list[inspect.Parameter]:
+               flags: dict[str, str] | None = None,
+               choices: Mapping[str, Sequence[str]] | None = None,
+               ranges: Mapping[str, tuple[float | None, float | None]] | None = None,
+               ) -> list[inspect.Parameter]:
     """One keyword parameter per named field of a config dataclass: its type, its default (or the
-    one in ``defaults``) and its docstring as help; counts (``int``) are at least 1, seeds and
-    counts whose default 0 means "off" (``--rss-every``) at least 0, and ``--episodes`` at most
-    :data:`~mrsteve.eval.spec.MAX_EPISODES`."""
+    one in ``defaults``) and its docstring as help, followed by the names it accepts when
+    ``choices`` lists them (:attr:`~mrsteve.eval.experiment.Experiment.choices`), or the one it
+    takes when the config's ``one_of`` does (:attr:`~mrsteve.eval.experiment.AgentOptions.one_of`); counts
+    (``int``) are at least 1, seeds and counts whose default 0 means "off" (``--rss-every``) at
+    least 0, and ``--episodes`` at most :data:`~mrsteve.eval.spec.MAX_EPISODES`, unless
+    ``ranges`` gives a field's ``(least, most)``."""
     fields = {field.name: field for field in dataclasses.fields(config_type)}
     hints = typing.get_type_hints(config_type)
     docs = field_docs(config_type)
+    one_of = getattr(config_type, "one_of", {})  # options naming one entry of a registry
     parameters = []
     for name in names:
         default = defaults.get(name, fields[name].default)
         least = (0 if name == "seed" or default == 0 else 1) if hints[name] in (
             int, int | None) else None
         most = MAX_EPISODES if name == "episodes" else None
+        least, most = (ranges or {}).get(name, (least, most))
+        help_text = docs.get(name, "")
+        if name in (choices or {}):
+            help_text += f" Known: {', '.join(choices[name])} (comma-separated)."
+        elif name in one_of:
+            help_text += f" Known: {', '.join(one_of[name])}."
         option = typer.Option(*(flags or {}).get(name, "").split() or (),
-                              min=least, max=most, help=literal_help(docs.get(name, "")))
+                              min=least, max=most, help=literal_help(help_text))
         parameters.append(inspect.Parameter(
             name, inspect.Parameter.KEYWORD_ONLY, default=default,
             annotation=Annotated[hints[name], option],
@@ -63,9 +77,12 @@ def options_of(config_type: type, names: Sequence[str], defaults: dict[str, Any]
 
 
 def literal_help(text: str) -> str:
-    """``text`` shown as written by typer's rich help (``[ray]`` is otherwise read as markup and
-    dropped)."""
-    return text.replace("[", "\\[")
+    """``text`` (a docstring) shown as written by typer's rich help: cross-references and
+    literals as plain text (``:class:`~a.B``` as ``B``, a titled one as its title, ````x```` as
+    ``x``), and ``[ray]`` escaped (rich reads it as markup and drops it)."""
+    text = re.sub(r":\w+:`([^`<]*?)\s*<[^`>]*>`", r"\1", text)
+    text = re.sub(r":\w+:`~?([^`]*)`", lambda role: role[1].rsplit(".", 1)[-1].strip(), text)
+    return text.replace("``", "").replace("[", "\\[")
 
 
 def default_run_folder(name: str) -> Path:
@@ -86,21 +103,22 @@ def make_command(experiment: Experiment):
         try:
             sweep = SweepOptions(**shared_values)
             config = experiment.config_type(**values)
-            if not kernels_cached():
-                typer.echo("first run: compiling the world's and the memory's kernels (once, "
-                           "1-2 minutes in each worker)...", err=True)
-            experiment.run(config, sweep, echo=typer.echo)
+            with CompileWatch():  # says so when a kernel the episodes run is not cached
+                experiment.run(config, sweep, echo=typer.echo)
         except ValueError as error:  # an unknown name or a task that cannot be set up
             raise fail(str(error)) from None
         except KeyboardInterrupt:
-            if sweep is None:
+            if sweep is None or not (sweep.manifest_path and sweep.manifest_path.exists()):
+                typer.secho("interrupted before the first episode: nothing was written", err=True,
+                            fg=typer.colors.YELLOW)
                 raise typer.Exit(code=130) from None
             raise resume_hint(sweep.out, sweep.json_path) from None
         except OSError as error:  # a full disk: the records written so far are intact
             raise fail_on_os_error(error, resume=(sweep.out, sweep.json_path)) from None
 
     parameters = [
-        *options_of(experiment.config_type, experiment.options, {}),
+        *options_of(experiment.config_type, experiment.options, {},
+                    choices=experiment.choices),
         *options_of(SweepOptions, shared, {"episodes": experiment.default_episodes}, SHARED_FLAGS),
     ]
     command.__signature__ = inspect.Signature(parameters)

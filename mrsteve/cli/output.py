@@ -27,7 +27,7 @@ def fail(message: str) -> typer.Exit:
 def check_outputs(files: Iterable[Path | None] = (), folder: Path | None = None) -> None:
     """Exit with one line naming the problem, before any work, if a file of ``files`` or the
     folder ``folder`` (and a file in it) cannot be written; nothing is created or changed."""
-    from mrsteve.eval.sweep import check_outputs as check
+    from mrsteve.eval.options import check_outputs as check
 
     try:
         check(list(files), folder)

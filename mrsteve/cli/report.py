@@ -13,22 +13,27 @@ EXAMPLES = """Examples:
 
   mrsteve report runs/eval-aba-sparse-20261126-101500
 
+  mrsteve report runs/aba.json
+
   mrsteve report results/* --out docs/results.md"""
 
 
 def command(
-    folders: Annotated[list[Path], typer.Argument(help="Run folders (mrsteve eval --out DIR).",
-                                                  show_default=False)],
+    folders: Annotated[list[Path], typer.Argument(
+        help="Runs: run folders (mrsteve eval --out DIR) or summary files (--json PATH).",
+        show_default=False)],
     out: Annotated[Path | None, typer.Option(help="Write the page here (default: print it).")
                    ] = None,
 ) -> None:
-    """Write the results page of run folders: per run, the command and commit that made it and
-    the experiment's table beside the paper's figures, with the folder's NOTES.md."""
+    """Write the results page of runs: per run, the command and commit that made it, the parts
+    that ran and the experiment's table beside the paper's figures, a link to the folder's
+    NOTES.md, and whether the run is stale (other weights or data files than those installed)
+    or at ceiling (every agent at 100 %)."""
     from mrsteve.eval.report import report
 
     check_outputs([out])
     try:
-        page = report(folders)
+        page = report(folders, out)
     except ValueError as error:
         raise fail(str(error)) from None
     if out is None:

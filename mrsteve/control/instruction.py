@@ -30,7 +30,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import ClassVar
 
@@ -102,10 +101,9 @@ def load_instruction_weights(path: str | Path) -> InstructionWeights:
     return InstructionWeights.load(path)
 
 
-@cache
 def load_shipped_instruction_policy() -> InstructionWeights:
-    """The weights shipped in ``data/instruction.npz``."""
-    return load_instruction_weights(PACKAGE_ROOT / SHIPPED_INSTRUCTION_POLICY)
+    """The weights shipped in ``data/instruction.npz`` (read once per process)."""
+    return InstructionWeights.read(PACKAGE_ROOT / SHIPPED_INSTRUCTION_POLICY)
 
 
 class InstructionNet:
@@ -193,17 +191,17 @@ class LearnedSkills:
     mode); a new prompt clears the core's memory. Actions are sampled with the generator passed
     to :meth:`reset`. ``embed_text`` is the text tower of the pixel encoder whose SHA-256 is
     ``text_encoder`` (:meth:`~mrsteve.perception.pixels.PixelEncoder.embed_words`): the one the
-    weights were trained with."""
+    ``weights`` were trained with (the shipped ones: :func:`load_shipped_instruction_policy`)."""
 
     reads = ("rgb",)
     """The observation keys it reads."""
 
     def __init__(self, embed_text: Callable[[str], np.ndarray], text_encoder: str,
                  config: InstructionPolicyConfig | None = None, *,
-                 weights: InstructionWeights | None = None,
+                 weights: InstructionWeights,
                  skills: SkillBook | None = None) -> None:
         self.config = config or InstructionPolicyConfig()
-        self.weights = weights or load_shipped_instruction_policy()
+        self.weights = weights
         if self.weights.architecture.goal_encoder != text_encoder:
             raise ValueError(
                 f"these instruction-policy weights were trained on the goals of pixel encoder "

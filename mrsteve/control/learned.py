@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from functools import cache
 from pathlib import Path
 from typing import ClassVar
 
@@ -179,10 +178,9 @@ def load_navigator_weights(path: str | Path) -> NavigatorWeights:
     return NavigatorWeights.load(path)
 
 
-@cache
 def load_shipped_navigator() -> NavigatorWeights:
-    """The weights shipped in ``data/navigator.npz``."""
-    return load_navigator_weights(PACKAGE_ROOT / SHIPPED_NAVIGATOR)
+    """The weights shipped in ``data/navigator.npz`` (read once per process)."""
+    return NavigatorWeights.read(PACKAGE_ROOT / SHIPPED_NAVIGATOR)
 
 
 class NavigatorPolicy:
@@ -258,15 +256,15 @@ class LearnedNavigator:
     out of reach at ``give_up_probability`` or more for ``give_up_steps`` steps in a row: a goal
     beyond a wall is then found out from the view of the wall, before the motion rules see it.
     Its settings are the navigators' (:class:`~mrsteve.control.navigation.NavigatorConfig`: the
-    success radius, the stall and progress rules); ``weights`` default to the shipped ones."""
+    success radius, the stall and progress rules); ``weights``: the policy's (the navigator
+    registry, :mod:`mrsteve.control.registry`, gives the shipped ones)."""
 
     reads = ("rgb", "pose")
     """The observation keys it reads."""
 
     def __init__(self, config: NavigatorConfig | None = None, *,
-                 weights: NavigatorWeights | None = None, sample: bool = True) -> None:
+                 weights: NavigatorWeights, sample: bool = True) -> None:
         config = config or NavigatorConfig()
-        weights = weights or load_shipped_navigator()
         if weights.architecture.conditioning == "none":
             raise ValueError("these weights are a foundation policy without a goal encoder "
                              "(conditioning 'none'); a navigator needs goal-conditioned weights")

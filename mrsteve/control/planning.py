@@ -381,3 +381,34 @@ def distance_to_disc(points: np.ndarray, goal: tuple[float, float], radius: floa
             return total + length * min(max(s, 0.0), 1.0)
         total += length
     return total
+
+
+class WorldGround:
+    """A whole world's ground as the evaluator measures it (:meth:`HeightMap.from_blocks`, the
+    ground truth, never the agent's map): its walking levels and water, the columns a player
+    can reach from a place, and the shortest walk to a goal disc (A* with plain distances,
+    straightened by string pulling). What :func:`mrsteve.tasks.navigation.pick_goal` draws
+    navigation goals on."""
+
+    def __init__(self, blocks: np.ndarray) -> None:
+        self.map = HeightMap.from_blocks(blocks)
+        self.levels = self.map.levels()
+        """``int[X, Z]``: each column's walking level."""
+        self.water = self.map.water
+        """``bool[X, Z]``: the columns whose surface is water."""
+        self.height = blocks.shape[1]
+        """The world's height in blocks (a level this high is a column with no ground)."""
+
+    def reachable(self, start: tuple[float, float], *, allow_water: bool = True) -> np.ndarray:
+        """``bool[X, Z]``: the columns a player at ``start`` can walk (or swim) to."""
+        return reachable(self.map, start, allow_water=allow_water)
+
+    def shortest(self, start: tuple[float, float], goal: tuple[float, float],
+                 radius: float) -> float:
+        """The length of the shortest walk from ``start`` to the goal column, up to where it
+        enters the disc of ``radius`` around ``goal``; ``RuntimeError`` when the planner finds
+        no path."""
+        path, reached = plan_path(self.map, start, goal, 0.5, GEOMETRIC, smooth=self.levels.size)
+        if not reached:
+            raise RuntimeError(f"goal {goal} is reachable, yet the planner found no path to it")
+        return distance_to_disc(path, goal, radius)

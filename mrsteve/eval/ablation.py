@@ -17,7 +17,7 @@ from typing import Any
 
 from mrsteve.agent.config import AgentConfig
 from mrsteve.agent.factory import AGENTS, with_memory
-from mrsteve.eval.experiment import AgentOptions, Experiment, Summaries
+from mrsteve.eval.experiment import AGENT_PARTS, AgentOptions, Experiment, Summaries
 from mrsteve.eval.results import format_metric, format_table
 from mrsteve.eval.sequential import SequentialRun, sequential_episode
 from mrsteve.eval.spec import Group, RunSpec
@@ -112,8 +112,7 @@ class Ablation(Experiment):
     name = "ablation"
     examples = ('--vary top-k --workers 2', '--vary cell-size --values 2,6,12 --episodes 5',)
     config_type = AblationConfig
-    options = ("vary", "values", "task", "agent", "capacity", "encoder", "navigator",
-               "navigator_weights", "instruction_policy")
+    options = ("vary", "values", "task", "agent", "capacity", *AGENT_PARTS)
     default_episodes = 20
     episode = staticmethod(sequential_episode)
 

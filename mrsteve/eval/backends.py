@@ -6,18 +6,22 @@ its episode ends, in any order. An episode whose worker process dies (killed by 
 crashed node) is run again, up to ``max_retries`` times, so every episode gives exactly one
 record; an exception raised by the episode itself is not retried and is raised in the driver.
 Local workers die with the driver: each asks the kernel for ``SIGKILL`` when its parent exits
-(``prctl(PR_SET_PDEATHSIG)`` on Linux) and also polls its parent's pid elsewhere.
+(``prctl(PR_SET_PDEATHSIG)`` on Linux) and also polls its parent's pid elsewhere. A sweep
+connects to its backend (:func:`connected`) before it writes anything: a Ray cluster that is not
+there is one ``ValueError`` within seconds, leaving nothing behind.
 """
 
 from __future__ import annotations
 
 import os
 import signal
+import socket
 import sys
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from multiprocessing import get_context
 from multiprocessing.connection import wait
 from typing import Any
@@ -29,6 +33,10 @@ BACKENDS = ("local", "ray")
 
 MAX_RETRIES = 3
 """Times an episode whose worker died is run again before the sweep gives up."""
+
+CONNECT_TIMEOUT = 5.0
+"""Seconds to wait for a Ray cluster's address to accept a connection before the sweep is
+refused (Ray itself would keep trying for minutes)."""
 
 Job = Callable[[Any], dict]
 
@@ -42,6 +50,15 @@ def check_backend(backend: str, *, available: bool = False) -> str:
     if available and backend == "ray":
         import_ray()
     return backend
+
+
+def connected(backend: str, *, address: str | None = None,
+              workers: int = 1) -> AbstractContextManager:
+    """``backend`` made ready for a sweep, before it writes anything (a context manager): for
+    ``ray``, Ray connected to the cluster at ``address`` (or started locally) and shut down at the
+    end (:func:`ray_session`); nothing to do for ``local``."""
+    check_backend(backend)
+    return ray_session(address, workers) if backend == "ray" else nullcontext()
 
 
 def run_jobs(job: Job, specs: Iterable[Any], *, workers: int = 1, backend: str = "local",
@@ -214,21 +231,72 @@ def _run_job(job: Job, spec: Any) -> dict:
     return record
 
 
-def run_ray(job: Job, specs: list, *, workers: int = 1, address: str | None = None,
-            max_retries: int = MAX_RETRIES, window: int | None = None) -> Iterator[dict]:
-    """Ray tasks for ``specs`` on the cluster at ``address`` (or a Ray already initialised in
-    this process, or else a local one with ``workers`` CPUs started for the run), records back as
-    tasks finish (``ray.wait``), each saying which node ran it. At most ``window`` tasks are in
-    flight (default: twice the cluster's CPUs), the next submitted as one finishes, so the
-    cluster stays full without flooding it. A task whose worker dies is retried by Ray."""
+def cluster_address(address: str) -> tuple[str, int] | None:
+    """The host and port a Ray address names (``host:port``, ``ray://host:port``; ``auto``: the
+    ``RAY_ADDRESS`` variable when set), or ``None`` when Ray looks it up itself."""
+    if address == "auto":
+        address = os.environ.get("RAY_ADDRESS", "")
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        return None
+    return host.strip("[]"), int(port)
+
+
+def check_cluster(address: str, timeout: float = CONNECT_TIMEOUT) -> None:
+    """A ``ValueError`` naming ``address`` unless something there accepts a connection within
+    ``timeout`` seconds (a bounded check before Ray's own, which retries for minutes)."""
+    where = cluster_address(address)
+    if where is None:
+        return
+    try:
+        with socket.create_connection(where, timeout=timeout):
+            pass
+    except OSError as error:
+        reason = (f"no answer within {timeout:g} s" if isinstance(error, TimeoutError)
+                  else (error.strerror or str(error)).lower())
+        raise no_cluster(address, reason) from None
+
+
+def no_cluster(address: str, reason: str) -> ValueError:
+    """The error for a Ray cluster not found at ``address``: how to start one, or go without."""
+    return ValueError(f"no Ray cluster found at --address {address} ({reason}): start one with "
+                      "`ray start --head` and give the address it prints, or drop --address to "
+                      "run on a Ray started for this run")
+
+
+@contextmanager
+def ray_session(address: str | None = None, workers: int = 1) -> Iterator[Any]:
+    """Ray connected to the cluster at ``address`` (after :func:`check_cluster`), or else a local
+    Ray with ``workers`` CPUs started for the run, shut down at the end; a Ray already initialised
+    in this process is used as it is (and left running)."""
     ray = import_ray()
-    started = not ray.is_initialized()
-    if started:
+    if ray.is_initialized():
+        yield ray
+        return
+    try:
         if address:
+            check_cluster(address)
             ray.init(address=address, log_to_driver=False)
         else:
             ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+    except ConnectionError as error:  # Ray found no cluster (``auto`` with none running)
+        reason = str(error).split(". ")[0]
+        raise no_cluster(address or "", reason[:1].lower() + reason[1:]) from None
     try:
+        yield ray
+    finally:
+        ray.shutdown()
+
+
+def run_ray(job: Job, specs: list, *, workers: int = 1, address: str | None = None,
+            max_retries: int = MAX_RETRIES, window: int | None = None) -> Iterator[dict]:
+    """Ray tasks for ``specs`` on the cluster at ``address`` (or a Ray already initialised in
+    this process, or else a local one with ``workers`` CPUs started for the run:
+    :func:`ray_session`), records back as tasks finish (``ray.wait``), each saying which node ran
+    it. At most ``window`` tasks are in flight (default: twice the cluster's CPUs), the next
+    submitted as one finishes, so the cluster stays full without flooding it. A task whose
+    worker dies is retried by Ray."""
+    with ray_session(address, workers) as ray:
         if window is None:
             window = 2 * max(1, int(ray.cluster_resources().get("CPU", workers)))
         remote = ray.remote(num_cpus=1, max_retries=max_retries)(_run_job)
@@ -260,6 +328,3 @@ def run_ray(job: Job, specs: list, *, workers: int = 1, address: str | None = No
         finally:
             for ref in pending:
                 ray.cancel(ref, force=True)
-    finally:
-        if started:
-            ray.shutdown()

@@ -3,14 +3,22 @@
 Runs an ABA-Sparse task, or a crafting task under the ground-truth planner, with live progress
 (mode, task or subgoal, step), then writes to an output folder a top-down plot of the trajectory
 coloured by the agent's mode with the remembered targets marked, a GIF of the agent's
-first-person view with a caption, and the results as JSON.
+first-person view with a caption, and the results as JSON. The files are written into a new
+folder that takes the output folder's place when complete: an earlier demo there is replaced
+whole, and an interrupted demo leaves the folder as it was.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gymnasium as gym
 import numpy as np
@@ -22,9 +30,8 @@ from mrsteve.agent.planners import PlannerConfig
 from mrsteve.digests import plain
 from mrsteve.eval.plots import save_figure
 from mrsteve.eval.spec import check_seed
-from mrsteve.eval.sweep import check_outputs
 from mrsteve.fileio import atomic_path, write_json
-from mrsteve.jitcache import kernels_cached
+from mrsteve.jitcache import CompileWatch
 from mrsteve.spaces import AgentFrame
 from mrsteve.tasks.catalog import exploration_patch_size, load_catalog
 from mrsteve.tasks.crafting import crafting_env_kwargs, run_crafting
@@ -33,6 +40,9 @@ from mrsteve.tasks.episode import EpisodeResult, TaskOutcome, run_tasks
 from mrsteve.tasks.sequential import env_kwargs, task_by_key
 from mrsteve.world.render import Renderer
 from mrsteve.world.topdown import top_down_image
+
+if TYPE_CHECKING:
+    from mrsteve.eval.experiment import AgentOptions
 
 MODE_COLORS = {
     "explore": "#4c9be8",
@@ -46,7 +56,8 @@ MODE_COLORS = {
 
 class ProgressBar(EpisodeCallback):
     """A live progress bar: step, current task, mode and tasks done; when the episode ends early
-    (its last task done), the bar ends at the steps it took."""
+    (its last task done), the bar ends at the steps it took. The time numba spends compiling
+    kernels (a first run's) is left out of its rate (:class:`~mrsteve.jitcache.CompileWatch`)."""
 
     def __init__(self, total: int, every: int = 20):
         self.bar = tqdm(total=total, unit="step", dynamic_ncols=True, mininterval=0.5)
@@ -229,17 +240,98 @@ DEMO_FILES = {"plot": "trajectory.png", "video": "agent_view.gif", "mp4": "agent
 """What the demo writes into its folder."""
 
 
-def demo_folder(task_key: str, agent_name: str, seed: int) -> Path:
-    """The demo's default output folder: ``runs/demo-<task>-<agent>-seed<seed>``."""
-    return Path("runs") / f"demo-{task_key.rpartition('/')[2]}-{agent_name}-seed{seed}"
+PART_FLAGS = {"encoder": "encoder", "navigator": "navigator",
+              "instruction_policy": "instruction-policy"}
+"""The agent's parts a demo names in its default folder when not the default, by option."""
+
+
+def demo_folder(task_key: str, agent_name: str, seed: int,
+                options: AgentOptions | None = None) -> Path:
+    """The demo's default output folder: ``runs/demo-<task>-<agent>[-<parts>]-seed<seed>``, the
+    parts being those of ``options`` that are not the default, as ``<option>-<value>`` (``encoder-pixels``), and a navigator weights
+    file as ``navigator-weights-<name>-<digest of its path>``: demos of other agents never share
+    a folder."""
+    parts = [task_key.rpartition("/")[2], agent_name]
+    if options is not None:
+        default = type(options)()
+        parts += [f"{flag}-{getattr(options, name)}" for name, flag in PART_FLAGS.items()
+                  if getattr(options, name) != getattr(default, name)]
+        if options.navigator_weights is not None:
+            where = os.path.realpath(options.navigator_weights).encode()
+            parts.append(f"navigator-weights-{Path(options.navigator_weights).stem}-"
+                         f"{hashlib.sha256(where).hexdigest()[:8]}")
+    return Path("runs") / f"demo-{'-'.join(parts)}-seed{seed}"
 
 
 def check_demo_outputs(out: Path) -> None:
-    """Raise ``ValueError`` naming the problem, before the episode, if the demo cannot write its
-    files into ``out`` (a file, a read-only folder, one of its files a folder)."""
+    """Raise ``ValueError`` naming the problem, before the episode, if the demo cannot write into
+    ``out``: a file, a folder that holds anything but an earlier demo's files (the demo replaces
+    those, and nothing else), a folder it cannot replace or create."""
+    where = f"cannot write the demo into {out}"
     if out.exists() and not out.is_dir():
-        raise ValueError(f"cannot write the demo into {out}: it is a file, not a folder")
-    check_outputs([out / name for name in DEMO_FILES.values()], None)
+        raise ValueError(f"{where}: it is a file, not a folder")
+    if Path.cwd().resolve().is_relative_to(out.resolve()):
+        raise ValueError(f"{where}: it holds the current folder; give a folder of the demo's own "
+                         "with --out")
+    if out.is_dir():
+        others = sorted(entry.name + "/" * entry.is_dir() for entry in os.scandir(out)
+                        if entry.name not in DEMO_FILES.values()
+                        or not entry.is_file(follow_symlinks=False))
+        if others:
+            shown = ", ".join(others[:3]) + (f" and {len(others) - 3} more" if others[3:] else "")
+            raise ValueError(f"{where}: it holds {shown}, not a demo's files (the demo replaces "
+                             "an earlier demo's folder only); give a new folder with --out")
+        if not os.access(out, os.W_OK | os.X_OK):
+            raise ValueError(f"{where}: the earlier demo there cannot be replaced (the folder is "
+                             "not writable)")
+    parent = Path(os.path.realpath(out)).parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        raise ValueError(f"{where}: {parent} is not a folder")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise ValueError(f"{where}: folder {parent} is not writable")
+
+
+@contextmanager
+def replacing_folder(out: Path) -> Iterator[Path]:
+    """A new folder beside ``out`` to write into; when the block ends, it takes ``out``'s place
+    (an earlier folder there is removed whole, so none of its files stays beside the new ones);
+    when the block fails or is interrupted, it is removed with the folders made for it, and
+    ``out`` is left as it was."""
+    target = Path(os.path.realpath(out))
+    made = [folder for folder in (target.parent, *target.parent.parents) if not folder.exists()]
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".partial",
+                                    dir=target.parent))
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(staging, 0o777 & ~umask)  # mkdtemp makes 0700 folders: give the usual permissions
+    try:
+        yield staging
+        if target.exists():
+            earlier = staging.with_suffix(".earlier")
+            os.rename(target, earlier)
+            os.rename(staging, target)
+            shutil.rmtree(earlier)
+        else:
+            os.rename(staging, target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        for folder in made:  # the deepest first
+            try:
+                folder.rmdir()
+            except OSError:
+                break
+        raise
+
+
+class DemoInterrupted(KeyboardInterrupt):
+    """An interrupted demo: what it kept, in one line."""
+
+    def __init__(self, out: Path) -> None:
+        kept = f"; {out} keeps the earlier demo" if out.exists() else ""
+        super().__init__(f"interrupted: no demo was written{kept}")
 
 
 def run_demo(
@@ -254,17 +346,24 @@ def run_demo(
     navigator: str = "depth",
     instruction_policy: str = "scripted",
     navigator_weights: str | None = None,
+    weights_files: Mapping[str, str | None] | None = None,
 ) -> DemoResult:
     """Run one episode of ``task_key`` and write the plot, the video (GIF, and MP4 when
-    ``imageio-ffmpeg`` is installed) and the results to ``out``; every output is checked before
-    the episode starts. ``say`` gets status lines (the first run's compiling notice);
-    ``navigator_weights`` is a file the learned navigator runs with in place of the shipped one."""
-    from mrsteve.eval.experiment import AgentOptions
+    ``imageio-ffmpeg`` is installed) and the results to ``out`` (default: :func:`demo_folder`),
+    replacing an earlier demo there whole; every output is checked before the episode starts, and
+    an interrupt (:class:`DemoInterrupted`) leaves ``out`` as it was. ``say`` gets status lines
+    (the notice that numba compiles kernels); ``navigator_weights`` is a file the learned
+    navigator runs with in place of the shipped one; ``weights_files`` the released weights
+    files by kind that Minecraft's parts run with (``mineclip``, ``vpt-nav``, ``steve1``,
+    ``steve1-prior``)."""
+    from mrsteve.eval.experiment import RELEASED_WEIGHTS, AgentOptions
 
     check_seed(seed)
     options = AgentOptions(encoder=encoder, navigator=navigator,
                            navigator_weights=navigator_weights,
-                           instruction_policy=instruction_policy)
+                           instruction_policy=instruction_policy,
+                           **{RELEASED_WEIGHTS[kind]: path
+                              for kind, path in (weights_files or {}).items()})
     crafting = task_key.startswith("crafting/")
     if crafting:
         from mrsteve.eval.llm_planner import crafting_tree
@@ -278,37 +377,50 @@ def run_demo(
         agent = make_agent(agent_name, patch_size=exploration_patch_size(task.world),
                            encoder=options.encoder, navigator=options.navigator,
                            navigator_weights=options.navigator_weights,
-                           instruction_policy=options.instruction_policy)
-    out = Path(out) if out is not None else demo_folder(task_key, agent_name, seed)
+                           instruction_policy=options.instruction_policy,
+                           weights_files=options.weights_files)
+    out = Path(out) if out is not None else demo_folder(task_key, agent_name, seed, options)
     check_demo_outputs(out)
-    if say is not None and not kernels_cached():
-        say("first run: compiling the world's and the memory's kernels (once, 1-2 minutes)...")
-    out.mkdir(parents=True, exist_ok=True)
-    env = gym.make("mrsteve/Voxel-v0", **(crafting_env_kwargs(task) if crafting
-                                          else env_kwargs(task)))
-    recording = EpisodeRecording(frame_every=4 if video else 10**9)
-    callbacks: list[Any] = [recording]
-    bar = ProgressBar(task.max_steps) if progress else None
-    if bar is not None:
-        callbacks.append(bar)
-    result = None
     try:
-        if crafting:
-            crafted = run_crafting(env, agent, task, seed=seed, callbacks=callbacks)
-            result = EpisodeResult([TaskOutcome(task.item, 0, crafted.steps, crafted.success)],
-                                   crafted.steps)
-        else:
-            result = run_tasks(env, agent, task.items, seed=seed, max_steps=task.max_steps,
-                               callbacks=callbacks)
-    finally:
+        with CompileWatch(say if say is not None else lambda line: None), \
+                replacing_folder(out) as folder:
+            result, files, notes = _record_demo(task_key, task, crafting, agent, agent_name, seed,
+                                                folder, video, progress)
+    except KeyboardInterrupt:
+        raise DemoInterrupted(out) from None
+    return DemoResult(out, result, {name: out / path.name for name, path in files.items()},
+                      notes)
+
+
+def _record_demo(task_key: str, task: Any, crafting: bool, agent: Any, agent_name: str,
+                 seed: int, out: Path, video: bool,
+                 progress: bool) -> tuple[EpisodeResult, dict[str, Path], list[str]]:
+    """Run the demo's episode and write its files into the folder ``out``."""
+    kwargs = crafting_env_kwargs(task) if crafting else env_kwargs(task)
+    with gym.make("mrsteve/Voxel-v0", **kwargs) as env:
+        recording = EpisodeRecording(frame_every=4 if video else 10**9)
+        callbacks: list[Any] = [recording]
+        bar = ProgressBar(task.max_steps) if progress else None
         if bar is not None:
-            bar.close(None if result is None else result.steps)
-    world = env.unwrapped.world
-    blocks, corner = world.blocks, (0.0, 0.0)
-    if world.window is not None:  # an unbounded world: the terrain under the whole path
-        points = np.concatenate([np.asarray(recording.xz).reshape(-1, 2),
-                                 np.asarray(recording.targets).reshape(-1, 2)])
-        blocks, corner = world.window.region(points.min(axis=0), points.max(axis=0))
+            callbacks.append(bar)
+        result = None
+        try:
+            if crafting:
+                crafted = run_crafting(env, agent, task, seed=seed, callbacks=callbacks)
+                result = EpisodeResult([TaskOutcome(task.item, 0, crafted.steps, crafted.success)],
+                                       crafted.steps)
+            else:
+                result = run_tasks(env, agent, task.items, seed=seed, max_steps=task.max_steps,
+                                   callbacks=callbacks)
+        finally:
+            if bar is not None:
+                bar.close(None if result is None else result.steps)
+        world = env.unwrapped.world
+        blocks, corner = world.blocks, (0.0, 0.0)
+        if world.window is not None:  # an unbounded world: the terrain under the whole path
+            points = np.concatenate([np.asarray(recording.xz).reshape(-1, 2),
+                                     np.asarray(recording.targets).reshape(-1, 2)])
+            blocks, corner = world.window.region(points.min(axis=0), points.max(axis=0))
     files = {
         "plot": save_mode_plot(out / DEMO_FILES["plot"], blocks, recording,
                                f"{agent_name} on {task.name} ({task.world}, seed {seed})",
@@ -332,5 +444,4 @@ def run_demo(
         "plans": agent.report.plans if crafting else None,
         "config": plain(tree),
     })  # fmt: skip
-    env.close()
-    return DemoResult(out, result, files, notes)
+    return result, files, notes

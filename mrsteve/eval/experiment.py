@@ -8,7 +8,7 @@ builds every group's :class:`~mrsteve.eval.spec.RunSpec` once, agent tree includ
 :attr:`Experiment.episode` on each episode's spec. The command line (``mrsteve eval <name>``) is
 generated from the experiment: one option per name in :attr:`Experiment.options`, with the config
 field's default and its docstring as help, plus the options every experiment shares
-(:class:`~mrsteve.eval.sweep.SweepOptions`).
+(:class:`~mrsteve.eval.options.SweepOptions`).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, ClassVar
 
 from mrsteve.agent.config import AgentConfig
@@ -32,11 +33,14 @@ from mrsteve.agent.factory import (
     INSTRUCTION_POLICIES,
     agent_config,
     navigator_weights_file,
+    released_files,
 )
 from mrsteve.agent.mrsteve import IMAGE_GOAL_TARGETS, ModeSelectorConfig
+from mrsteve.eval.options import SweepOptions
+from mrsteve.eval.records import Record
 from mrsteve.eval.spec import Group
-from mrsteve.eval.sweep import Record, SweepOptions, run_sweep
-from mrsteve.naming import check_name
+from mrsteve.eval.sweep import run_sweep
+from mrsteve.naming import check_name, entry_point
 from mrsteve.perception import ENCODERS
 from mrsteve.tasks.catalog import exploration_patch_size
 
@@ -48,6 +52,52 @@ UNLIMITED = "unlimited"
 
 PAPER_CAPACITIES = (100, 500, 1000, 2000, 12000)
 """The capacities of the paper's memory-constraint figure (0.1K to 12K, the episode length)."""
+
+RELEASED_WEIGHTS = {"mineclip": "mineclip_weights", "vpt-nav": "vpt_nav_weights",
+                    "steve1": "steve1_weights", "steve1-prior": "steve1_prior"}
+"""The option (an :class:`AgentOptions` field) giving the released weights file of each kind."""
+
+AGENT_PARTS = ("encoder", "mineclip_weights", "navigator", "navigator_weights",
+               "vpt_nav_weights", "instruction_policy", "steve1_weights", "steve1_prior")
+"""The :class:`AgentOptions` fields that choose the agent's parts and their weights: the
+command-line options of every experiment that takes agent parts."""
+
+
+def _flag(name: str) -> str:
+    return f"--{name.replace('_', '-')}"
+
+
+def released_weights(config: Any) -> dict[str, str | None]:
+    """The released weights files an experiment's ``config`` gives, by kind
+    (:data:`RELEASED_WEIGHTS`; a kind it has no option for is not given)."""
+    return {kind: getattr(config, name, None) for kind, name in RELEASED_WEIGHTS.items()}
+
+
+def check_released_weights(config: Any, one_of: Mapping[str, Mapping[str, Any]]) -> None:
+    """Raise ``ValueError`` (one line) unless the parts ``config`` chooses (option to registry:
+    ``one_of``) that run on released weights files have what they need installed and each file
+    given, every file given is for one of them, and each is the checkpoint it is given as (read
+    key by key, not loaded)."""
+    parts = [(option, value, registry[value]) for option, registry in one_of.items()
+             if (value := getattr(config, option))]
+    chosen = [(f"the {value} {option.replace('_', ' ')}", spec) for option, value, spec in parts]
+    for what, spec in chosen:
+        if spec.files:
+            entry_point(spec.build, what, spec.extra)  # else how to install what it needs
+    given = released_weights(config)
+    for option, value, spec in parts:
+        missing = [_flag(RELEASED_WEIGHTS[kind]) for kind in spec.files if given[kind] is None]
+        if missing:
+            raise ValueError(f"{_flag(option)} {value} runs on released weights: give "
+                             f"{' and '.join(f'{flag} FILE' for flag in missing)}")
+    used = {kind for _, _, spec in parts for kind in spec.files}
+    for kind, path in given.items():
+        if path is not None and kind not in used:
+            takers = [f"{_flag(option)} {name}" for option, registry in one_of.items()
+                      for name, spec in registry.items() if kind in spec.files]
+            raise ValueError(f"{_flag(RELEASED_WEIGHTS[kind])} {path} is for "
+                             f"{' or '.join(takers)}, which this run does not use")
+    released_files(chosen, given)
 
 
 def parse_capacities(value: str | int | None) -> tuple[int | None, ...]:
@@ -86,17 +136,26 @@ class AgentOptions:
     command-line option)."""
 
     encoder: str = "semantic"
-    """The agent's encoder: semantic (the renderer's semantic frame) or pixels (the learned
-    encoder over RGB frames)."""
+    """The agent's encoder (MineCLIP's role)."""
+    mineclip_weights: str | None = None
+    """MineCLIP's released attn.pth (MineDojo/MineCLIP): the weights of --encoder mineclip, and
+    the text tower of --instruction-policy steve1."""
     navigator: str = "depth"
-    """The agent's navigator (Execute mode's travel and the explorer's low level): depth (the
-    VPT-Nav stand-in over depth frames) or learned (the policy over RGB frames)."""
+    """The agent's navigator (Execute mode's travel and the explorer's low level; VPT-Nav's
+    role)."""
     navigator_weights: str | None = None
     """A weights file (mrsteve train navigator) the learned navigator runs with in place of the
     shipped one (with --navigator learned; every worker reads it from this path)."""
+    vpt_nav_weights: str | None = None
+    """VPT-Nav's released vpt_nav.weights (its .model beside it): the weights of --navigator
+    vpt-nav."""
     instruction_policy: str = "scripted"
-    """The agent's instruction policy (Execute mode; STEVE-1's whole policy): scripted (the
-    stand-in over depth and semantic frames) or learned (STEVE-1's recipe over RGB frames)."""
+    """The agent's instruction policy (Execute mode; STEVE-1's whole policy)."""
+    steve1_weights: str | None = None
+    """STEVE-1's released steve1.weights (its .model beside it; Shalev-Lifshitz/STEVE-1): the
+    policy of --instruction-policy steve1."""
+    steve1_prior: str | None = None
+    """STEVE-1's released steve1_prior.pt: the prior of --instruction-policy steve1."""
     capacity: str | None = None
     """Memory capacity in frames (default: unlimited), or a comma-separated grid of them,
     'unlimited' allowed (the appendix's: 100,500,1000,2000,12000)."""
@@ -108,14 +167,25 @@ class AgentOptions:
     """Which frame matching an image goal the agent targets: best (the highest-scoring) or
     nearest (nearest the agent, the release's rule for text tasks; the paper states none)."""
 
+    one_of: ClassVar[Mapping[str, Mapping[str, Any]]] = MappingProxyType({
+        "encoder": ENCODERS, "navigator": AGENT_NAVIGATORS,
+        "instruction_policy": INSTRUCTION_POLICIES})
+    """The registry each part option names one entry of: its help lists the names."""
+
     def __post_init__(self) -> None:
         check_name(self.encoder, ENCODERS, "encoder")
         check_name(self.navigator, AGENT_NAVIGATORS, "navigator")
         navigator_weights_file(self.navigator_weights, self.navigator)  # its checks, its errors
         check_name(self.instruction_policy, INSTRUCTION_POLICIES, "instruction policy")
+        check_released_weights(self, self.one_of)
         parse_capacities(self.capacity)
         check_name(self.image_goal_target, IMAGE_GOAL_TARGETS, "image_goal_target")
         self.mode_selector  # noqa: B018 (its checks, its messages)
+
+    @property
+    def weights_files(self) -> dict[str, str | None]:
+        """The released weights files given, by kind (:data:`RELEASED_WEIGHTS`)."""
+        return released_weights(self)
 
     @property
     def capacities(self) -> tuple[int | None, ...]:
@@ -136,11 +206,21 @@ class AgentOptions:
                             encoder=self.encoder, navigator=self.navigator,
                             navigator_weights=self.navigator_weights,
                             instruction_policy=self.instruction_policy,
-                            mode_selector=self.mode_selector)
+                            mode_selector=self.mode_selector,
+                            weights_files=self.weights_files)
 
     def cells(self, agents: Sequence[str]) -> list[tuple[str, int | None]]:
         """The (agent, capacity) pairs of a sweep: every capacity for the agents with a memory,
-        one cell for those without (a capacity means nothing to them)."""
+        one cell for those without (a capacity means nothing to them). A capacity given for
+        agents none of which has a memory (STEVE-1 alone) is a ``ValueError``: it would change
+        nothing."""
+        if (all(AGENTS[name].memory is None for name in agents)
+                and self.capacities != parse_capacities(type(self).capacity)):  # the default
+            remembering = [name for name in AGENTS if AGENTS[name].memory is not None]
+            raise ValueError(
+                f"capacity {self.capacity} sizes an agent's memory, and {', '.join(agents)} "
+                f"{'has' if len(agents) == 1 else 'have'} none: add an agent with a memory "
+                f"({', '.join(remembering)}) or leave --capacity out")
         cells: list[tuple[str, int | None]] = []
         for capacity in self.capacities:
             for name in agents:
@@ -194,6 +274,9 @@ class Experiment:
     """The experiment's configuration dataclass (the paper's values as defaults)."""
     options: ClassVar[tuple[str, ...]] = ()
     """Config fields offered on the command line (``--max-steps`` for ``max_steps``)."""
+    choices: ClassVar[Mapping[str, Sequence[str]]] = {}
+    """The names options listed here accept, comma-separated (``--memory-access``: off, on): its
+    help lists them as its errors do."""
     default_episodes: ClassVar[int] = 10
     """Episodes per group unless ``--episodes`` says otherwise."""
     examples: ClassVar[tuple[str, ...]] = ()

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
+from typing import ClassVar
 
 import gymnasium as gym
 import numpy as np
@@ -33,10 +35,10 @@ from mrsteve.agent.factory import (
     navigator_weights_file,
 )
 from mrsteve.env.voxel_env import DEFAULT_OBS_SIZE
-from mrsteve.eval.experiment import Experiment
+from mrsteve.eval.experiment import Experiment, check_released_weights, released_weights
+from mrsteve.eval.records import Record
 from mrsteve.eval.results import format_metric, format_table
 from mrsteve.eval.spec import Group, RunSpec
-from mrsteve.eval.sweep import Record
 from mrsteve.naming import check_name, choose
 from mrsteve.tasks.driver import compact_trajectory
 from mrsteve.tasks.exploration import METRICS, run_exploration
@@ -58,20 +60,28 @@ reports for MrSteve's explorer."""
 WISE_OWN_COVERAGE = 83.0
 """... and for WISE's own explorer."""
 
+PAPER_SETUP = {"world": "map1", "area": None, "steps": 6000, "grid": 11, "linger_steps": 300}
+"""Table 1's set-up: its figures stand beside a run only when the run's config matches it."""
+WISE_SETUP = {"world": "plains_unbounded", "area": 384.0, "steps": 40000}
+"""WISE's set-up (coverage of 384 x 384 around the start after 40K steps), likewise."""
+
 
 @dataclass(frozen=True)
 class ExplorationTaskConfig:
     """The Exploration experiment's set-up (the paper's values)."""
 
     agent: str = "count-based"
-    """Explorer: count-based, count-based-straight, plan4mc, plan4mc-straight, go-explore
-    (comma-separated, or 'all')."""
+    """The explorers to run (Table 1's columns), or 'all'."""
     navigator: str = "depth"
-    """The navigator under the explorers that walk with the VPT-Nav stand-in: depth (the
-    stand-in over depth frames) or learned (the policy over RGB frames)."""
+    """The navigator under the explorers that walk with the VPT-Nav stand-in."""
     navigator_weights: str | None = None
     """A weights file (mrsteve train navigator) the learned navigator runs with in place of the
     shipped one (with --navigator learned; every worker reads it from this path)."""
+    vpt_nav_weights: str | None = None
+    """VPT-Nav's released vpt_nav.weights (its .model beside it): the weights of --navigator
+    vpt-nav."""
+    one_of: ClassVar = MappingProxyType({"navigator": AGENT_NAVIGATORS})
+    """The registry each part option names one entry of: its help lists the names."""
     steps: int = 6000
     """Steps per episode (the paper: 6K)."""
     world: str = "map1"
@@ -97,6 +107,7 @@ class ExplorationTaskConfig:
         choose(self.agent, list(EXPLORERS), "agent")
         check_name(self.navigator, AGENT_NAVIGATORS, "navigator")
         navigator_weights_file(self.navigator_weights, self.navigator)  # its checks and errors
+        check_released_weights(self, self.one_of)
         check_name(self.world, WORLD_RECIPES, "world")
         if min(self.steps, self.grid, self.trajectory_every) < 1:
             raise ValueError(f"steps, grid and trajectory_every must be >= 1, got {self}")
@@ -120,6 +131,11 @@ class ExplorationTaskConfig:
     def agents(self) -> list[str]:
         return choose(self.agent, list(EXPLORERS), "agent")
 
+    def matches(self, setup: dict) -> bool:
+        """Whether this set-up measures what ``setup`` did (:data:`PAPER_SETUP`,
+        :data:`WISE_SETUP`): the same world, area, steps (and grid)."""
+        return all(getattr(self, name) == value for name, value in setup.items())
+
 
 @dataclass(frozen=True)
 class ExplorationTask:
@@ -132,6 +148,15 @@ class ExplorationTask:
     trajectory_every: int
     obs_size: tuple[int, int]
     area: float | None = None
+
+
+def not_comparable(source: str, setup: dict) -> str:
+    """The line saying why ``source``'s figures are left out of a table."""
+    words = ", ".join(f"{name.replace('_', ' ')} {value:g}" if isinstance(value, float)
+                      else f"{name.replace('_', ' ')} {value}"
+                      for name, value in setup.items() if value is not None)
+    return (f"{source}'s figures are left out: not comparable, this run's set-up differs from "
+            f"theirs ({words}).")
 
 
 def exploration_episode(spec: RunSpec) -> Record:
@@ -161,7 +186,9 @@ class Exploration(Experiment):
     examples = ('--agent count-based,go-explore --episodes 5 --out runs/exploration', '--agent all --workers 2',
                 '--world plains_unbounded --area 384 --steps 40000 --agent count-based --workers 2')
     config_type = ExplorationTaskConfig
-    options = ("agent", "navigator", "navigator_weights", "steps", "world", "area", "patch_size")
+    choices = {"agent": EXPLORERS}
+    options = ("agent", "navigator", "navigator_weights", "vpt_nav_weights", "steps", "world",
+               "area", "patch_size")
     default_episodes = 20
     episode = staticmethod(exploration_episode)
 
@@ -171,7 +198,8 @@ class Exploration(Experiment):
         return [Group(RunSpec(self.name, name, "exploration", task,
                               explorer_agent_config(name, patch_size=config.goal_patch,
                                                     navigator=config.navigator,
-                                                    navigator_weights=config.navigator_weights)),
+                                                    navigator_weights=config.navigator_weights,
+                                                    weights_files=released_weights(config))),
                       cost=config.steps)
                 for name in config.agents]
 
@@ -181,27 +209,32 @@ class Exploration(Experiment):
     def table(self, config, groups, summaries) -> str:
         if config.area is not None:
             return self._area_table(config, groups, summaries)
+        paper = config.matches(PAPER_SETUP)
         rows = []
         for group in groups:
             summary = summaries[group.label]
             coverage, revisits = PAPER_RESULTS[group.agent]
+            figures = [f"{coverage:.2f}", f"{revisits:.2f}"] if paper else []
             rows.append([group.agent, format_metric(summary["map_coverage"]),
-                         format_metric(summary["revisit_count"]), f"{coverage:.2f}",
-                         f"{revisits:.2f}"])
-        return format_table(["agent", "map coverage %", "revisit count", "paper coverage %",
-                             "paper revisits"], rows)
+                         format_metric(summary["revisit_count"]), *figures])
+        table = format_table(["agent", "map coverage %", "revisit count",
+                              *(["paper coverage %", "paper revisits"] if paper else [])], rows)
+        return table if paper else f"{table}\n{not_comparable('Table 1', PAPER_SETUP)}"
 
     @staticmethod
     def _area_table(config, groups, summaries) -> str:
+        wise = config.matches(WISE_SETUP)
         rows = []
         for group in groups:
             summary = summaries[group.label]
             reported = WISE_COVERAGE.get(group.agent)
+            figure = ["-" if reported is None else f"{reported:.0f}"] if wise else []
             rows.append([group.agent, format_metric(summary["map_coverage"]),
-                         format_metric(summary["revisit_count"]),
-                         "-" if reported is None else f"{reported:.0f}"])
+                         format_metric(summary["revisit_count"]), *figure])
         table = format_table(["agent", f"coverage % of {config.area:g} x {config.area:g}",
-                              "revisit count", "WISE's report %"], rows)
+                              "revisit count", *(["WISE's report %"] if wise else [])], rows)
+        if not wise:
+            return f"{table}\n{not_comparable('WISE (TMLR 2026)', WISE_SETUP)}"
         return (f"{table}\nWISE (TMLR 2026) reports MrSteve's coverage of 384 x 384 after 40K "
                 f"steps at {WISE_COVERAGE['count-based']:.0f} % and its own at "
                 f"{WISE_OWN_COVERAGE:.0f} %.")

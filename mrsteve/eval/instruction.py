@@ -28,15 +28,17 @@ import gymnasium as gym
 import numpy as np
 
 import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
-from mrsteve.agent.factory import INSTRUCTION_POLICIES, agent_config, build_agent
+from mrsteve.agent.factory import agent_config, build_agent
+from mrsteve.agent.registry import BUILT_IN_INSTRUCTION_POLICIES
 from mrsteve.control.skill_book import load_skills
 from mrsteve.env.voxel_env import DEFAULT_OBS_SIZE
 from mrsteve.eval.experiment import Experiment
+from mrsteve.eval.records import Record
 from mrsteve.eval.results import format_metric, format_table
 from mrsteve.eval.spec import Group, RunSpec
-from mrsteve.eval.sweep import Record
 from mrsteve.naming import choose
 from mrsteve.seeding import episode_rng
+from mrsteve.tasks import placement as placing
 from mrsteve.tasks.catalog import load_catalog
 from mrsteve.tasks.driver import Driver
 
@@ -56,56 +58,10 @@ blocks from one, so they run ``near`` only."""
 
 
 def target_positions(world, item: str) -> np.ndarray:
-    """``float[K, 2]``: the world ``(x, z)`` of every target of ``item``'s skill: the centres of
-    the target blocks with open air on a side or above, or the target mobs."""
+    """``float[K, 2]``: the world ``(x, z)`` of every target of ``item``'s skill
+    (:func:`mrsteve.tasks.placement.target_positions` of its classes)."""
     skill = load_skills().skill(load_catalog().item(item).prompts.execute)
-    content = world.content
-    mob_kinds = [i for i, mob in enumerate(content.mobs) if mob.name in skill.targets]
-    if skill.on_mobs:
-        records = world.mobs.records
-        chosen = records[np.isin(records["kind"], mob_kinds)]
-        return np.stack([chosen["x"], chosen["z"]], axis=1).astype(np.float64)
-    ids = [content.block(name).id for name in skill.targets]
-    blocks = world.blocks
-    target = np.isin(blocks, ids)
-    air = blocks == content.block("air").id
-    open_side = np.zeros_like(target)
-    open_side[:-1] |= air[1:]
-    open_side[1:] |= air[:-1]
-    open_side[:, :-1] |= air[:, 1:]
-    open_side[:, :, :-1] |= air[:, :, 1:]
-    open_side[:, :, 1:] |= air[:, :, :-1]
-    x, _, z = np.nonzero(target & open_side)
-    return np.stack([x + 0.5, z + 0.5], axis=1)
-
-
-def place_agent(world, targets: np.ndarray, rng: np.random.Generator,
-                distance: tuple[float, float], tries: int = 200) -> dict[str, float]:
-    """Teleport options (``x``, ``z``, ``yaw``) for a standing place whose nearest target lies
-    ``distance`` blocks away (on the ground plane), drawn with ``rng``; ``ValueError`` when none
-    of ``tries`` draws fits."""
-    low, high = distance
-    size_x, _, size_z = world.blocks.shape
-    if len(targets) == 0:
-        raise ValueError("the world has no target of the skill")
-    for _ in range(tries):
-        anchor = targets[rng.integers(len(targets))]
-        angle, radius = rng.uniform(0, 2 * np.pi), rng.uniform(low, high)
-        x, z = anchor[0] + radius * np.cos(angle), anchor[1] + radius * np.sin(angle)
-        if not (2 <= x < size_x - 2 and 2 <= z < size_z - 2):
-            continue
-        nearest = np.min(np.hypot(targets[:, 0] - x, targets[:, 1] - z))
-        if not low <= nearest <= high:
-            continue
-        column = world.blocks[int(x), :, int(z)]
-        if np.isin(column, [world.content.block("water").id]).any():
-            continue
-        try:
-            world.teleport(float(x), float(z))
-        except ValueError:
-            continue
-        return {"x": float(x), "z": float(z), "yaw": float(rng.uniform(-180, 180))}
-    raise ValueError(f"no standing place with the nearest target {low:g}-{high:g} blocks away")
+    return placing.target_positions(world, skill.targets, skill.on_mobs)
 
 
 class EpisodeWatch:
@@ -170,7 +126,7 @@ class InstructionTaskConfig:
     item: str = "all"
     """Items of the task catalog (comma-separated, or 'all')."""
     instruction_policy: str = "scripted,learned"
-    """scripted (the STEVE-1 stand-in) and/or learned (STEVE-1's recipe over RGB frames)."""
+    """The instruction policies to run, or 'all'."""
     placement: str = "near,far"
     """near (a target within 12 blocks) and/or far (the nearest 20-40 blocks away)."""
     max_steps: int = 600
@@ -182,10 +138,16 @@ class InstructionTaskConfig:
 
     def __post_init__(self) -> None:
         self.items  # noqa: B018 (its checks, its messages)
-        choose(self.instruction_policy, list(INSTRUCTION_POLICIES), "instruction policy")
+        self.policies  # noqa: B018 (its checks, its messages)
         choose(self.placement, list(PLACEMENTS), "placement")
         if self.max_steps < 1 or not 0 < self.near_distance:
             raise ValueError(f"max_steps must be >= 1 and near_distance > 0, got {self}")
+
+    @property
+    def policies(self) -> list[str]:
+        """The instruction policies of :attr:`instruction_policy`."""
+        return choose(self.instruction_policy, list(BUILT_IN_INSTRUCTION_POLICIES),
+                      "instruction policy")
 
     @property
     def items(self) -> list[str]:
@@ -216,10 +178,8 @@ def instruction_episode(spec: RunSpec) -> Record:
         driver = Driver(env)
         info = driver.reset(seed=spec.seed, options=options)
         world = env.unwrapped.world
-        placed = place_agent(world, target_positions(world, task.item),
-                             episode_rng(spec.seed, "task"), task.distance)
-        env.unwrapped.apply_commands({"teleport": placed})
-        driver.attach(env.step({})[0])  # a no-op step observes the new place
+        placed = placing.start_near(driver, target_positions(world, task.item),
+                                      episode_rng(spec.seed, "task"), task.distance)
         agent = build_agent(spec.agent)
         agent.reset(driver.view, episode_rng(spec.seed), info["camera"])
         agent.set_task(item.prompts, 0)
@@ -257,6 +217,7 @@ class Instruction(Experiment):
     examples = ("--item all --episodes 10 --workers 2",
                 "--item log,beef --instruction-policy learned --placement near")
     config_type = InstructionTaskConfig
+    choices = {"instruction_policy": BUILT_IN_INSTRUCTION_POLICIES}
     options = ("item", "instruction_policy", "placement", "max_steps")
     default_episodes = 10
     episode = staticmethod(instruction_episode)
@@ -270,8 +231,7 @@ class Instruction(Experiment):
                     continue
                 task = InstructionTask(item, placement, tuple(distances[placement]),
                                        config.world, config.max_steps, tuple(config.obs_size))
-                for policy in choose(config.instruction_policy, list(INSTRUCTION_POLICIES),
-                                     "instruction policy"):
+                for policy in config.policies:
                     tree = agent_config("steve1", instruction_policy=policy)
                     groups.append(Group(RunSpec(self.name, f"{item}.{placement}.{policy}",
                                                 f"instruction/{item}/{placement}", task, tree),

@@ -12,7 +12,8 @@ and answer.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, fields
 from typing import Any
 
 import gymnasium as gym
@@ -21,11 +22,12 @@ import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
 from mrsteve.agent.config import HierarchicalAgentConfig
 from mrsteve.agent.factory import AGENTS, build_agent, hierarchical_agent_config
 from mrsteve.agent.hierarchical import MineInstruction
-from mrsteve.agent.planners import PLANNERS, LLMConfig, PlannerConfig
-from mrsteve.eval.experiment import AgentOptions, Experiment
+from mrsteve.agent.planners import PLANNERS, ChatClient, LLMConfig, LLMError, PlannerConfig
+from mrsteve.eval.experiment import AGENT_PARTS, AgentOptions, Experiment, Summaries
+from mrsteve.eval.options import SweepOptions
+from mrsteve.eval.records import Record
 from mrsteve.eval.results import format_metric, format_table
 from mrsteve.eval.spec import Group, RunSpec
-from mrsteve.eval.sweep import Record
 from mrsteve.naming import check_name, choose
 from mrsteve.tasks.catalog import load_catalog
 from mrsteve.tasks.crafting import CraftingTask, crafting_env_kwargs, find_crafting, run_crafting
@@ -34,6 +36,14 @@ MINED = ("log", "wool", "leather")
 """The raw items of the crafting tasks, obtained by the controller as the item tasks say."""
 
 MEMORY_ACCESS = ("off", "on")
+"""The ``--memory-access`` settings (comma-separated for both)."""
+
+LLM_OPTIONS = ("llm_url", "llm_model", "llm_key_env", "llm_timeout")
+"""The options of the language model, which only the deps planner asks."""
+
+SERVER_CHECK_TIMEOUT = 5.0
+"""Seconds a deps run waits for the language model's server to answer before its first
+episode."""
 
 PAPER_GT = {"oak-stairs": (80, 83), "sign": (70, 67), "fence": (67, 70), "bed": (37, 60),
             "painting": (60, 73), "carpet": (43, 60), "item-frame": (53, 63),
@@ -64,12 +74,13 @@ class LLMPlannerConfig(AgentOptions):
     """gt (the ground-truth plan from the recipes) or deps (DEPS: a language model plans and
     replans; needs --llm-url)."""
     memory_access: str = "off"
-    """Whether the planner reads the controller's memory: off, on, or on,off for both."""
+    """Whether the planner reads the controller's memory (beyond the paper); on,off runs
+    both."""
     llm_url: str = ""
     """The base URL of an OpenAI-compatible chat-completions server (vLLM, llama.cpp's server,
     ollama), e.g. http://localhost:8000/v1 (deps only)."""
     llm_model: str = ""
-    """The model name the server serves (deps only)."""
+    """The model name the server serves (deps only, required)."""
     llm_key_env: str = "OPENAI_API_KEY"
     """The environment variable holding the server's API key (unset: none sent)."""
     llm_timeout: float = 60.0
@@ -81,15 +92,38 @@ class LLMPlannerConfig(AgentOptions):
         choose(self.agent, list(AGENTS), "agent")
         find_crafting(self.task)
         check_name(self.planner, PLANNERS, "planner")
-        choose(self.memory_access, list(MEMORY_ACCESS), "memory access")
         for access in self.accesses:
             self.planner_config(access)  # its checks, its messages (deps without --llm-url)
+        if self.planner == "deps" and not self.llm_model.strip():
+            raise ValueError(f"--planner deps needs --llm-model: the name of the model the server "
+                             f"at {self.llm_url} serves (e.g. Qwen2.5-72B-Instruct)")
+        given = [f"--{field.name.replace('_', '-')}" for field in fields(self)
+                 if field.name in LLM_OPTIONS and getattr(self, field.name) != field.default]
+        if self.planner != "deps" and given:
+            one = len(given) == 1
+            raise ValueError(f"{', '.join(given)} {'is' if one else 'are'} for --planner deps "
+                             f"(the {self.planner} planner asks no language model): drop "
+                             f"{'it' if one else 'them'} or give --planner deps")
         super().__post_init__()
 
     @property
     def accesses(self) -> list[bool]:
-        return [value == "on" for value in choose(self.memory_access, list(MEMORY_ACCESS),
-                                                  "memory access")]
+        return [value == "on" for value in choose(self.memory_access, MEMORY_ACCESS,
+                                                  "memory access", allow_all=False)]
+
+    def check_server(self, timeout: float = SERVER_CHECK_TIMEOUT) -> None:
+        """A ``ValueError`` naming --llm-url unless its server answers within ``timeout`` seconds,
+        or one naming the models it serves when --llm-model is not among those it lists (a
+        server that fails later is counted in the records: the planner's failures)."""
+        client = ChatClient(self.planner_config(False).llm)
+        try:
+            served = client.served_models(timeout)
+        except LLMError as error:
+            raise ValueError(f"cannot reach the language model's server: {error}; start it, or "
+                             "give the URL it serves (--llm-url)") from None
+        if served and not {self.llm_model, f"{self.llm_model}:latest"} & set(served):  # ollama
+            raise ValueError(f"the server at {self.llm_url} does not serve --llm-model "
+                             f"{self.llm_model!r}; it serves: {', '.join(served)}")
 
     def planner_config(self, memory_access: bool) -> PlannerConfig:
         llm = LLMConfig(self.llm_url, self.llm_model, self.llm_key_env, self.llm_timeout)
@@ -145,15 +179,23 @@ class LLMPlanner(Experiment):
 
     name = "llm-planner"
     config_type = LLMPlannerConfig
+    choices = {"memory_access": MEMORY_ACCESS}
     options = ("task", "agent", "planner", "memory_access", "llm_url", "llm_model",
-               "llm_key_env", "llm_timeout", "max_replans", "encoder", "navigator",
-               "navigator_weights", "instruction_policy")
+               "llm_key_env", "llm_timeout", "max_replans", *AGENT_PARTS)
     default_episodes = 30
     episode = staticmethod(crafting_episode)
     examples = ("--task bed --agent mrsteve,steve1 --episodes 10",
                 "--task all --memory-access on,off --workers 2 --out runs/crafting",
                 ("--task oak-stairs,sign,fence,bed --planner deps "
                  "--llm-url http://localhost:8000/v1 --llm-model Qwen2.5-72B-Instruct"))
+
+    def run(self, config: LLMPlannerConfig, sweep: SweepOptions,
+            echo: Callable[[str], Any] = print) -> Summaries:
+        """The sweep (:meth:`Experiment.run`), once the language model's server answers (deps):
+        an unreachable server stops the run before its first episode, nothing written."""
+        if config.planner == "deps":
+            config.check_server()
+        return super().run(config, sweep, echo)
 
     def groups(self, config: LLMPlannerConfig) -> list[Group]:
         groups = []

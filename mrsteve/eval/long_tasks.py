@@ -14,10 +14,10 @@ import gymnasium as gym
 
 import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
 from mrsteve.agent.factory import AGENTS, build_agent
-from mrsteve.eval.experiment import AgentOptions, Experiment
+from mrsteve.eval.experiment import AGENT_PARTS, AgentOptions, Experiment
+from mrsteve.eval.records import Record
 from mrsteve.eval.results import format_metric, format_table
 from mrsteve.eval.spec import Group, RunSpec
-from mrsteve.eval.sweep import Record
 from mrsteve.naming import check_name, choose
 from mrsteve.perception import make_encoder
 from mrsteve.protocols import Agent
@@ -43,7 +43,7 @@ class LongTaskConfig(AgentOptions):
     """A long-horizon sweep (the paper's settings)."""
 
     agent: str = DEFAULT_AGENTS
-    """mrsteve, mrsteve-tc, center-embed, pm, em, fm, pmc-fm, steve1 (comma-separated, or 'all')."""
+    """The agents to run, or 'all'."""
     capacity: str | None = "20000"
     """Memory capacity in frames (the paper: 20K), or a comma-separated grid of them."""
     steps: int = 500_000
@@ -139,6 +139,7 @@ class LongTaskExperiment(Experiment):
     """Shared by the two long-horizon experiments."""
 
     config_type = LongTaskConfig
+    choices = {"agent": AGENTS}
     default_episodes = 5  # the paper: 5 episodes per agent
     world: str
     metric: str
@@ -196,9 +197,8 @@ class LongInstruction(LongTaskExperiment):
     name = "long-instruction"
     examples = ("--agent mrsteve,fm --steps 100000 --episodes 1 --workers 2",
                 "--steps 500000 --rss-every 10000 --workers 2 --out runs/long-instruction")
-    options = ("agent", "steps", "capacity", "task_limit", "rss_every", "spawn_cycle", "encoder",
-               "navigator", "navigator_weights", "instruction_policy",
-               "searched_radius")
+    options = ("agent", "steps", "capacity", "task_limit", "rss_every", "spawn_cycle",
+               *AGENT_PARTS, "searched_radius")
     episode = staticmethod(long_instruction_episode)
     world, metric, paper = li.WORLD, "tasks_solved", PAPER_TASKS_SOLVED
 
@@ -215,8 +215,7 @@ class LongNavigation(LongTaskExperiment):
 
     name = "long-navigation"
     examples = ("--agent mrsteve,em --steps 100000 --episodes 1 --workers 2",)
-    options = ("agent", "steps", "capacity", "task_limit", "radius", "rss_every", "encoder",
-               "navigator", "navigator_weights", "instruction_policy",
+    options = ("agent", "steps", "capacity", "task_limit", "radius", "rss_every", *AGENT_PARTS,
                "image_goal_target", "searched_radius")
     episode = staticmethod(long_navigation_episode)
     world, metric, paper = ln.WORLD, "goals_reached", PAPER_GOALS_REACHED

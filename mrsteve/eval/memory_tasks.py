@@ -44,10 +44,10 @@ from mrsteve.agent.factory import build_agent, make_navigator
 from mrsteve.control.motion import heading_to, wrap_degrees
 from mrsteve.control.navigation import NavigatorConfig
 from mrsteve.env.voxel_env import DEFAULT_OBS_SIZE
-from mrsteve.eval.experiment import AgentOptions, Experiment, Summaries
+from mrsteve.eval.experiment import AGENT_PARTS, AgentOptions, Experiment, Summaries
+from mrsteve.eval.records import Record
 from mrsteve.eval.results import format_metric, format_table
 from mrsteve.eval.spec import Group, RunSpec
-from mrsteve.eval.sweep import Record
 from mrsteve.naming import choose
 from mrsteve.perception import make_encoder
 from mrsteve.spaces import Action, Observation
@@ -61,9 +61,6 @@ from mrsteve.tasks.memory_tasks import (
     world_of,
 )
 
-AGENTS = ("mrsteve", "pm", "em", "fm", "steve1")
-"""The agents of Figure 6."""
-
 PAPER_RESULTS: dict[str, dict[str, float]] = {
     # success rate %, read off the bars of Figure 6 (approximate); the text gives FIFO ~60 on
     # Find Water, Place ~60 on the Death Spot, Event ~50 on the First House
@@ -74,6 +71,9 @@ PAPER_RESULTS: dict[str, dict[str, float]] = {
 """Figure 6's success rates (approximate: read from the figure's bars, except the three the text
 states)."""
 
+FIGURE_6_AGENTS = tuple(PAPER_RESULTS["find-water"])
+"""The agents of Figure 6 (of :data:`mrsteve.agent.registry.AGENTS`)."""
+
 
 @dataclass(frozen=True)
 class MemoryTasksConfig(AgentOptions):
@@ -82,7 +82,7 @@ class MemoryTasksConfig(AgentOptions):
     task: str = "all"
     """find-water, zombie-spot, first-house (comma-separated, or 'all')."""
     agent: str = "all"
-    """mrsteve, pm, em, fm, steve1 (comma-separated, or 'all')."""
+    """The agents of Figure 6 to run, or 'all'."""
     capacity: str | None = "2000"
     """Memory capacity in frames (the paper: 2K), or a comma-separated grid of them."""
     explore_steps: int = 3000
@@ -98,7 +98,7 @@ class MemoryTasksConfig(AgentOptions):
 
     def __post_init__(self) -> None:
         choose(self.task, list(MEMORY_TASKS), "task")
-        choose(self.agent, list(AGENTS), "agent")
+        choose(self.agent, FIGURE_6_AGENTS, "agent")
         super().__post_init__()
         if self.task_steps < 1 or self.trajectory_every < 1:
             raise ValueError(f"task_steps and trajectory_every must be >= 1, got "
@@ -116,7 +116,7 @@ class MemoryTasksConfig(AgentOptions):
 
     @property
     def agents(self) -> list[str]:
-        return choose(self.agent, list(AGENTS), "agent")
+        return choose(self.agent, FIGURE_6_AGENTS, "agent")
 
 
 @dataclass(frozen=True)
@@ -279,8 +279,9 @@ class MemoryTasks(Experiment):
     name = "memory-tasks"
     examples = ('--task all --agent all --workers 2 --out runs/memory-tasks', '--task first-house --agent mrsteve,em --image-goal-target nearest --episodes 5',)
     config_type = MemoryTasksConfig
-    options = ("task", "agent", "capacity", "task_steps", "radius", "encoder", "navigator",
-               "navigator_weights", "instruction_policy", "image_goal_target", "searched_radius")
+    choices = {"agent": FIGURE_6_AGENTS}
+    options = ("task", "agent", "capacity", "task_steps", "radius", *AGENT_PARTS,
+               "image_goal_target", "searched_radius")
     default_episodes = 20
     episode = staticmethod(memory_tasks_episode)
 

@@ -11,7 +11,7 @@ The evaluator, unlike the navigator, reads the world's blocks:
   10 to 20 blocks from the spawn, that the player can reach; on ``river`` it must lie across the
   water (no dry path leads there) with its success disc on land (swim across, then climb out);
 - the shortest path length is planned on the true height map of the world
-  (:meth:`~mrsteve.control.mapping.HeightMap.from_blocks`) with the walking rules of the game (steps
+  (:class:`~mrsteve.control.planning.WorldGround`) with the walking rules of the game (steps
   up of one block, drops, swimming): A* over columns with plain distances, straightened by string
   pulling (so open ground counts as a straight line), measured up to where it enters the success
   disc. The taken path is the agent's ground-plane trajectory until it is within the disc.
@@ -31,17 +31,17 @@ import numpy as np
 
 import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
 from mrsteve.agent.config import NavigatorAgentConfig
-from mrsteve.agent.factory import NAVIGATORS, build_agent, navigator_agent_config
-from mrsteve.control.heightmap import HeightMap
-from mrsteve.control.planning import GEOMETRIC, distance_to_disc, plan_path, reachable
+from mrsteve.agent.factory import build_agent, navigator_agent_config
+from mrsteve.control.planning import WorldGround
+from mrsteve.control.registry import BUILT_IN_NAVIGATORS
 from mrsteve.env.voxel_env import DEFAULT_OBS_SIZE
 from mrsteve.eval.experiment import Experiment
+from mrsteve.eval.records import Record
 from mrsteve.eval.results import format_metric, format_table
 from mrsteve.eval.spec import Group, RunSpec
-from mrsteve.eval.sweep import Record
 from mrsteve.naming import choose
 from mrsteve.tasks.driver import compact_trajectory
-from mrsteve.tasks.navigation import METRICS, NavigationGoal, run_navigation
+from mrsteve.tasks.navigation import METRICS, pick_goal, run_navigation
 
 TERRAINS = {"flat": "flat", "plains": "plains_nav", "mountain": "mountain", "river": "river"}
 """Terrain names of the experiment and the world recipes they run on."""
@@ -123,8 +123,7 @@ class NavigationTaskConfig:
     terrain: str = "all"
     """flat, plains, mountain, river (comma-separated, or 'all')."""
     navigator: str = "depth"
-    """depth (the VPT-Nav stand-in), straight (the paper's heuristic) or learned (the policy
-    over RGB frames); comma-separated, or 'all'."""
+    """The navigators to run, or 'all'."""
     weights: str | None = None
     """Comma-separated learned navigator weights files (mrsteve train navigator) to run beside
     the navigators, each named by its training settings (the conditioning and KL studies)."""
@@ -143,7 +142,7 @@ class NavigationTaskConfig:
 
     def __post_init__(self) -> None:
         choose(self.terrain, list(TERRAINS), "terrain")
-        choose(self.navigator, list(NAVIGATORS), "navigator")
+        choose(self.navigator, list(BUILT_IN_NAVIGATORS), "navigator")
         if not 0 < self.min_distance <= self.max_distance:
             raise ValueError(f"need 0 < min_distance <= max_distance, got {self.min_distance}, "
                              f"{self.max_distance}")
@@ -157,7 +156,7 @@ class NavigationTaskConfig:
 
     @property
     def navigators(self) -> list[str]:
-        return choose(self.navigator, list(NAVIGATORS), "navigator")
+        return choose(self.navigator, list(BUILT_IN_NAVIGATORS), "navigator")
 
     @property
     def weight_files(self) -> list[str]:
@@ -183,52 +182,6 @@ def navigator_labels(trees: list[NavigatorAgentConfig]) -> list[str]:
             for name, tree in zip(names, trees, strict=True)]
 
 
-def pick_goal(
-    blocks: np.ndarray,
-    start: tuple[float, float],
-    rng: np.random.Generator,
-    config: NavigationTask,
-    *,
-    across_water: bool = False,
-) -> NavigationGoal:
-    """A goal column for an episode (module docstring), drawn uniformly with ``rng`` among those
-    that qualify, and the shortest path to it."""
-    world = HeightMap.from_blocks(blocks)
-    levels = world.levels()
-    sx, sz = levels.shape
-    i, k = np.meshgrid(np.arange(sx), np.arange(sz), indexing="ij")
-    distance = np.hypot(i + 0.5 - start[0], k + 0.5 - start[1])
-    walkable = (levels > 0) & (levels < blocks.shape[1]) & ~world.water
-    wall_free = np.zeros_like(walkable)
-    wall_free[1:-1, 1:-1] = True
-    candidates = (
-        walkable & wall_free & reachable(world, start)
-        & (distance >= config.min_distance) & (distance <= config.max_distance)
-    )  # fmt: skip
-    if across_water:  # no dry way there, and the success disc is out of the water
-        candidates &= ~reachable(world, start, allow_water=False)
-        wet_i, wet_k = np.nonzero(world.water)
-        near = np.zeros_like(candidates)
-        cand_i, cand_k = np.nonzero(candidates)
-        if len(wet_i) and len(cand_i):
-            gap = np.hypot(cand_i[:, None] - wet_i[None, :], cand_k[:, None] - wet_k[None, :])
-            near[cand_i, cand_k] = gap.min(axis=1) <= config.success_radius + 0.5
-        candidates &= ~near
-    cells = np.flatnonzero(candidates)
-    if len(cells) == 0:
-        raise ValueError(
-            f"no goal {config.min_distance:g}-{config.max_distance:g} blocks from {start} "
-            f"on this world{' across water' if across_water else ''}"
-        )
-    gi, gk = divmod(int(rng.choice(cells)), sz)
-    goal = (gi + 0.5, gk + 0.5)
-    # the walk to the goal column itself, measured up to where it enters the success disc
-    path, reached = plan_path(world, start, goal, 0.5, GEOMETRIC, smooth=levels.size)
-    if not reached:
-        raise RuntimeError(f"goal {goal} is reachable, yet the planner found no path to it")
-    return NavigationGoal(start, goal, distance_to_disc(path, goal, config.success_radius))
-
-
 @dataclass(frozen=True)
 class NavigationTask:
     """The task part of a navigation episode's run spec."""
@@ -250,7 +203,8 @@ def navigation_episode(spec: RunSpec) -> Record:
     task = spec.task
 
     def goal(blocks: np.ndarray, start: tuple[float, float], rng: np.random.Generator):
-        return pick_goal(blocks, start, rng, task, across_water=task.terrain == "river")
+        return pick_goal(WorldGround(blocks), start, rng, task,
+                         across_water=task.terrain == "river")
 
     with gym.make("mrsteve/Voxel-v0", world=task.world, obs_size=task.obs_size) as env:
         episode = run_navigation(env, build_agent(spec.agent), goal, seed=spec.seed,
@@ -273,6 +227,7 @@ class Navigation(Experiment):
     name = "navigation"
     examples = ('--terrain all --navigator depth,straight --workers 2', '--terrain river --episodes 5 --plots runs/river-plots',)
     config_type = NavigationTaskConfig
+    choices = {"navigator": BUILT_IN_NAVIGATORS}
     options = ("terrain", "navigator", "weights", "max_steps")
     default_episodes = 20
     episode = staticmethod(navigation_episode)

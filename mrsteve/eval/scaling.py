@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from mrsteve.eval.experiment import Experiment
-from mrsteve.eval.sweep import Record, SweepOptions, read_records
+from mrsteve.eval.options import SweepOptions
+from mrsteve.eval.records import Record, read_records
 
 IDENTITY = ("digest", "node", "episode_seconds", "worker")
 """Record fields that say who ran an episode, not what happened in it."""

@@ -9,13 +9,19 @@ sub-task spent in the Explore mode (``explore_<label>``, :class:`ModeSteps`).
 
 ``--capacity`` takes one memory capacity or a comma-separated grid (appendix "ABA-Sparse Tasks with
 Memory Constraints": 100,500,1000,2000,12000): one group per task, capacity and agent (labelled
-``<task>.<agent>.c<capacity>``, plain ``<task>.<agent>`` when unlimited); the grid's table and
-figure show success and A' duration against capacity per agent.
+``<task>.<agent>.c<capacity>``, plain ``<task>.<agent>`` when unlimited; an agent without a
+memory, STEVE-1, once); the grid's table and figure (:mod:`mrsteve.eval.capacity`) show success
+and A' duration against capacity per agent.
+
+``--world minecraft`` runs the tasks the authors' release sets up in Minecraft (water-log-water,
+beef-log-beef, wool-log-wool on random plains) in MineStudio's simulator with the same agent code
+(:func:`minecraft_episode`, :mod:`mrsteve.minecraft.sim`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -24,11 +30,12 @@ import gymnasium as gym
 
 import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
 from mrsteve.agent.factory import AGENTS, build_agent
-from mrsteve.eval.experiment import UNLIMITED, AgentOptions, Experiment, Summaries
+from mrsteve.eval.capacity import capacity_table, save_capacity_plot
+from mrsteve.eval.experiment import AGENT_PARTS, AgentOptions, Experiment, Summaries
+from mrsteve.eval.records import Record
 from mrsteve.eval.results import format_metric, format_table, mean_stderr
 from mrsteve.eval.spec import Group, RunSpec
-from mrsteve.eval.sweep import Record
-from mrsteve.naming import choose
+from mrsteve.naming import check_name, choose
 from mrsteve.protocols import Mode
 from mrsteve.tasks.driver import EpisodeCallback, Step
 from mrsteve.tasks.episode import run_tasks
@@ -84,13 +91,20 @@ class SequentialConfig(AgentOptions):
     task: str = "all"
     """Task(s) of the suite, e.g. water-log-water (comma-separated, or 'all')."""
     agent: str = "mrsteve"
-    """mrsteve, mrsteve-tc, center-embed, pm, em, fm, pmc-fm, steve1 (comma-separated, or 'all')."""
+    """The agents to run, or 'all'."""
     obs_size: tuple[int, int] | None = None
     """``(height, width)`` of the observations (default: the environment's)."""
+    world: str = "voxel"
+    """voxel (the package's world) or minecraft (MineStudio's simulator with the release's ABA
+    tasks on random plains; needs MineStudio, Java 8 and the Minecraft engine)."""
 
     def __post_init__(self) -> None:
         choose(self.agent, list(AGENTS), "agent")
         super().__post_init__()
+        self.cells(self.agents)  # a capacity for agents without a memory: refused now
+        check_name(self.world, WORLDS, "world")
+        if self.world == "minecraft":
+            check_minecraft(self)
 
     @property
     def agents(self) -> list[str]:
@@ -106,10 +120,85 @@ def sequential_episode(spec: RunSpec) -> Record:
     """One episode of ``spec.task`` (a :class:`SequentialRun`) for the agent its tree describes:
     success, duration and Explore-mode steps of each sub-task."""
     task = spec.task
+    if isinstance(task, MinecraftRun):
+        return minecraft_episode(spec)
     modes = ModeSteps(has_modes=spec.agent.memory is not None)
     with gym.make("mrsteve/Voxel-v0", **env_kwargs(task, task.obs_size)) as env:
         result = run_tasks(env, build_agent(spec.agent), task.items, seed=spec.seed,
                            max_steps=task.max_steps, callbacks=[modes])
+    return {**sequential_record(task, result), **modes.record(task.labels)}
+
+
+WORLDS = ("voxel", "minecraft")
+"""Where sequential tasks run (``--world``)."""
+
+MINECRAFT_WORLD = "plains_unbounded"
+"""The package's world recipe that stands for Minecraft's random plains in a Minecraft run's
+spec (it sets the agent's exploration patch for an unbounded world)."""
+
+STAND_INS = {"encoder": "semantic", "navigator": "depth", "instruction_policy": "scripted"}
+"""The parts that read the depth or semantic frames, which Minecraft does not render."""
+
+
+@dataclass(frozen=True)
+class MinecraftRun(SequentialRun):
+    """A sequential task run in Minecraft: the release's set-up of the task
+    (:func:`mrsteve.minecraft.sim.aba_tasks`) in MineStudio's simulator."""
+
+    simulator: str = "minecraft"
+
+    @classmethod
+    def of_run(cls, run: SequentialRun) -> MinecraftRun:
+        return cls(**{field.name: getattr(run, field.name) for field in dataclasses.fields(run)})
+
+
+def check_minecraft(config: SequentialConfig) -> None:
+    """A ``ValueError`` (one line) when ``config`` cannot run in Minecraft: MineStudio, Java or
+    the engine missing (checked first, before any work), a part that reads depth or semantic
+    frames, or a task the release does not set up there."""
+    from mrsteve.minecraft.sim import aba_tasks, minecraft_unavailable
+
+    problem = minecraft_unavailable()
+    if problem is not None:
+        raise ValueError(problem)
+    stand_ins = [f"--{key.replace('_', '-')} {value}" for key, value in STAND_INS.items()
+                 if getattr(config, key) == value]
+    if stand_ins:
+        raise ValueError(f"--world minecraft renders no depth or semantic frame: replace "
+                         f"{', '.join(stand_ins)} by parts that read the frame alone")
+    if config.task != "all":
+        choose(config.task, list(aba_tasks()), "Minecraft task")
+
+
+def minecraft_groups(experiment: str, tasks: list[SequentialTask],
+                     config: SequentialConfig) -> list[Group]:
+    """The groups of ``tasks`` in Minecraft: those the release sets up there, on its random plains
+    (the exploration patch of an unbounded world, :data:`MINECRAFT_WORLD`)."""
+    from mrsteve.minecraft.sim import aba_tasks
+
+    tasks = [dataclasses.replace(task, world=MINECRAFT_WORLD) for task in tasks
+             if task.name in aba_tasks()]
+    groups = sequential_groups(experiment, tasks, config, config.agents, config.obs_size)
+    return [dataclasses.replace(group, spec=dataclasses.replace(
+        group.spec, task=MinecraftRun.of_run(group.spec.task))) for group in groups]
+
+
+def minecraft_episode(spec: RunSpec, make_sim: Callable[[Any, int], Any] | None = None
+                      ) -> Record:
+    """One episode of a :class:`MinecraftRun` in MineStudio's simulator (``make_sim(task, seed)``,
+    by default :func:`mrsteve.minecraft.sim.make_minecraft_sim`): the record of
+    :func:`sequential_episode`."""
+    from mrsteve.minecraft.sim import aba_subtasks, aba_tasks, make_minecraft_sim, run_item_tasks
+
+    task = spec.task
+    setup = aba_tasks()[task.name]
+    modes = ModeSteps(has_modes=spec.agent.memory is not None)
+    sim = (make_sim or make_minecraft_sim)(setup, spec.seed)
+    try:
+        result = run_item_tasks(sim, build_agent(spec.agent), aba_subtasks(setup),
+                                seed=spec.seed, max_steps=task.max_steps, callbacks=[modes])
+    finally:
+        sim.close()
     return {**sequential_record(task, result), **modes.record(task.labels)}
 
 
@@ -133,19 +222,13 @@ def sequential_groups(experiment: str, tasks: list[SequentialTask], config: Agen
     return groups
 
 
-def capacity_of(group: Group) -> int | str | None:
-    """The group's memory capacity as tables show it (``-``: no memory)."""
-    memory = getattr(group.spec.agent, "memory", None)
-    return "-" if memory is None else (memory.capacity or UNLIMITED)
-
-
 class SequentialExperiment(Experiment):
     """A suite of sequential item tasks."""
 
     suite: ClassVar[str]
     config_type = SequentialConfig
-    options = ("task", "agent", "capacity", "encoder", "navigator", "navigator_weights",
-               "instruction_policy", "searched_radius")
+    choices = {"agent": AGENTS}
+    options = ("task", "agent", "capacity", *AGENT_PARTS, "searched_radius", "world")
     default_episodes = 10
     episode = staticmethod(sequential_episode)
 
@@ -153,6 +236,8 @@ class SequentialExperiment(Experiment):
         return find_tasks(self.suite, config.task)
 
     def groups(self, config: SequentialConfig) -> list[Group]:
+        if config.world == "minecraft":
+            return minecraft_groups(self.name, self.tasks(config), config)
         return sequential_groups(self.name, self.tasks(config), config, config.agents,
                                  config.obs_size)
 
@@ -198,72 +283,6 @@ class SequentialExperiment(Experiment):
                                  title=f"{self.suite}: success rate")
 
 
-PAPER_CAPACITY_FINDING = (
-    "paper (appendix \"ABA-Sparse Tasks with Memory Constraints\", 0.1K to 12K frames): FIFO "
-    "(fm) degrades as the capacity shrinks on every task; Place (pm) and Event (em) degrade at "
-    "0.1K on Beef-Log-Beef and Beef-Leaves-Beef; Place Event (mrsteve) stays robust."
-)
-
-
-def capacity_series(tasks: list[SequentialTask], groups: list[Group], summaries: Summaries,
-                    metric: str) -> dict[str, dict[str, list[tuple[float, dict[str, float]]]]]:
-    """``series[task][agent] = [(capacity, metric summary), ...]`` in capacity order; unlimited
-    is plotted at the episode length (the paper's 12K), an agent without memory as a flat line."""
-    series: dict[str, dict[str, list[tuple[float, dict[str, float]]]]] = {}
-    for task in tasks:
-        mine = [g for g in groups if g.task == task.key]
-        capacities = {g.spec.agent.memory.capacity or task.max_steps
-                      for g in mine if g.spec.agent.memory is not None}
-        per_agent = series.setdefault(task.name, {})
-        for group in mine:
-            memory = group.spec.agent.memory
-            xs = [memory.capacity or task.max_steps] if memory else sorted(capacities)
-            summary = summaries[group.label][metric]
-            per_agent.setdefault(group.agent, []).extend((float(x), summary) for x in xs)
-        for points in per_agent.values():
-            points.sort(key=lambda point: point[0])
-    return series
-
-
-def capacity_table(tasks: list[SequentialTask], groups: list[Group], summaries: Summaries) -> str:
-    """Success % and A' duration per task, agent and capacity (agents without memory: one row),
-    then the mean over tasks, beside the paper's finding."""
-    last = tasks[0].labels[-1]
-    rows = []
-    by_agent: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for group in groups:
-        summary = summaries[group.label]
-        shown = capacity_of(group)
-        rows.append([group.spec.task.name, group.agent, shown,
-                     format_metric(summary["success_rate"], 1),
-                     format_metric(summary[f"duration_{last}"], 0)])
-        by_agent.setdefault((group.agent, str(shown)), []).append(summary)
-    if len(tasks) > 1:
-        for (name, shown), per_task in by_agent.items():
-            rows.append([f"all {len(per_task)}", name, shown,
-                         format_metric(mean_stderr([s["success_rate"]["mean"] for s in per_task]), 1),
-                         format_metric(mean_stderr([s[f"duration_{last}"]["mean"]
-                                                    for s in per_task]), 0)])
-    headers = ["task", "agent", "capacity", "success %", f"steps {last}"]
-    return (format_table(headers, rows) + f"\nsteps {last}: mean duration of the last sub-task "
-            f"(A') when it succeeded\n{PAPER_CAPACITY_FINDING}")
-
-
-def save_capacity_plot(path: Path, tasks: list[SequentialTask], groups: list[Group],
-                       summaries: Summaries, *, title: str) -> Path:
-    """The appendix figure: success rate and A' duration against memory capacity (log scale),
-    one panel per task and metric, one line per agent."""
-    from mrsteve.eval.curves import save_curves
-
-    last = tasks[0].labels[-1]
-    panels = {}
-    for metric, name in (("success_rate", "success %"), (f"duration_{last}", f"steps {last}")):
-        for task, series in capacity_series(tasks, groups, summaries, metric).items():
-            panels[f"{task}: {name}"] = series
-    return save_curves(path, panels, xlabel="memory capacity (frames)", logx=True,
-                       title=f"{title}: memory constraints", columns=2)
-
-
 class AbaSparse(SequentialExperiment):
     """ABA-Sparse (paper Section 4.2): obtain A, then B, then A again within 12K steps.
 
@@ -294,8 +313,7 @@ class Seq4(SequentialExperiment):
 
     name = suite = "seq4"
     examples = ("--agent mrsteve,steve1 --episodes 5",)
-    options = ("agent", "capacity", "encoder", "navigator", "navigator_weights",
-               "instruction_policy")
+    options = ("agent", "capacity", *AGENT_PARTS)
 
 
 ABA_SPARSE, ABA_RANDOM, SEQ4 = AbaSparse(), AbaRandom(), Seq4()

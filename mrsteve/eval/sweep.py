@@ -1,4 +1,4 @@
-"""Running a sweep: every episode of every group in one queue, resumable records, summaries.
+"""Running a sweep: every episode of every group in one queue, its progress bar, summaries.
 
 An experiment (:mod:`mrsteve.eval.experiment`) is a list of groups
 (:class:`~mrsteve.eval.spec.Group`: one task and one agent configuration each) whose episodes are run specs
@@ -9,17 +9,13 @@ and take the next episode as they free up, or Ray tasks with a bounded window so
 cluster runs N at once. Each record is appended to its group's file as it arrives, each group's
 summary is written when its last episode ends, and one progress bar counts the whole sweep.
 
-A record is keyed by its spec's digest, so a resume never mixes settings. A records file
-(:class:`RecordsFile`) is locked while a sweep appends to it (a second sweep on it is refused),
-and a torn last line left by a crash is cut off before appending.
+Records and their files are :mod:`mrsteve.eval.records`; the options every sweep shares and the
+checks of its outputs, :mod:`mrsteve.eval.options`.
 """
 
 from __future__ import annotations
 
-import errno
-import json
-import os
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 from functools import partial
@@ -28,232 +24,11 @@ from typing import Any
 
 from tqdm import tqdm
 
-from mrsteve.eval.backends import BACKENDS, check_backend, run_jobs
+from mrsteve.eval.backends import check_backend, connected, run_jobs
+from mrsteve.eval.options import SweepOptions, check_outputs, check_run_folder, summary_path
+from mrsteve.eval.records import Job, Record, RecordsFile, episode_record
 from mrsteve.eval.results import Metric, records_path_for, summarize, write_summary
-from mrsteve.eval.spec import Group, RunSpec, check_episodes, check_seed
-from mrsteve.fileio import writable_target
-
-try:
-    import fcntl
-except ImportError:  # not on Windows: records files are not locked there
-    fcntl = None
-
-Record = dict[str, Any]
-Job = Callable[[RunSpec], Record]
-
-RECORD_FIELDS = {"task": str, "agent": str, "episode": int, "seed": int}
-"""What every episode record holds besides its metrics (and ``group`` and ``digest``)."""
-
-
-def episode_record(job: Job, spec: RunSpec) -> Record:
-    """``job(spec)``'s metrics with what identifies the episode: group, task, agent, episode,
-    seed and the spec's digest (the record's key). An episode that cannot be set up (a
-    ``ValueError``) names its group."""
-    try:
-        record = dict(job(spec))
-    except ValueError as error:
-        raise ValueError(f"{spec.group}: {error}") from None
-    record.update(group=spec.group, task=spec.task_name, agent=spec.agent_name,
-                  episode=spec.index, seed=spec.seed, digest=spec.digest)
-    return record
-
-
-def parse_records(text: str, path: Path | str) -> list[Record]:
-    """The records in ``text`` (JSON lines read from ``path``); a torn last line from a crash is
-    ignored, anything else that is not an episode record is a ``ValueError`` naming the line."""
-    records = []
-    lines = text.splitlines()
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            if number == len(lines) and not text.endswith("\n"):  # interrupted while writing
-                break
-            raise ValueError(f"{path}:{number}: not a JSON record; delete or fix the "
-                             "line") from None
-        if not isinstance(record, dict) or any(
-            not isinstance(record.get(name), kind) or isinstance(record.get(name), bool)
-            for name, kind in RECORD_FIELDS.items()
-        ):  # fmt: skip
-            raise ValueError(f"{path}:{number}: not an episode record of an mrsteve sweep (it "
-                             f"needs {', '.join(RECORD_FIELDS)}); give another --json or --out")
-        records.append(record)
-    return records
-
-
-def read_records(path: Path | None) -> list[Record]:
-    """Records already written to ``path`` (JSON lines); a torn last line from a crash is
-    ignored."""
-    if path is None or not Path(path).exists():
-        return []
-    with open(path, encoding="utf-8") as handle:
-        return parse_records(handle.read(), path)
-
-
-class DiskFull(OSError):
-    """The disk filled while a record was written (the records written so far are intact)."""
-
-
-class RecordsFile:
-    """A group's records file, open for appending and locked (``fcntl.flock``) from ``open`` to
-    ``close``: a second sweep on the same file is refused rather than running every episode
-    again. Opening cuts off a torn last line (a crash while writing), so the next record starts
-    on a line of its own."""
-
-    def __init__(self, path: Path):
-        self.path = Path(path)
-        self.handle = None
-        self.records: list[Record] = []
-
-    def open(self) -> RecordsFile:
-        target = writable_target(self.path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        handle = open(target, "a+b")
-        if fcntl is not None:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                handle.close()
-                raise ValueError(f"{self.path} is in use by another sweep (the file is locked); "
-                                 "wait for it to finish or write elsewhere") from None
-        handle.seek(0)
-        data = handle.read()
-        try:
-            self.records = parse_records(data.decode("utf-8", errors="replace"), self.path)
-        except ValueError:
-            handle.close()
-            raise
-        self.handle = handle
-        if data and not data.endswith(b"\n"):
-            try:
-                json.loads(data[data.rfind(b"\n") + 1:])
-                handle.write(b"\n")  # a whole record without its newline
-            except ValueError:
-                handle.truncate(data.rfind(b"\n") + 1)  # a torn record
-        return self
-
-    def append(self, record: Record) -> None:
-        """Append ``record`` and flush it to disk; a full disk raises :class:`DiskFull` and
-        leaves the file as it was (a partial line is cut off again)."""
-        start = self.handle.tell()
-        try:
-            self.handle.write(json.dumps(record).encode() + b"\n")
-            self.handle.flush()
-            os.fsync(self.handle.fileno())
-        except OSError as error:
-            try:
-                self.handle.truncate(start)
-            except OSError:
-                pass  # the next open cuts the torn line
-            if error.errno in (errno.ENOSPC, errno.EDQUOT):
-                raise DiskFull(error.errno, f"the disk is full: could not write a record to "
-                                            f"{self.path}") from None
-            raise
-        self.records.append(record)
-
-    def close(self) -> None:
-        if self.handle is not None:
-            self.handle.close()  # releases the lock
-            self.handle = None
-
-    def __enter__(self) -> RecordsFile:
-        return self.open() if self.handle is None else self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-
-# -- the sweep's options and outputs ----------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class SweepOptions:
-    """The options every experiment shares."""
-
-    episodes: int
-    """Episodes per task and agent; episode i uses seed S + i."""
-    seed: int = 42
-    """Base seed S of the episodes (the paper: 42 + episode)."""
-    workers: int = 1
-    """Worker processes running episodes, each taking the next episode of the sweep as it frees
-    up (with --backend ray and no --address: the CPUs of the local Ray started for the run)."""
-    backend: str = "local"
-    """Where episodes run: local (worker processes on this machine) or ray (Ray tasks on a
-    cluster; pip install 'mrsteve[ray]')."""
-    address: str | None = None
-    """Address of a running Ray cluster for --backend ray (e.g. auto, or 10.0.0.1:6379);
-    default: a local Ray started for the run."""
-    out: Path | None = None
-    """Run folder: summary.json (summary.<group>.json per group), the episode records beside
-    each, plots/ and manifest.json; a run folder used again resumes its records."""
-    json_path: Path | None = None
-    """Write the summary JSON here instead of a run folder (one file per group when there are
-    several, named PATH-stem.<group>.json), the episode records as JSON lines and
-    PATH-stem.manifest.json beside it; an existing records file is resumed."""
-    plots: Path | None = None
-    """Save plots here (per-episode trajectories, or the experiment's summary figure; default
-    with --out: DIR/plots)."""
-    progress: bool = True
-    """Show a progress bar."""
-
-    def __post_init__(self) -> None:
-        check_episodes(self.episodes)
-        if isinstance(self.workers, bool) or not isinstance(self.workers, int) or not (
-                1 <= self.workers <= 4096):
-            raise ValueError(f"workers must be an integer from 1 to 4096, got {self.workers!r}")
-        check_seed(self.seed)
-        check_backend(self.backend)
-        if self.address is not None and self.backend != "ray":
-            raise ValueError("--address is the address of a Ray cluster: give --backend ray too")
-        if self.out is not None and self.json_path is not None:
-            raise ValueError("give a run folder (--out) or a summary path (--json), not both")
-
-    @property
-    def summary_base(self) -> Path | None:
-        """The summary path of a one-group sweep (the run folder's summary.json, or --json)."""
-        return self.out / "summary.json" if self.out is not None else self.json_path
-
-    @property
-    def plots_dir(self) -> Path | None:
-        """Where plots go (--plots, or the run folder's plots/)."""
-        if self.plots is None and self.out is not None:
-            return self.out / "plots"
-        return self.plots
-
-    @property
-    def manifest_path(self) -> Path | None:
-        """Where the run's manifest goes (``manifest.json`` in the run folder, or beside
-        --json)."""
-        if self.out is not None:
-            return self.out / "manifest.json"
-        if self.json_path is not None:
-            return self.json_path.with_name(f"{self.json_path.stem}.manifest.json")
-        return None
-
-
-def summary_path(json_path: Path | None, label: str, *, several: bool) -> Path | None:
-    """Where a group's summary goes: ``json_path``, or with the group's label before the suffix
-    when a sweep has several groups."""
-    if json_path is None or not several:
-        return json_path
-    return json_path.with_name(f"{json_path.stem}.{label}{json_path.suffix or '.json'}")
-
-
-def check_outputs(paths: Iterable[Path | None], folder: Path | None) -> None:
-    """Raise ``ValueError`` now, before any work, if a file in ``paths`` or the folder
-    ``folder`` cannot be written."""
-    for path in paths:
-        if path is not None:
-            writable_target(path)
-    if folder is not None:
-        if folder.exists() and not folder.is_dir():
-            raise ValueError(f"cannot write plots to {folder}: it is not a directory")
-        writable_target(folder / "plot.png")
-
-
-# -- the queue ----------------------------------------------------------------------------------
+from mrsteve.eval.spec import Group, RunSpec
 
 
 @dataclass
@@ -343,7 +118,8 @@ def run_sweep(
     a module-level function, such as an experiment's episode function), resuming from each
     group's records file; write each group's summary when its last episode ends and call
     ``on_group(group, records)`` then;
-    returns the metric summaries by group label. Every output is checked, the backend found and
+    returns the metric summaries by group label. Every output is checked, the run folder found to
+    hold no other run (:func:`check_run_folder`), the backend connected (a Ray cluster found) and
     every records file locked before the first episode; then ``on_start`` is called with the
     manifest's path (when there is one). ``isolated``: episodes run in worker processes even with
     one worker (as a benchmark compares)."""
@@ -354,9 +130,12 @@ def run_sweep(
     paths = [summary_path(options.summary_base, label, several=len(groups) > 1)
              for label in labels]
     check_outputs([*paths, options.manifest_path], options.plots_dir)
+    check_run_folder(options.out, groups[0].spec.experiment if groups else "", paths)
     check_backend(options.backend, available=True)
     summaries: dict[str, dict[str, Metric]] = {}
     with ExitStack() as stack:
+        stack.enter_context(connected(options.backend, address=options.address,
+                                      workers=options.workers))
         runs = []
         for group, path in zip(groups, paths):
             records_file = (stack.enter_context(RecordsFile(records_path_for(path)))
@@ -417,8 +196,3 @@ def run_episodes(job: Job, specs: Sequence[RunSpec], *, workers: int = 1, backen
                            backend=backend, address=address):
         found[record["digest"]] = record
     return [found[spec.digest] for spec in specs]
-
-
-__all__ = ["BACKENDS", "DiskFull", "Job", "Record", "RecordsFile", "SweepOptions",
-           "check_outputs", "episode_record", "parse_records", "read_records", "run_episodes",
-           "run_sweep", "summary_path"]

@@ -26,11 +26,11 @@ import numpy as np
 
 import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
 from mrsteve.agent.factory import AGENTS, build_agent
-from mrsteve.eval.experiment import AgentOptions, Experiment, Summaries
+from mrsteve.eval.experiment import AGENT_PARTS, AgentOptions, Experiment, Summaries
+from mrsteve.eval.records import Record
 from mrsteve.eval.results import format_metric, format_table
 from mrsteve.eval.sequential import ModeSteps, sequential_episode, sequential_groups
 from mrsteve.eval.spec import Group, RunSpec
-from mrsteve.eval.sweep import Record
 from mrsteve.naming import choose
 from mrsteve.tasks.episode import run_tasks
 from mrsteve.tasks.sequential import NOOP_STEPS, task_by_key
@@ -184,8 +184,7 @@ class TcExploration(Experiment):
     name = "tc-exploration"
     examples = ('--task find-cow --episodes 5', '--task all --workers 2 --out runs/tc',)
     config_type = TcExplorationConfig
-    options = ("task", "agent", "steps", "every", "encoder", "navigator", "navigator_weights",
-               "instruction_policy")
+    options = ("task", "agent", "steps", "every", *AGENT_PARTS)
     default_episodes = 20
     episode = staticmethod(tc_episode)
 

@@ -49,6 +49,12 @@ class MemoryVariant:
         """Whether the variant clusters frames by place (it has a place cell side C)."""
         return "cell_size" in {field.name for field in dataclasses.fields(self.config_type)}
 
+    @property
+    def has_events(self) -> bool:
+        """Whether the variant clusters frames into events (it has event merge thresholds, which
+        come from the encoder's calibration)."""
+        return "merge_threshold" in {field.name for field in dataclasses.fields(self.config_type)}
+
     def config(self, **hyperparameters: Any) -> MemoryConfig:
         """The variant's whole configuration: ``hyperparameters`` over the paper's defaults (an
         unknown name is an error listing the variant's hyperparameters)."""

@@ -122,10 +122,9 @@ def load_weights(path: str | Path) -> PixelWeights:
     return PixelWeights.load(path)
 
 
-@cache
 def load_shipped_weights() -> PixelWeights:
-    """The weights shipped in ``data/pixels.npz``."""
-    return load_weights(data_path(SHIPPED_WEIGHTS))
+    """The weights shipped in ``data/pixels.npz`` (read once per process)."""
+    return PixelWeights.read(data_path(SHIPPED_WEIGHTS))
 
 
 @cache

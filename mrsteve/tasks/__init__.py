@@ -3,8 +3,9 @@ metrics.
 
 Tasks hand over tools, read success from the inventory and tell the agent its prompts; they import
 no agent or control code (they run any :class:`mrsteve.protocols.Agent`). Every episode steps the
-environment through the one :class:`Driver` loop. The experiments that
-build agents and run sweeps live in :mod:`mrsteve.eval`.
+environment through the one :class:`Driver` loop, the experiments' and the trainings' walks
+alike; where an episode starts near a task's targets is :mod:`mrsteve.tasks.placement`. The
+experiments that build agents and run sweeps live in :mod:`mrsteve.eval`.
 """
 
 from mrsteve.tasks.catalog import (

@@ -4,10 +4,12 @@ A :class:`Driver` holds an environment, the episode's frame (:class:`~mrsteve.sp
 and its step count, and runs *controllers* on it: an agent's ``act``, or a task's scripted phase
 (a route the evaluator drives while the agent watches). :meth:`Driver.run` is the loop: hand the
 controller what the agent may see (:meth:`AgentFrame.view`), step the environment with the
-:class:`~mrsteve.protocols.Decision` it returns, and call the callbacks with the
-:class:`Step` (the observation, the decision, the info), until a step budget, a stop condition or
-the environment's end. Tasks compose phases of it (:mod:`mrsteve.tasks.episode`,
-:mod:`~mrsteve.tasks.exploration`, ...); logging, recording and metrics attach as callbacks
+:class:`~mrsteve.protocols.Decision` it returns, and call the callbacks with the :class:`Step`
+(the observation, the decision, the info), until a step budget, a stop condition, the
+environment's end or a controller with nothing left to do (it returns ``None``: a goal reached).
+Tasks compose phases of it (:mod:`mrsteve.tasks.episode`, :mod:`~mrsteve.tasks.exploration`,
+...), and the trainings' walks run on it too (demonstrations, DAgger rounds, PPO rollouts,
+validation: :mod:`mrsteve.train`); logging, recording and metrics attach as callbacks
 (:class:`EpisodeCallback`), never as branches in a loop, and read what the agent returned, never
 its attributes (DreamerV3's driver and MineStudio's callbacks work this way).
 
@@ -28,8 +30,9 @@ from mrsteve.protocols import Decision
 from mrsteve.spaces import Action, AgentFrame, Observation
 from mrsteve.tasks.outcomes import TaskOutcome
 
-Controller = Callable[[Observation, int], Decision | Action]
-"""What the driver runs: ``(observation in the episode frame, step t) -> decision or action``."""
+Controller = Callable[[Observation, int], Decision | Action | None]
+"""What the driver runs: ``(observation in the episode frame, step t) -> decision or action``,
+or ``None`` when it has nothing left to do (its goal reached): the run ends before a step."""
 
 
 @dataclass(frozen=True)
@@ -123,12 +126,16 @@ class Driver:
     def run(self, controller: Controller, *, steps: int,
             until: Callable[[Step], bool] | None = None) -> Step | None:
         """Run ``controller`` for at most ``steps`` steps: each step it gets :attr:`view` and the
-        step count ``t`` and returns the decision taken. Stops early after a step for which
-        ``until(step)`` is true, or that ended the environment's episode. Returns the last step
-        (``None`` if none was taken)."""
+        step count ``t`` and returns the decision taken. Stops early before a step for which the
+        controller returns ``None``, after a step for which ``until(step)`` is true, or after
+        one that ended the environment's episode. Returns the last step (``None`` if none was
+        taken)."""
         last = None
         for _ in range(int(steps)):
-            last = self.step(controller(self.view, self.t))
+            decision = controller(self.view, self.t)
+            if decision is None:
+                break
+            last = self.step(decision)
             if (until is not None and until(last)) or last.terminated or last.truncated:
                 break
         return last

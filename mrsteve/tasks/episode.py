@@ -23,7 +23,7 @@ from mrsteve.tasks.driver import Driver, EpisodeCallback, Step
 from mrsteve.tasks.outcomes import EpisodeResult, TaskOutcome
 from mrsteve.tasks.wrapper import ItemSource, ItemTasks
 
-__all__ = ["Agent", "EpisodeCallback", "EpisodeResult", "TaskOutcome", "run_tasks"]
+__all__ = ["Agent", "EpisodeCallback", "EpisodeResult", "TaskOutcome", "drive_tasks", "run_tasks"]
 
 
 def run_tasks(
@@ -50,7 +50,24 @@ def run_tasks(
     """
     if max_steps < 1:
         raise ValueError(f"max_steps must be >= 1, got {max_steps}")
-    tasks = ItemTasks(env, items, task_limit=task_limit)
+    return drive_tasks(ItemTasks(env, items, task_limit=task_limit), agent, seed=seed,
+                       max_steps=max_steps, options=options, callbacks=callbacks)
+
+
+def drive_tasks(
+    tasks: Any,
+    agent: Agent,
+    *,
+    seed: int,
+    max_steps: int,
+    options: Mapping[str, Any] | None = None,
+    callbacks: Sequence[EpisodeCallback] = (),
+) -> EpisodeResult:
+    """The episode loop of :func:`run_tasks` on an environment that gives item tasks as
+    :class:`~mrsteve.tasks.wrapper.ItemTasks` does (``reset``'s ``info["task"]`` and
+    ``info["camera"]``; ``step``'s ``info["task_end"]`` and ``info["task"]``; its ``result`` and
+    ``close_tasks()``): MineStudio's simulator gives them through a callback
+    (:mod:`mrsteve.minecraft.sim`)."""
     driver = Driver(tasks, callbacks)
     info = driver.reset(seed=seed, options=options)
     agent.reset(driver.view, episode_rng(seed), info["camera"])

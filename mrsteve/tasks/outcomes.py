@@ -31,3 +31,28 @@ class EpisodeResult:
     @property
     def successes(self) -> int:
         return sum(task.success for task in self.tasks)
+
+
+class TaskLedger:
+    """The item tasks of an episode as they are given (:class:`mrsteve.tasks.wrapper.ItemTasks`
+    and MineStudio's callback of them, :class:`mrsteve.minecraft.sim.ItemTasksCallback`):
+    :attr:`result` holds every task given so far; the running one is kept with its item's
+    inventory slot and the count it started from."""
+
+    def __init__(self) -> None:
+        self.result = EpisodeResult()
+        self._current: tuple[TaskOutcome, int, int] | None = None
+
+    @property
+    def task(self) -> TaskOutcome | None:
+        """The running task, if any."""
+        return None if self._current is None else self._current[0]
+
+    def close_tasks(self) -> TaskOutcome | None:
+        """Give up the running task at the current step (the episode is over); returns it."""
+        if self._current is None:
+            return None
+        task = self._current[0]
+        task.end, task.success = self.result.steps, False
+        self._current = None
+        return task

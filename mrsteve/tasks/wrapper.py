@@ -15,13 +15,13 @@ import numpy as np
 
 from mrsteve.seeding import episode_rng
 from mrsteve.tasks.catalog import ItemTask, load_catalog
-from mrsteve.tasks.outcomes import EpisodeResult, TaskOutcome
+from mrsteve.tasks.outcomes import EpisodeResult, TaskLedger, TaskOutcome
 
 ItemSource = Sequence[str] | Callable[[int, np.random.Generator], str]
 """A task sequence, or ``(task_index, rng) -> item`` for an endless random one."""
 
 
-class ItemTasks(gym.Wrapper):
+class ItemTasks(TaskLedger, gym.Wrapper):
     """Gives the tasks of ``items`` one after another.
 
     - ``reset`` starts the first task: its tool (``data/tasks.toml``) is given and held (a task
@@ -38,7 +38,8 @@ class ItemTasks(gym.Wrapper):
     """
 
     def __init__(self, env: gym.Env, items: ItemSource, *, task_limit: int | None = None):
-        super().__init__(env)
+        gym.Wrapper.__init__(self, env)
+        TaskLedger.__init__(self)
         self.catalog = load_catalog()
         self._next_item = items if callable(items) else None
         self._sequence = None if callable(items) else list(items)
@@ -49,14 +50,7 @@ class ItemTasks(gym.Wrapper):
                 self.catalog.item(item)  # an unknown item lists the known ones
         self.task_limit = task_limit
         self._item_names = list(env.unwrapped.item_names)
-        self.result = EpisodeResult()
-        self._current: tuple[TaskOutcome, int, int] | None = None
         self._rng: np.random.Generator | None = None
-
-    @property
-    def task(self) -> TaskOutcome | None:
-        """The running task, if any."""
-        return None if self._current is None else self._current[0]
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         obs, info = self.env.reset(seed=seed, options=options)
@@ -83,15 +77,6 @@ class ItemTasks(gym.Wrapper):
                 else:
                     terminated = True
         return obs, reward, terminated, truncated, info
-
-    def close_tasks(self) -> TaskOutcome | None:
-        """Give up the running task at the current step (the episode is over); returns it."""
-        if self._current is None:
-            return None
-        task = self._current[0]
-        task.end, task.success = self.result.steps, False
-        self._current = None
-        return task
 
     def _start(self, t: int) -> ItemTask | None:
         index = len(self.result.tasks)

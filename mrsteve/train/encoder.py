@@ -73,6 +73,7 @@ class TrainingConfig:
     validation_clips: int = 800
     """Clips for the validation curve (calibration worlds, another seed stream)."""
     epochs: int = 12
+    """Passes over the clips."""
     batch: int = 64
     """Clips per step."""
     frames_per_clip: int = 6
@@ -80,6 +81,7 @@ class TrainingConfig:
     learning_rate: float = 2e-3
     weight_decay: float = 1e-4
     seed: int = 0
+    """Seed of the clips, batches and initial weights."""
     threads: int = 2
     """torch CPU threads."""
     facing_wall: float = 0.15

@@ -86,6 +86,7 @@ class InstructionTrainingConfig:
     episodes: int = 2400
     """Episodes of the scripted skills, spread evenly over the task catalog's items."""
     episode_steps: int = 300
+    """Steps per episode."""
     near_share: float = 0.75
     """Share of the episodes that start within ``near_distance`` blocks of a target."""
     near_distance: float = 12.0
@@ -108,6 +109,7 @@ class InstructionTrainingConfig:
     bucket, a herd killed) and idle or dig where they stand, steps that taught the policy to
     dig into the ground under any goal (beyond STEVE-1, whose data has no such tails)."""
     epochs: int = 12
+    """Epochs of goal-conditioned behaviour cloning."""
     dagger_rounds: int = 10
     """Rounds of DAgger after the cloning (module docstring); each renders ``dagger_episodes``
     episodes of the policy, started near a target and ended at its first success or after
@@ -144,11 +146,13 @@ class InstructionTrainingConfig:
     """Peak learning rate, decayed along a half cosine over each round's epochs."""
     weight_decay: float = 1e-4
     seed: int = 0
+    """Seed of the worlds, batches and initial weights."""
     threads: int = 2
+    """torch CPU threads."""
     workers: int = 2
-    """Processes that render trajectories at once, at most
-    :data:`~mrsteve.train.runs.RENDER_STREAMS`: the data is drawn in that many seeded streams,
-    the same for any number of processes."""
+    """Processes that render trajectories at once, one per seeded stream at most (the data is
+    drawn in :data:`~mrsteve.train.runs.RENDER_STREAMS` streams, the same for any number of
+    processes)."""
     foundation: str | None = None
     """A navigator weights file (``foundation.npz`` of ``mrsteve train navigator``, or a
     navigator's) whose image encoder and core start the policy; default: the shipped
@@ -287,14 +291,16 @@ def collect_episodes(config: InstructionTrainingConfig, seed: int, episodes: int
 
     import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
     from mrsteve.control.instruction import InstructionPolicyConfig, LearnedSkills
+    from mrsteve.control.skill_book import load_skills
     from mrsteve.control.skills import ScriptedSkills, SkillConfig
-    from mrsteve.eval.instruction import place_agent, target_positions
     from mrsteve.perception.pixels import PixelEncoder
-    from mrsteve.spaces import AgentFrame
     from mrsteve.tasks.catalog import load_catalog
+    from mrsteve.tasks.driver import Driver
+    from mrsteve.tasks.placement import start_near, target_positions
 
     rng = np.random.default_rng(seed)
     catalog = load_catalog()
+    skills = load_skills()
     items = list(catalog.items)
     captions = prompts()
     encoder = PixelEncoder()
@@ -307,17 +313,16 @@ def collect_episodes(config: InstructionTrainingConfig, seed: int, episodes: int
         if task.tool is not None:
             options.update(give={task.tool: 1}, equip=task.tool)
         with gym.make("mrsteve/Voxel-v0", world=world_name) as env:
-            obs, info = env.reset(seed=int(rng.integers(2**31)), options=options)
+            driver = Driver(env)
+            info = driver.reset(seed=int(rng.integers(2**31)), options=options)
             world = env.unwrapped.world
             if rng.random() < config.near_share:
                 try:
-                    place = place_agent(world, target_positions(world, task.item), rng,
-                                        (0.0, config.near_distance))
-                    env.unwrapped.apply_commands({"teleport": place})
-                    obs = env.step({})[0]
+                    skill = skills.skill(task.prompts.execute)
+                    start_near(driver, target_positions(world, skill.targets, skill.on_mobs),
+                               rng, (0.0, config.near_distance))
                 except ValueError:
                     pass  # no target in this world: the episode starts at the spawn
-            frame = AgentFrame.of(obs)
             expert = ScriptedSkills(SkillConfig(labelling=weights is not None))
             expert.reset(rng, info["camera"])
             actor = None
@@ -332,8 +337,10 @@ def collect_episodes(config: InstructionTrainingConfig, seed: int, episodes: int
             slot = world.content.item_names.index(task.item)
             prompt = task.prompts.execute
             nudges.reset()
-            for _ in range(config.episode_steps):
-                view = frame.view(obs)
+            count = 0
+
+            def labelled(view, t, episode=episode):
+                nonlocal count
                 label = expert.act(view, prompt)
                 columns["rgb"].append(view["rgb"])
                 if actor is None:
@@ -342,13 +349,15 @@ def collect_episodes(config: InstructionTrainingConfig, seed: int, episodes: int
                                            for name in INSTRUCTION_BUTTONS])
                 columns["camera"].append(camera_bins(label["camera"]))
                 columns["segment"].append(episode)
-                count = int(obs["inventory"][slot])
-                action = nudges(label, rng) if actor is None else actor.act(view, prompt)
-                obs, *_ = env.step(action)
-                got = int(obs["inventory"][slot]) > count
+                count = int(driver.obs["inventory"][slot])
+                return nudges(label, rng) if actor is None else actor.act(view, prompt)
+
+            def arrived(step) -> bool:
+                got = int(step.obs["inventory"][slot]) > count
                 columns["success"].append(got)
-                if got and actor is not None:
-                    break
+                return got and actor is not None  # the policy's episodes end at a success
+
+            driver.run(labelled, steps=config.episode_steps, until=arrived)
             columns["prompt"].append(captions.index(prompt))
     embedding = (np.stack(columns["embedding"]) if columns["embedding"]
                  else np.zeros((len(columns["rgb"]), 0)))

@@ -60,7 +60,7 @@ from mrsteve.train.layers import (
     optimise,
     torch_session,
 )
-from mrsteve.train.navigator_ppo import PPOConfig, kl_to, ppo_finetune
+from mrsteve.train.navigator_ppo import PPOConfig, draw_goal, kl_to, ppo_finetune
 from mrsteve.train.runs import render_streams, trained_alike
 
 TRAINING_WORLDS = ("nav_meadow", "nav_crags", "nav_stream")
@@ -92,7 +92,9 @@ class NavigatorTrainingConfig:
     across_water: float = 0.5
     """Share of goals drawn across water where a world has water that separates the ground."""
     foundation_epochs: int = 5
+    """Epochs of behaviour cloning of the foundation policy (no goal)."""
     finetune_epochs: int = 4
+    """Epochs of goal-conditioned fine-tuning before DAgger."""
     dagger_rounds: int = 6
     """Rounds of DAgger after the first fine-tuning."""
     dagger_segments: int = 600
@@ -100,19 +102,23 @@ class NavigatorTrainingConfig:
     dagger_epochs: int = 2
     """Epochs over all data after each DAgger round."""
     anneal_epochs: int = 3
-    """Epochs over all data after the last round with the learning rate falling linearly from
-    ``finetune_learning_rate`` to zero (beyond VPT-Nav, whose schedule the paper does not give;
-    0: none). At the constant rate the weights end wherever the last steps put them, and how
-    the policy crosses a river moved with that from one draw to the next: three draws without
-    the annealing reached 92, 70 and 79 % of the river terrain's goals; with one annealing
-    epoch four draws reached 92, 86, 86 and 75 %, with three the two draws trained (seeds 0
-    and 3) 91 and 92 %, and on Map 1 under MrSteve's explorer the draw that lingered most came
-    back to its cells half as often (``results/navigation-learned/NOTES.md``)."""
+    """Epochs over all data after the last DAgger round with the learning rate falling linearly
+    from ``finetune_learning_rate`` to zero (beyond VPT-Nav, whose schedule the paper does not
+    give; 0: none)."""
+    # At the constant rate the weights end wherever the last steps put them, and how the policy
+    # crosses a river moved with that from one draw to the next: three draws without the
+    # annealing reached 92, 70 and 79 % of the river terrain's goals; with one annealing epoch
+    # four draws reached 92, 86, 86 and 75 %, with three the two draws trained (seeds 0 and 3)
+    # 91 and 92 %, and on Map 1 under MrSteve's explorer the draw that lingered most came back
+    # to its cells half as often (results/navigation-learned/NOTES.md).
     validation_segments: int = 200
     """Goals the final policy walks to on fresh seeds of the training worlds (the validation
     success in the history and the curve; 0: none)."""
     conditioning: str = "head"
+    """Where the goal enters the policy: head (after the core, the paper's choice), trxl
+    (before it) or dual."""
     finetune: str = "full"
+    """What fine-tuning trains: full, adapter (LoRA) or head."""
     kl: float = 1e-4
     """Weight of the KL divergence to the foundation policy while fine-tuning."""
     lora_rank: int = 8
@@ -126,28 +132,32 @@ class NavigatorTrainingConfig:
     context: int = 16
     dim: int = 256
     seed: int = 0
+    """Seed of the worlds, goals, batches and initial weights."""
     threads: int = 2
     """torch CPU threads."""
     workers: int = 2
-    """Processes that render demonstrations at once, at most
-    :data:`~mrsteve.train.runs.RENDER_STREAMS`: the data is drawn in that many seeded streams,
-    the same for any number of processes."""
+    """Processes that render demonstrations at once, one per seeded stream at most (the data is
+    drawn in :data:`~mrsteve.train.runs.RENDER_STREAMS` streams, the same for any number of
+    processes)."""
     nudge_rate: float = 0.0
     """Chance per demonstration step that a nudge starts (beyond VPT-Nav, DART's remedy for a
     scripted teacher, :class:`PitchNudges`): for ``nudge_steps`` steps the camera's pitch turns
     ``nudge_degrees`` a step up while the depth navigator's labels are recorded, so the data
     shows it levelling a view of the sky again, a state its own play never reaches (0: none,
-    the shipped recipe). Only up: a policy that strays into the sky sees nothing to steer by,
-    while from a view of the ground it levels without help. What it does to the policy is
-    measured in ``results/navigation-learned/NOTES.md``."""
+    the shipped recipe)."""
+    # Only up: a policy that strays into the sky sees nothing to steer by, while from a view of
+    # the ground it levels without help. What it does to the policy is measured in
+    # results/navigation-learned/NOTES.md.
     nudge_steps: int = 8
     nudge_degrees: float = 10.0
     expert_map: str = "world"
-    """How long the expert keeps its height map (:data:`EXPERT_MAPS`). With ``world`` (the
-    shipped recipe) it walks and labels the later goals of a world knowing the ground the earlier
-    ones showed it (a river's exits among it), which the policy, whose memory starts afresh at
-    each goal, cannot know; with ``segment`` it maps each segment from nothing, as it does on a
-    test terrain, so its labels rest only on what the segment's frames showed."""
+    """How long the depth navigator that demonstrates and labels keeps its height map: world
+    (all the goals walked in one world, the shipped recipe) or segment (one goal, as the
+    policy's memory does)."""
+    # With ``world`` it walks and labels the later goals of a world knowing the ground the
+    # earlier ones showed it (a river's exits among it), which the policy, whose memory starts
+    # afresh at each goal, cannot know; with ``segment`` it maps each segment from nothing, as
+    # it does on a test terrain, so its labels rest only on what the segment's frames showed.
     foundation: str | None = None
     """An earlier run folder whose foundation policy this run fine-tunes instead of cloning one,
     and whose demonstrations it reuses when rendered alike (the studies share one
@@ -308,25 +318,25 @@ def collect_segments(config: NavigatorTrainingConfig, seed: int, segments: int,
                      weights: NavigatorWeights | None = None) -> Demonstrations:
     """``segments`` runs toward goals in the training worlds, the depth navigator labelling
     every step (its map kept for the world or the segment, ``config.expert_map``); the depth
-    navigator acts (``weights`` None) or the learned policy of ``weights`` does (DAgger)."""
+    navigator acts (``weights`` None) or the learned policy of ``weights`` does (DAgger). The
+    driver (:class:`~mrsteve.tasks.driver.Driver`) steps each world; the controller of a
+    segment records the view and the expert's label and ends the segment when the expert finds
+    the goal reached."""
     import gymnasium as gym
 
     import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
     from mrsteve.control.learned import LearnedNavigator
     from mrsteve.control.navigation import DepthNavigator
-    from mrsteve.eval.navigation import NavigationTask, pick_goal
-    from mrsteve.spaces import AgentFrame
+    from mrsteve.tasks.driver import Driver
 
     rng = np.random.default_rng(seed)
     nudge_rng = np.random.default_rng([seed, 1])  # nudges do not shift the worlds' draws
-    task = NavigationTask("train", "", config.max_segment_steps, config.min_distance,
-                          config.max_distance, 3.0, 1, (40, 64))
     rgb, goal, buttons, camera, segment, reached = [], [], [], [], [], []
     while len(reached) < segments:
         world = TRAINING_WORLDS[int(rng.integers(len(TRAINING_WORLDS)))]
         with gym.make("mrsteve/Voxel-v0", world=world) as env:
-            obs, info = env.reset(seed=int(rng.integers(2**31)))
-            frame = AgentFrame.of(obs)
+            driver = Driver(env)
+            info = driver.reset(seed=int(rng.integers(2**31)))
             expert = None
             actor = None
             if weights is not None:
@@ -338,25 +348,22 @@ def collect_segments(config: NavigatorTrainingConfig, seed: int, segments: int,
             for _ in range(config.goals_per_world):
                 if len(reached) >= segments:
                     break
-                here = (float(obs["pose"][0]), float(obs["pose"][2]))
-                wet = rng.random() < config.across_water
-                try:
-                    target = pick_goal(blocks, here, rng, task, across_water=wet).goal
-                except ValueError:
-                    try:
-                        target = pick_goal(blocks, here, rng, task).goal
-                    except ValueError:
-                        break
-                target = frame.from_world(*target)
+                target = draw_goal(blocks, driver.position, rng,
+                                   (config.min_distance, config.max_distance),
+                                   config.across_water)
+                if target is None:
+                    break
+                target = driver.frame.from_world(*target)
                 if expert is None or config.expert_map == "segment":
-                    expert = DepthNavigator()  # draws nothing: the worlds and goals stay as they are
+                    expert = DepthNavigator()  # draws nothing: the worlds and goals stay alike
                     expert.reset(rng, info["camera"])
                 success = False
-                for _ in range(config.max_segment_steps):
-                    view = frame.view(obs)
+
+                def labelled(view, t, target=target, expert=expert):
+                    nonlocal success
                     if expert.reached(view, target):
                         success = True
-                        break
+                        return None
                     label = expert.act(view, target)
                     x, _, z, yaw, pitch = view["pose"][:5]
                     rgb.append(view["rgb"])
@@ -364,9 +371,10 @@ def collect_segments(config: NavigatorTrainingConfig, seed: int, segments: int,
                     buttons.append([int(label.get(name, 0)) for name in BUTTONS])
                     camera.append(camera_bins(label["camera"]))
                     segment.append(len(reached))
-                    action = (nudges(label, nudge_rng) if actor is None
-                              else actor.act(view, target))
-                    obs, *_ = env.step(action)
+                    return (nudges(label, nudge_rng) if actor is None
+                            else actor.act(view, target))
+
+                driver.run(labelled, steps=config.max_segment_steps)
                 reached.append(success)
     return Demonstrations(np.stack(rgb), np.stack(goal), np.array(buttons, np.uint8),
                           np.array(camera, np.int8), np.array(segment, np.int32),

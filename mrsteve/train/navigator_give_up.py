@@ -154,18 +154,21 @@ def walk_give_up(weights: NavigatorWeights, seed: int, goals: int, worlds: tuple
                 goal = driver.frame.from_world(gx, gz)
                 expert = DepthNavigator()  # draws nothing
                 expert.reset(rng, info["camera"])
-                for step in range(max_steps):
-                    view = driver.view
+                first = driver.t
+
+                def shadowed(view, t, goal=goal, kind=kind, expert=expert, first=first):
                     verdict = expert.blocked(view, goal)
-                    if step and step % expert.config.replan_interval == 0:
+                    if t > first and (t - first) % expert.config.replan_interval == 0:
                         verdict = expert.replan(view)
                     if navigator.reached(view, goal) or navigator.blocked(view, goal):
-                        break
+                        return None
                     action = navigator.act(view, goal)
                     features.append(navigator.policy.features)
                     verdicts.append(verdict)
                     kinds.append(kind)
-                    driver.step(action)
+                    return action
+
+                driver.run(shadowed, steps=max_steps)
                 walked += 1
     dim = weights.architecture.dim
     return GiveUpWalks(np.asarray(features, np.float32).reshape(-1, dim),

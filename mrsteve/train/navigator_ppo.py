@@ -27,9 +27,10 @@ class PPOConfig:
     """PPO's settings (the paper's where it gives them)."""
 
     iterations: int = 0
-    """PPO iterations after behaviour cloning (0: none, the shipped recipe, whose six DAgger
-    rounds walked the training worlds' validation goals better than three with 0, 40 or 150
-    PPO iterations: ``results/navigation-learned/NOTES.md``)."""
+    """PPO iterations after behaviour cloning (reward: progress to the goal, 100 on reaching
+    it; 0: none, the shipped recipe)."""
+    # The shipped recipe's six DAgger rounds walked the training worlds' validation goals better
+    # than three with 0, 40 or 150 PPO iterations (results/navigation-learned/NOTES.md).
     envs: int = 8
     """Environments per rollout (the paper: 4 vectorised environments)."""
     steps: int = 128
@@ -65,8 +66,29 @@ class PPOConfig:
             raise ValueError("minibatches split the environments: at most envs of them")
 
 
+def draw_goal(blocks: np.ndarray, start: tuple[float, float], rng: np.random.Generator,
+              distance: tuple[float, float], across_water: float) -> tuple[float, float] | None:
+    """A training goal ``distance`` blocks from ``start`` (world ``(x, z)``), drawn as the
+    navigation experiment draws its goals (:func:`mrsteve.tasks.navigation.pick_goal`): across
+    water with chance ``across_water`` where water separates the ground, else anywhere the
+    player can walk; ``None`` where no goal lies that far."""
+    from mrsteve.control.planning import WorldGround
+    from mrsteve.tasks.navigation import GoalRange, pick_goal
+
+    goals = GoalRange(*distance)
+    wet = rng.random() < across_water
+    try:
+        return pick_goal(WorldGround(blocks), start, rng, goals, across_water=wet).goal
+    except ValueError:
+        try:
+            return pick_goal(WorldGround(blocks), start, rng, goals).goal
+        except ValueError:
+            return None
+
+
 class GoalWalks:
-    """``envs`` environments walking to goals in the training worlds."""
+    """``envs`` environments walking to goals in the training worlds, each stepped by a
+    :class:`~mrsteve.tasks.driver.Driver`."""
 
     def __init__(self, worlds: tuple[str, ...], ppo: PPOConfig, goals_per_world: int,
                  rng: np.random.Generator, across_water: float = 0.0) -> None:
@@ -80,33 +102,22 @@ class GoalWalks:
         import gymnasium as gym
 
         import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
-        from mrsteve.spaces import AgentFrame
+        from mrsteve.tasks.driver import Driver
 
         world = self.worlds[int(self.rng.integers(len(self.worlds)))]
-        env = gym.make("mrsteve/Voxel-v0", world=world)
-        obs, info = env.reset(seed=int(self.rng.integers(2**31)))
-        state = {"env": env, "frame": AgentFrame.of(obs), "obs": obs, "camera": info["camera"],
-                 "goals": 0}
+        driver = Driver(gym.make("mrsteve/Voxel-v0", world=world))
+        info = driver.reset(seed=int(self.rng.integers(2**31)))
+        state = {"driver": driver, "camera": info["camera"], "goals": 0}
         self._new_goal(state)
         return state
 
     def _new_goal(self, state: dict) -> bool:
-        from mrsteve.eval.navigation import NavigationTask, pick_goal
-
-        task = NavigationTask("train", "", self.ppo.max_goal_steps, self.ppo.min_distance,
-                              self.ppo.max_distance, 3.0, 1, (40, 64))
-        obs = state["obs"]
-        here = (float(obs["pose"][0]), float(obs["pose"][2]))
-        blocks = state["env"].unwrapped.world.blocks
-        wet = self.rng.random() < self.across_water
-        try:
-            goal = pick_goal(blocks, here, self.rng, task, across_water=wet).goal
-        except ValueError:
-            try:
-                goal = pick_goal(blocks, here, self.rng, task).goal
-            except ValueError:
-                return False
-        state["goal"] = state["frame"].from_world(*goal)
+        driver = state["driver"]
+        goal = draw_goal(driver.env.unwrapped.world.blocks, driver.position, self.rng,
+                         (self.ppo.min_distance, self.ppo.max_distance), self.across_water)
+        if goal is None:
+            return False
+        state["goal"] = driver.frame.from_world(*goal)
         state["goal_steps"] = 0
         state["goals"] += 1
         state["distance"] = self._distance(state)
@@ -114,18 +125,20 @@ class GoalWalks:
 
     @staticmethod
     def _distance(state: dict) -> float:
-        x, z = state["frame"].view(state["obs"])["pose"][[0, 2]]
+        x, z = state["driver"].view["pose"][[0, 2]]
         return math.hypot(state["goal"][0] - x, state["goal"][1] - z)
 
     def _end_goal(self, i: int) -> None:
         state = self.state[i]
         self.ended += 1
         if state["goals"] >= self.goals_per_world or not self._new_goal(state):
-            state["env"].close()
+            state["driver"].env.close()
             self.state[i] = self._new_world()
 
     def rollout(self, weights) -> dict[str, np.ndarray]:
-        """One iteration's steps of every environment, acting with ``weights``' policy."""
+        """One iteration's steps of every environment, acting with ``weights``' policy: each
+        goal's walk is one run of the environment's driver, its controller recording the
+        policy's steps and its stop condition the rewards."""
         from mrsteve.control.learned import LearnedNavigator
 
         ppo, envs, steps = self.ppo, len(self.state), self.ppo.steps
@@ -139,27 +152,13 @@ class GoalWalks:
         for i in range(envs):
             actor = LearnedNavigator(weights=weights)
             actor.reset(self.rng, self.state[i]["camera"])
-            segment = 0
-            for t in range(steps):
+            segment = t = 0
+            while t < steps:
                 state = self.state[i]
-                view = state["frame"].view(state["obs"])
-                x, _, z, yaw, pitch = view["pose"][:5]
-                goal = state["goal"]
-                action = actor.act(view, goal)
-                out["rgb"][i, t] = view["rgb"]
-                out["goal"][i, t] = goal_features(goal[0] - x, goal[1] - z, yaw, pitch)
-                out["buttons"][i, t] = [int(action.get(name, 0)) for name in BUTTONS]
-                out["camera"][i, t] = camera_bins(action["camera"])
-                out["segment"][i, t] = segment
-                state["obs"], *_ = state["env"].step(action)
-                distance = self._distance(state)
-                reached = distance <= 3.0
-                reward = state["distance"] - distance + (ppo.success_reward if reached else 0.0)
-                state["distance"] = distance
-                state["goal_steps"] += 1
-                out["reward"][i, t] = reward * ppo.reward_scale
+                taken, reached = self._walk(state, actor, out, i, t, segment)
+                t += taken
                 if reached or state["goal_steps"] >= ppo.max_goal_steps:
-                    out["done"][i, t] = True
+                    out["done"][i, t - 1] = True
                     self.successes += int(reached)
                     self._end_goal(i)
                     segment += 1
@@ -167,9 +166,43 @@ class GoalWalks:
                         actor.reset(self.rng, self.state[i]["camera"])
         return out
 
+    def _walk(self, state: dict, actor, out: dict[str, np.ndarray], i: int, first: int,
+              segment: int) -> tuple[int, bool]:
+        """Walk toward the goal of environment ``i`` from its rollout step ``first`` until it is
+        reached, the goal's steps are spent or the rollout's: the policy's steps go to ``out``
+        (its rows ``first, first + 1, ...``) with their rewards. Returns the steps taken and
+        whether the goal was reached."""
+        ppo, goal = self.ppo, state["goal"]
+        t = first
+
+        def act(view, _):
+            x, _, z, yaw, pitch = view["pose"][:5]
+            action = actor.act(view, goal)
+            out["rgb"][i, t] = view["rgb"]
+            out["goal"][i, t] = goal_features(goal[0] - x, goal[1] - z, yaw, pitch)
+            out["buttons"][i, t] = [int(action.get(name, 0)) for name in BUTTONS]
+            out["camera"][i, t] = camera_bins(action["camera"])
+            out["segment"][i, t] = segment
+            return action
+
+        def rewarded(_) -> bool:
+            nonlocal t
+            distance = self._distance(state)
+            reached = distance <= 3.0
+            reward = state["distance"] - distance + (ppo.success_reward if reached else 0.0)
+            state["distance"] = distance
+            state["goal_steps"] += 1
+            out["reward"][i, t] = reward * ppo.reward_scale
+            t += 1
+            return reached
+
+        state["driver"].run(act, until=rewarded, steps=min(
+            ppo.steps - first, ppo.max_goal_steps - state["goal_steps"]))
+        return t - first, state["distance"] <= 3.0
+
     def close(self) -> None:
         for state in self.state:
-            state["env"].close()
+            state["driver"].env.close()
 
 
 def log_prob(buttons, camera, taken_buttons, taken_camera):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 
+import numpy as np
 import pytest
 
 from mrsteve.bench import memory as bench
@@ -33,8 +34,15 @@ def test_peers_answer_the_same_queries_with_recalls():
     report = bench.run_memory_benchmark(config, progress=False)
     rows = {row["peer"]: row for row in report["peers"]}
     assert set(rows) == {
-        "numpy", "faiss-flat", "faiss-ivf", "faiss-ivf-fp16", "place-event", "place-event-fp16"
+        "numpy", "faiss-flat", "faiss-ivf", "faiss-ivf-fp16", "faiss-hnsw", "place-event",
+        "place-event-fp16",
     }
+    reads = ("faiss-ivf", "faiss-ivf-fp16", "faiss-hnsw", "place-event", "place-event-fp16")
+    for name, row in rows.items():  # the batched timings: for the methods raced query by query
+        assert (row["batch_ms_per_query"] is not None) == (name in reads)
+    ours = max(rows[name]["recall_full_scan"] for name in ("place-event", "place-event-fp16"))
+    assert rows["faiss-hnsw"]["recall_full_scan"] >= ours  # efSearch chosen for at least ours
+    assert "efSearch" in rows["faiss-hnsw"]["label"]
     for name in ("numpy", "faiss-flat"):
         assert rows[name]["recall_full_scan"] == pytest.approx(1.0)
         assert rows[name]["scanned"] == 1500
@@ -43,11 +51,42 @@ def test_peers_answer_the_same_queries_with_recalls():
         assert rows[name]["scanned"] < 1500 + 1500
     for name in ("faiss-ivf-fp16", "place-event-fp16"):  # float16 frames: only the borderline
         assert rows[name]["recall_searched"] >= 0.95  # frames may fall below the threshold
-    assert {"place_event_over_faiss_ivf", "place_event_fp16_over_faiss_ivf"} <= set(
-        report["targets"]
-    )
+    assert set(bench.PEER_TARGETS) <= set(report["targets"])
     text = bench.format_report(report)
     assert "faiss IndexIVFFlat" in text and "Place Event Memory, float16 / faiss IVF" in text
+    assert "Place Event Memory / faiss IndexHNSWFlat" in text and "in batches" in text
+
+
+def test_the_ef_search_chosen_is_the_smallest_tried_that_reaches_the_recall():
+    class Index:  # recall 1 from efSearch 100 on, else 0
+        class hnsw:
+            efSearch = 0
+
+        def range_search(self, queries, threshold):
+            found = [0] if self.hnsw.efSearch >= 100 else []
+            return None, None, np.asarray(found)
+
+    full = [{0}]
+    chosen = bench._choose_ef_search(Index(), np.zeros((1, 4), np.float32), 0.2, full, aim=1.0)
+    assert 100 <= chosen <= 100 + 100 // 8
+    assert bench._choose_ef_search(Index(), np.zeros((1, 4), np.float32), 0.2, full, 0.0) == 16
+
+
+def test_a_target_is_judged_only_at_the_set_up_it_is_meant_for():
+    target = bench.Target({100_000: 0.5, 1_000_000: 1.5}, at_most=True)
+    assert target.judge(0.6, 100_000, 512)["met"] is False
+    assert target.judge(1.0, 1_000_000, 512)["met"] is True
+    for frames, dim in ((5000, 512), (100_000, 16)):
+        judged = target.judge(0.6, frames, dim)
+        assert judged["met"] is None and judged["bar"] == 0.5
+        line = bench.format_target("read", judged, frames, dim)
+        assert "MISSED" not in line and "no verdict" in line
+        assert "100,000 or 1,000,000 frames of 512 dims" in line
+    anywhere = bench.Target({1_000_000: 15.0, None: 30.0}, at_most=True, dim=None)
+    assert anywhere.judge(20.0, 5000, 16)["met"] is True
+    assert anywhere.judge(20.0, 1_000_000, 512)["met"] is False
+    assert "MISSED" in bench.format_target("write", anywhere.judge(20.0, 1_000_000, 512),
+                                           1_000_000, 512)
 
 
 def test_without_faiss_the_peers_fail_with_how_to_install(monkeypatch):

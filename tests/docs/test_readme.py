@@ -48,9 +48,10 @@ def shell_commands() -> list[list[str]]:
 
 def test_the_shell_examples_are_valid_command_lines(monkeypatch):
     """Each parses into its command with its options valid (the work itself is replaced: the
-    demo and the sweeps are run by other tests)."""
+    demo and the sweeps are run by other tests, and no language model's server is asked)."""
     from mrsteve.cli import app
     from mrsteve.eval.experiment import Experiment
+    from mrsteve.eval.llm_planner import LLMPlannerConfig
 
     ran = []
 
@@ -59,6 +60,7 @@ def test_the_shell_examples_are_valid_command_lines(monkeypatch):
         raise ValueError("stopped by the test")
 
     monkeypatch.setattr(Experiment, "run", lambda self, config, sweep, echo: ran.append(self))
+    monkeypatch.setattr(LLMPlannerConfig, "check_server", lambda self, timeout=0: None)
     monkeypatch.setattr("mrsteve.eval.demo.run_demo", demo)
     commands = shell_commands()
     assert ["demo"] in commands
@@ -81,3 +83,46 @@ def test_the_readme_headline_is_the_results_pages():
 @pytest.mark.parametrize("word", ["issue", "session"])
 def test_the_readme_speaks_of_the_package_and_the_paper(word):
     assert not re.search(rf"\b{word}s?\b", README.read_text(encoding="utf-8"), re.IGNORECASE)
+
+
+def test_the_readme_is_for_users_and_short():
+    """Under 300 lines: recipes and their history live in docs/training.md, every table in
+    docs/results.md."""
+    text = README.read_text(encoding="utf-8")
+    assert len(text.splitlines()) < 300
+    assert "(docs/training.md)" in text and "(docs/results.md)" in text
+
+
+def test_the_readme_gives_one_speed_with_the_command_that_measures_it():
+    text = " ".join(README.read_text(encoding="utf-8").split())
+    speeds = re.findall(r"([\d,]+) steps per second", text)
+    assert len(speeds) == 1, speeds
+    sentence = text[text.index(f"{speeds[0]} steps per second"):].split(". ")[0]
+    assert "`mrsteve bench agent`" in sentence
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/results.md", "docs/training.md",
+                                  "docs/worlds.md"])
+def test_the_pages_links_lead_to_files_of_the_repository(page):
+    path = ROOT / page
+    for target in re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", path.read_text(encoding="utf-8")):
+        assert (path.parent / target).exists(), f"{page} links to {target}, which is missing"
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/training.md", "docs/worlds.md"])
+def test_the_modules_a_page_names_exist(page):
+    """Every `mrsteve.<module>` or `mrsteve.<module>.<name>` a page names imports (a rename
+    updates the pages)."""
+    import importlib
+
+    for name in re.findall(r"`(mrsteve(?:\.\w+)+)`", (ROOT / page).read_text(encoding="utf-8")):
+        module, _, attribute = name, "", ""
+        while True:
+            try:
+                found = importlib.import_module(module)
+                break
+            except ModuleNotFoundError:
+                module, _, last = module.rpartition(".")
+                attribute = f"{last}.{attribute}".rstrip(".")
+        for part in filter(None, attribute.split(".")):
+            found = getattr(found, part)

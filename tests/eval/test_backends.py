@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -13,8 +14,10 @@ from pathlib import Path
 import pytest
 from sweep_faults import attempts, dies_once, raises, toy_group, toy_specs
 
-from mrsteve.eval.backends import run_jobs
-from mrsteve.eval.sweep import SweepOptions, read_records, run_episodes, run_sweep
+from mrsteve.eval.backends import check_cluster, cluster_address, run_jobs
+from mrsteve.eval.options import SweepOptions
+from mrsteve.eval.records import read_records
+from mrsteve.eval.sweep import run_episodes, run_sweep
 
 
 def test_a_worker_killed_mid_episode_is_replaced_and_the_episode_runs_again(tmp_path):
@@ -82,3 +85,29 @@ def _alive(pid: int) -> bool:
     except FileNotFoundError:
         return False
 
+
+
+def test_an_address_where_nothing_listens_is_refused_within_seconds():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]  # closed again: nobody listens there
+    started = time.monotonic()
+    with pytest.raises(ValueError, match=rf"no Ray cluster found at --address 127.0.0.1:{port} "
+                                         r"\(connection refused\): start one with `ray start"):
+        check_cluster(f"127.0.0.1:{port}", timeout=2.0)
+    assert time.monotonic() - started < 2.5
+
+
+@pytest.mark.parametrize(("address", "environment", "host_port"), [
+    ("10.0.0.1:6379", None, ("10.0.0.1", 6379)),
+    ("ray://head:10001", None, ("head", 10001)),
+    ("auto", "127.0.0.1:6380", ("127.0.0.1", 6380)),
+    ("auto", None, None),  # Ray looks for a cluster on this machine itself
+])
+def test_the_address_checked_is_the_one_ray_connects_to(address, environment, host_port,
+                                                         monkeypatch):
+    if environment is None:
+        monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    else:
+        monkeypatch.setenv("RAY_ADDRESS", environment)
+    assert cluster_address(address) == host_port

@@ -13,9 +13,9 @@ import pytest
 from mrsteve.agent.factory import agent_config
 from mrsteve.eval.ablation import ABLATION, AblationConfig
 from mrsteve.eval.experiment import parse_capacities
+from mrsteve.eval.options import SweepOptions
 from mrsteve.eval.sequential import ABA_SPARSE, SequentialConfig, SequentialRun, sequential_episode
 from mrsteve.eval.spec import RunSpec
-from mrsteve.eval.sweep import SweepOptions
 from mrsteve.eval.tc_exploration import (
     TC_EXPLORATION,
     TcExplorationConfig,
@@ -53,6 +53,44 @@ def test_the_grid_has_a_group_per_task_capacity_and_agent_carrying_the_capacity(
                                else f"{task}.{group.agent}.c{capacity}")
     assert len({g.label for g in groups}) == len(groups)  # summaries never collide
     assert len({g.spec.digest for g in groups}) == len(groups)
+
+
+@pytest.mark.parametrize("capacity", ["100,500", "100"])
+def test_a_capacity_for_agents_without_a_memory_is_refused_in_one_line(capacity, tmp_path,
+                                                                       monkeypatch):
+    """STEVE-1 remembers nothing: a capacity grid over it alone would collapse to one run and an
+    empty plot, so it is refused before any work, naming the agents that have a memory."""
+    from typer.testing import CliRunner
+
+    from mrsteve.cli import app
+
+    with pytest.raises(ValueError, match="steve1 has none: add an agent with a memory"):
+        SequentialConfig(agent="steve1", capacity=capacity)
+    for allowed in ({"agent": "steve1"}, {"agent": "steve1", "capacity": "unlimited"},
+                    {"agent": "fm,steve1", "capacity": capacity}):
+        SequentialConfig(**allowed)  # no capacity, or an agent it sizes
+
+    monkeypatch.setattr(ABA_SPARSE, "episode", fake_episode)
+    out = tmp_path / "run"
+    result = CliRunner().invoke(app, ["eval", "aba-sparse", "--agent", "steve1", "--capacity",
+                                      capacity, "--out", str(out), "--no-progress"])
+    assert result.exit_code == 2 and result.output.count("\n") == 1, result.output
+    assert "pmc-fm" in result.output and "leave --capacity out" in result.output
+    assert not out.exists()
+
+
+def test_a_panel_without_values_says_so_without_a_warning(tmp_path):
+    import warnings
+
+    from mrsteve.eval.curves import save_curves
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # matplotlib's "No artists with labels" among them
+        path = save_curves(tmp_path / "grid.png", {
+            "A2 steps": {"fm": [(100.0, {"mean": float("nan"), "n": 0})]},
+            "success %": {"fm": [(100.0, {"mean": 50.0, "stderr": 5.0, "n": 2})]},
+        }, xlabel="memory capacity (frames)", logx=True)
+    assert path.stat().st_size > 0
 
 
 def fake_episode(spec):
@@ -99,12 +137,13 @@ def test_a_capacity_grid_resumes_cell_by_cell_and_plots_against_capacity(tmp_pat
             raise RuntimeError("killed")
         return counting(spec)
 
-    calls.clear()
+    calls.clear()  # the grid widened again (a run folder holds one grid: its cells are kept)
+    widest = replace(small, capacity="100,500,1000,2000")
     monkeypatch.setattr(ABA_SPARSE, "episode", interrupted)
     with pytest.raises(RuntimeError):
-        ABA_SPARSE.run(replace(small, capacity="1000"), sweep, echo=lambda _: None)
+        ABA_SPARSE.run(widest, sweep, echo=lambda _: None)
     monkeypatch.setattr(ABA_SPARSE, "episode", counting)
-    ABA_SPARSE.run(replace(small, capacity="1000"), sweep, echo=lambda _: None)
+    ABA_SPARSE.run(widest, sweep, echo=lambda _: None)
     assert calls == [("beef-log-beef.mrsteve.c1000", 0), ("beef-log-beef.mrsteve.c1000", 1),
                      ("beef-log-beef.fm.c1000", 0), ("beef-log-beef.fm.c1000", 1)]
 

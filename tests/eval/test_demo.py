@@ -125,3 +125,149 @@ def test_navigator_weights_without_the_learned_navigator_are_refused_before_anyt
         run_demo("aba-sparse/wool-seeds-wool", out=out, progress=False,
                  navigator_weights=str(tmp_path / "navigator.npz"))
     assert not out.exists()
+
+
+def short_episodes(monkeypatch, steps: int = 30) -> None:
+    """Every demo episode stops after ``steps`` steps (the demo's outputs, quickly)."""
+    import mrsteve.eval.demo
+
+    real = mrsteve.eval.demo.run_tasks
+    monkeypatch.setattr(mrsteve.eval.demo, "run_tasks",
+                        lambda *args, **kwargs: real(*args, **{**kwargs, "max_steps": steps}))
+
+
+def earlier_demo(folder, video: bool = True) -> dict:
+    """A folder holding an earlier demo's files; returns their contents by name."""
+    folder.mkdir(parents=True)
+    files = {"trajectory.png": b"old plot", "results.json": b"{}"}
+    if video:
+        files["agent_view.gif"] = b"old video"
+    for name, data in files.items():
+        (folder / name).write_bytes(data)
+    return files
+
+
+def test_the_default_folder_names_the_parts_that_are_not_the_default(tmp_path):
+    import shutil
+    from pathlib import Path
+
+    import mrsteve.control
+    from mrsteve.eval.demo import demo_folder
+    from mrsteve.eval.experiment import AgentOptions
+
+    for where in "ab":  # two weights files of one name
+        (tmp_path / where).mkdir()
+        shutil.copy(Path(mrsteve.control.__file__).parent / "data" / "navigator.npz",
+                    tmp_path / where / "nav.npz")
+    key = "aba-sparse/water-log-water"
+    plain = demo_folder(key, "mrsteve", 0, AgentOptions())
+    assert plain.as_posix() == "runs/demo-water-log-water-mrsteve-seed0"
+    pixels = demo_folder(key, "mrsteve", 0, AgentOptions(encoder="pixels"))
+    assert pixels.as_posix() == "runs/demo-water-log-water-mrsteve-encoder-pixels-seed0"
+    weights = {"navigator": "learned"}
+    learned = [demo_folder(key, "mrsteve", 0, AgentOptions(**options)) for options in (
+        weights, {"instruction_policy": "learned"},
+        weights | {"navigator_weights": str(tmp_path / "a" / "nav.npz")},
+        weights | {"navigator_weights": str(tmp_path / "b" / "nav.npz")})]
+    assert len({plain, pixels, *learned}) == 6, "demos of other agents never share a folder"
+
+
+def test_a_demo_replaces_an_earlier_demo_whole_leaving_none_of_its_files(tmp_path, monkeypatch):
+    short_episodes(monkeypatch)
+    out = tmp_path / "demo"
+    earlier_demo(out)
+    demo = run_demo("aba-sparse/wool-seeds-wool", out=out, video=False, progress=False)
+    assert sorted(p.name for p in out.iterdir()) == ["results.json", "trajectory.png"]
+    assert demo.files == {"plot": out / "trajectory.png", "results": out / "results.json"}
+    assert json.loads((out / "results.json").read_text())["steps"] == 30
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["demo"], "no folder left beside it"
+
+
+def test_a_folder_holding_other_files_is_refused_and_left_as_it_was(tmp_path, monkeypatch):
+    monkeypatch.setattr("mrsteve.eval.demo.run_tasks", must_not_run)
+    out = tmp_path / "results"
+    files = earlier_demo(out)
+    (out / "notes.txt").write_text("mine")
+    with pytest.raises(ValueError, match="holds notes.txt, not a demo's files"):
+        run_demo("aba-sparse/wool-seeds-wool", out=out, progress=False)
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == {**files, "notes.txt": b"mine"}
+
+
+def test_the_current_folder_is_never_replaced(tmp_path, monkeypatch):
+    monkeypatch.setattr("mrsteve.eval.demo.run_tasks", must_not_run)
+    monkeypatch.chdir(tmp_path)
+    for out in (".", ""):
+        with pytest.raises(ValueError, match="holds the current folder"):
+            run_demo("aba-sparse/wool-seeds-wool", out=out, progress=False)
+    assert list(tmp_path.iterdir()) == []
+
+
+def must_not_run(*args, **kwargs):
+    raise AssertionError("the episode ran")
+
+
+def interrupt(*args, **kwargs):
+    raise KeyboardInterrupt
+
+
+def test_an_interrupted_demo_says_so_and_leaves_no_folder_it_made(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from mrsteve.cli import app
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("mrsteve.eval.demo.run_tasks", interrupt)
+    result = CliRunner().invoke(app, ["demo", "--task", "wool-seeds-wool", "--no-progress"])
+    assert result.exit_code == 130 and "Traceback" not in result.output
+    assert result.output.strip() == "interrupted: no demo was written"
+    assert list(tmp_path.iterdir()) == [], "runs/ and the demo's folder are removed"
+
+
+def test_an_interrupted_demo_keeps_the_earlier_demo_and_says_so(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from mrsteve.cli import app
+
+    out = tmp_path / "demo"
+    files = earlier_demo(out)
+    monkeypatch.setattr("mrsteve.eval.demo.run_tasks", interrupt)
+    result = CliRunner().invoke(app, ["demo", "--task", "wool-seeds-wool", "--out", str(out)])
+    assert result.exit_code == 130
+    assert result.output.strip().splitlines()[-1] == (
+        f"interrupted: no demo was written; {out} keeps the earlier demo")
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == files
+    assert [p.name for p in tmp_path.iterdir()] == ["demo"]
+
+
+def test_the_demo_command_runs_without_a_progress_bar_into_its_default_folder(tmp_path,
+                                                                             monkeypatch):
+    from typer.testing import CliRunner
+
+    from mrsteve.cli import app
+
+    short_episodes(monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["demo", "--task", "wool-seeds-wool", "--no-progress",
+                                      "--no-video", "--seed", "2"])
+    assert result.exit_code == 0, result.output
+    assert "step/s" not in result.output and "it/s" not in result.output
+    out = tmp_path / "runs" / "demo-wool-seeds-wool-mrsteve-seed2"
+    assert sorted(p.name for p in out.iterdir()) == ["results.json", "trajectory.png"]
+
+
+def test_the_demo_says_when_numba_compiles(tmp_path, monkeypatch):
+    import numba
+
+    import mrsteve.eval.demo
+
+    real = mrsteve.eval.demo.run_tasks
+
+    def compiling_first(*args, **kwargs):
+        numba.njit(lambda x: x + 1)(1)  # a kernel numba has not cached, as on a first run
+        return real(*args, **{**kwargs, "max_steps": 10})
+
+    monkeypatch.setattr(mrsteve.eval.demo, "run_tasks", compiling_first)
+    lines = []
+    run_demo("aba-sparse/wool-seeds-wool", out=tmp_path / "demo", video=False, progress=False,
+             say=lines.append)
+    assert len(lines) == 1 and "compiling" in lines[0]

@@ -17,10 +17,10 @@ from mrsteve.eval.instruction import (
     InstructionTask,
     InstructionTaskConfig,
     instruction_episode,
-    place_agent,
     target_positions,
 )
 from mrsteve.eval.spec import RunSpec
+from mrsteve.tasks.placement import place_agent
 
 
 @pytest.mark.parametrize(("item", "distance"), [("beef", (0.0, 12.0)), ("water_bucket",

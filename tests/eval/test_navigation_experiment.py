@@ -11,16 +11,15 @@ import pytest
 
 import mrsteve.env  # noqa: F401
 from mrsteve.control.heightmap import HeightMap
-from mrsteve.control.planning import reachable
+from mrsteve.control.planning import WorldGround, reachable
 from mrsteve.eval.navigation import (
     NAVIGATION,
     TERRAINS,
     NavigationTaskConfig,
     navigation_episode,
-    pick_goal,
 )
 from mrsteve.tasks.driver import compact_trajectory
-from mrsteve.tasks.navigation import METRICS
+from mrsteve.tasks.navigation import METRICS, pick_goal
 from mrsteve.world.content import load_content
 
 
@@ -51,7 +50,7 @@ def test_goals_are_walkable_reachable_and_10_to_20_blocks_away(terrain):
     world = HeightMap.from_blocks(blocks)
     config = NavigationTaskConfig(terrain=terrain)
     for seed in range(5):
-        task = pick_goal(blocks, start, np.random.default_rng(seed), config)
+        task = pick_goal(WorldGround(blocks), start, np.random.default_rng(seed), config)
         cell = world.cell(*task.goal)
         assert 10 <= math.dist(start, task.goal) <= 20
         assert not world.water[cell] and reachable(world, start)[cell]
@@ -63,19 +62,20 @@ def test_river_goals_lie_across_the_water_and_the_path_leaves_it_at_the_shore():
     world = HeightMap.from_blocks(blocks)
     dry = reachable(world, start, allow_water=False)
     for seed in range(5):
-        task = pick_goal(blocks, start, np.random.default_rng(seed), NavigationTaskConfig(),
-                         across_water=True)
+        task = pick_goal(WorldGround(blocks), start, np.random.default_rng(seed),
+                         NavigationTaskConfig(), across_water=True)
         assert 10 <= math.dist(start, task.goal) <= 20 and task.goal[1] > 29
         assert reachable(world, start)[world.cell(*task.goal)] and not dry[world.cell(*task.goal)]
         assert task.shortest > math.dist(start, (31.5, 29.5)) - 1  # by way of the shore
     with pytest.raises(ValueError, match="no goal 10-20 blocks .* across water"):
-        pick_goal(river_world(exit_x=None), start, np.random.default_rng(0),
+        pick_goal(WorldGround(river_world(exit_x=None)), start, np.random.default_rng(0),
                   NavigationTaskConfig(), across_water=True)
 
 
 def test_shortest_path_on_flat_ground_is_the_straight_line_to_the_success_disc():
     blocks, start = start_world("flat", 0)
-    task = pick_goal(blocks, start, np.random.default_rng(0), NavigationTaskConfig())
+    task = pick_goal(WorldGround(blocks), start, np.random.default_rng(0),
+                     NavigationTaskConfig())
     assert task.shortest == pytest.approx(math.dist(start, task.goal) - 3.0)
 
 

@@ -11,7 +11,9 @@ ray = pytest.importorskip("ray")
 import sweep_faults
 from sweep_faults import attempts, dies_once, raises, toy_group, toy_specs
 
-from mrsteve.eval.sweep import SweepOptions, read_records, run_episodes, run_sweep
+from mrsteve.eval.options import SweepOptions
+from mrsteve.eval.records import read_records
+from mrsteve.eval.sweep import run_episodes, run_sweep
 
 
 @pytest.fixture(scope="module")

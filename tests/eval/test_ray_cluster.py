@@ -17,7 +17,7 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
-from mrsteve.eval.sweep import read_records
+from mrsteve.eval.records import read_records
 
 
 def free_port() -> int:

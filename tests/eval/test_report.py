@@ -1,45 +1,169 @@
-"""`mrsteve report`: the results page from run folders, and the repository's page is the one its
-kept runs give."""
+"""`mrsteve report`: the results page from runs, and the repository's page is the one its kept
+runs give."""
 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from mrsteve.cli import app
-from mrsteve.eval.report import headline_block, load_run, report
+from mrsteve.eval.report import headline_block, load_run, ordering, report
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "results"
 
+NAVIGATION = ["eval", "navigation", "--terrain", "flat,river", "--navigator", "depth,straight",
+              "--max-steps", "60", "--episodes", "2", "--no-progress"]
+"""A small navigation run: two navigators on two terrains (both reach every flat goal)."""
 
-def make_run(tmp_path: Path) -> Path:
-    out = tmp_path / "run"
-    result = CliRunner().invoke(app, ["eval", "navigation", "--terrain", "flat,river",
-                                      "--navigator", "depth,straight", "--max-steps", "60",
-                                      "--episodes", "2", "--out", str(out), "--no-progress"])
+
+@pytest.fixture(scope="module")
+def kept_run(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("kept") / "run"
+    result = CliRunner().invoke(app, [*NAVIGATION, "--out", str(out)])
     assert result.exit_code == 0, result.output
     return out
 
 
-def test_a_run_folder_gives_its_command_commit_and_table(tmp_path):
-    out = make_run(tmp_path)
+def make_run(tmp_path: Path, kept_run: Path) -> Path:
+    """A copy of the small navigation run, for a test to change."""
+    return Path(shutil.copytree(kept_run, tmp_path / "run"))
+
+
+def test_a_run_folder_gives_its_command_commit_and_table(tmp_path, kept_run):
+    out = make_run(tmp_path, kept_run)
     (out / "NOTES.md").write_text("The river is crossed by swimming.\n")
-    page = report([out])
-    assert "## Navigation (paper appendix, navigator table)" in page
+    page = report([out], tmp_path / "docs" / "page.md")
+    assert f"## {out}" in page
+    assert "Navigation (paper appendix, navigator table)" in page
     assert ("`mrsteve eval navigation --terrain flat,river --navigator depth,straight "
             "--max-steps 60 --episodes 2 --out") in page
     assert "2 episodes per group (seeds 42 to 43)" in page
     assert "0.849 (96 %)" in page, "the paper's figure beside ours"
-    assert "The river is crossed by swimming." in page
     assert "| Navigation: success % | 2 |" in headline_block(page)
 
 
-def test_the_page_needs_finished_runs_of_this_version(tmp_path):
-    out = make_run(tmp_path)
+def test_notes_are_linked_relative_to_the_page_not_copied(tmp_path, kept_run):
+    out = make_run(tmp_path, kept_run)
+    (out / "NOTES.md").write_text("The river is crossed by swimming.\n")
+    page = report([out], tmp_path / "docs" / "page.md")
+    assert "The river is crossed by swimming." not in page
+    assert f"[{out}/NOTES.md](../run/NOTES.md)" in page
+    assert "NOTES.md" not in report([kept_run]), "no link without notes"
+
+
+def test_a_page_of_ones_own_runs_has_no_repository_text_or_empty_glance(tmp_path, kept_run):
+    """Without the baseline (here the straight navigator) there is no first table, and the
+    page does not speak of folders kept in the repository."""
+    out = tmp_path / "depth-only"
+    result = CliRunner().invoke(app, [*NAVIGATION[:5], "depth", *NAVIGATION[6:], "--out",
+                                      str(out)])
+    assert result.exit_code == 0, result.output
+    page = report([out])
+    assert "## At a glance" not in page and "<!-- headline -->" not in page
+    assert "repository" not in page
+    assert "## At a glance" in report([kept_run])
+
+
+def test_a_run_given_twice_is_reported_once(tmp_path, kept_run, monkeypatch):
+    monkeypatch.chdir(kept_run.parent)
+    page = report([kept_run, Path("run"), Path("run/../run")])
+    assert page.count("`mrsteve eval navigation") == 1
+    assert page.count("| Navigation: success %") == 1
+
+
+def test_a_json_output_is_read_as_its_file_or_its_folder(tmp_path):
+    summary = tmp_path / "runs" / "nav.json"
+    result = CliRunner().invoke(app, [*NAVIGATION, "--json", str(summary)])
+    assert result.exit_code == 0, result.output
+    page = report([summary])
+    assert "0.849 (96 %)" in page and "--json " in page
+    assert report([summary.parent]) == page.replace(str(summary), str(summary.parent))
+    for same in ("nav.manifest.json", "nav.flat.depth.json"):
+        assert report([summary.with_name(same)]).count("```text") == 1
+    command = CliRunner().invoke(app, ["report", str(summary)])
+    assert command.exit_code == 0 and "| Navigation: success % | 2 |" in command.output
+    (tmp_path / "runs" / "other.manifest.json").write_text("{}")
+    with pytest.raises(ValueError, match="holds several runs"):
+        report([summary.parent])
+
+
+def test_a_run_made_with_other_data_files_is_flagged_stale(tmp_path, kept_run):
+    out = make_run(tmp_path, kept_run)
+    assert "Stale" not in report([out])
+    manifest = json.loads((out / "manifest.json").read_text())
+    group = next(iter(manifest["groups"].values()))
+    path, _ = group["data"][0]
+    group["data"][0] = [path, "0" * 64]
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    page = report([out])
+    assert f"**Stale:** made with other versions of `{path}`" in page
+
+
+def test_a_task_where_every_agent_succeeds_every_time_is_flagged_at_ceiling(tmp_path, kept_run):
+    out = make_run(tmp_path, kept_run)
+    run = load_run(out)
+    rates = {group.task: run.summaries[group.label]["success_rate"]["mean"]
+             for group in run.groups if group.task.endswith("flat")}
+    assert set(rates.values()) == {100.0}, "both navigators reach every flat goal"
+    assert "**At ceiling** on 1 of 2 tasks (flat):" in report([out])
+    for name in ("summary.flat.depth.json", "summary.flat.straight.json"):
+        summary = json.loads((out / name).read_text())
+        summary["metrics"]["success_rate"]["mean"] = 50.0 if "straight" in name else 100.0
+        (out / name).write_text(json.dumps(summary))
+    assert "At ceiling" not in report([out])
+
+
+def test_exploration_tables_print_reference_figures_only_beside_comparable_runs():
+    """Table 1's figures beside a run on Map 1 for 6K steps, WISE's beside 384 x 384 of the
+    unbounded plains for 40K steps; another map, area or budget gets neither."""
+    from mrsteve.eval.exploration import EXPLORATION, ExplorationTaskConfig
+
+    metric = {"mean": 50.0, "stderr": 1.0, "n": 20}
+    summary = {"map_coverage": metric, "revisit_count": metric}
+
+    def table(**options) -> str:
+        config = ExplorationTaskConfig(**options)
+        groups = EXPLORATION.groups(config)
+        return EXPLORATION.table(config, groups, {group.label: summary for group in groups})
+
+    assert "84.42" in table() and "not comparable" not in table()
+    for other in ({"steps": 3000}, {"world": "map2"}, {"world": "map1", "area": 60.0}):
+        assert "84.42" not in table(**other) and "69" not in table(**other).split("\n")[2]
+        assert "not comparable" in table(**other), other
+    wise = {"world": "plains_unbounded", "area": 384.0, "steps": 40000}
+    assert "WISE's report %" in table(**wise) and "not comparable" not in table(**wise)
+    for other in ({"steps": 6000}, {"area": 200.0}):
+        assert "WISE's report %" not in table(**{**wise, **other})
+        assert "not comparable" in table(**{**wise, **other})
+
+
+def test_the_first_table_compares_only_runs_of_the_papers_set_up(tmp_path):
+    out = tmp_path / "explore"
+    result = CliRunner().invoke(app, ["eval", "exploration", "--agent", "count-based,go-explore",
+                                      "--steps", "100", "--episodes", "1", "--out", str(out),
+                                      "--no-progress"])
+    assert result.exit_code == 0, result.output
+    page = report([out])
+    assert "## At a glance" not in page and "84.42" not in page and "not comparable" in page
+
+
+def test_the_first_table_flags_an_ordering_of_the_paper_that_does_not_hold():
+    assert ordering({"a": 90.0, "b": 80.0}, {"a": 50.0, "b": 40.0}, ceiling=True) == "holds"
+    assert ordering({"a": 240.0}, {"a": 260.0}, ceiling=False).startswith("**does not hold**")
+    assert ordering({"a": 100.0, "b": 90.0}, {"a": 100.0, "b": 50.0},
+                    ceiling=True) == "holds (ahead on 1 of 2, 1 at ceiling)"
+    assert ordering({"a": 100.0}, {"a": 100.0}, ceiling=True) == "at ceiling"
+    assert ordering({"a": 90.0, "b": 40.0}, {"a": 50.0, "b": 60.0},
+                    ceiling=True) == "holds on the mean (ahead on 1 of 2)"
+
+
+def test_the_page_needs_finished_runs_of_this_version(tmp_path, kept_run):
+    out = make_run(tmp_path, kept_run)
     manifest = json.loads((out / "manifest.json").read_text())
     (out / "manifest.json").write_text(json.dumps({**manifest, "wall_time_s": None}))
     with pytest.raises(ValueError, match="did not finish"):
@@ -49,7 +173,10 @@ def test_the_page_needs_finished_runs_of_this_version(tmp_path):
     with pytest.raises(ValueError, match="group flat.depth has no summary"):
         load_run(out)
     with pytest.raises(ValueError, match="not a run folder"):
-        load_run(tmp_path)
+        load_run(out / "plots")
+    (tmp_path / "page.md").write_text("# Results\n")
+    with pytest.raises(ValueError, match="neither a run folder"):
+        load_run(tmp_path / "page.md")
 
 
 def test_a_run_reads_without_the_weights_files_it_was_given(tmp_path):
@@ -73,22 +200,27 @@ def test_a_run_reads_without_the_weights_files_it_was_given(tmp_path):
     assert report([out]) == before
 
 
-def test_the_command_writes_the_page_and_refuses_a_bad_output(tmp_path):
-    out = make_run(tmp_path)
-    result = CliRunner().invoke(app, ["report", str(out), "--out", str(tmp_path / "page.md")])
+def test_the_command_writes_the_page_and_refuses_a_bad_output(tmp_path, kept_run):
+    result = CliRunner().invoke(app, ["report", str(kept_run), "--out",
+                                      str(tmp_path / "page.md")])
     assert result.exit_code == 0, result.output
     assert (tmp_path / "page.md").read_text().startswith("# Results")
-    refused = CliRunner().invoke(app, ["report", str(out), "--out", str(tmp_path)])
+    refused = CliRunner().invoke(app, ["report", str(kept_run), "--out", str(tmp_path)])
     assert refused.exit_code == 2 and "is a directory" in refused.output
+    missing = CliRunner().invoke(app, ["report", str(tmp_path / "nowhere")])
+    assert missing.exit_code == 2 and "nowhere does not exist: give a run folder" in missing.output
 
 
-def test_the_published_page_is_generated_from_the_kept_runs(tmp_path, monkeypatch):
-    """docs/results.md is exactly what `mrsteve report results/*` gives (run in the repository),
-    so every number on it traces to a run folder kept there."""
+def test_the_published_page_is_generated_from_the_kept_runs(monkeypatch):
+    """docs/results.md is exactly what `mrsteve report results/* --out docs/results.md` gives
+    (run in the repository), so every number on it traces to a run folder kept there; it links
+    each run's notes rather than copying them."""
     folders = sorted(path for path in RESULTS.iterdir() if path.is_dir())
     assert folders, "results/ holds the runs behind the published tables"
     for folder in folders:
         assert not list(folder.glob("*.episodes.jsonl")), "records are not kept"
     monkeypatch.chdir(ROOT)
-    page = report([folder.relative_to(ROOT) for folder in folders])
+    page = report([folder.relative_to(ROOT) for folder in folders], Path("docs/results.md"))
     assert page == (ROOT / "docs" / "results.md").read_text(encoding="utf-8")
+    assert len(page.splitlines()) < 1200
+    assert page.count("](../results/") >= len(list(RESULTS.glob("*/NOTES.md")))

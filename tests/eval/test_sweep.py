@@ -4,19 +4,15 @@ checked before any work."""
 
 import errno
 import json
+from pathlib import Path
 
 import pytest
 from sweep_faults import raises, sleeps, square_of_seed, toy_group, toy_specs
 
+from mrsteve.eval.options import SweepOptions
+from mrsteve.eval.records import DiskFull, RecordsFile, read_records
 from mrsteve.eval.spec import MAX_EPISODES, episode_seed
-from mrsteve.eval.sweep import (
-    DiskFull,
-    RecordsFile,
-    SweepOptions,
-    read_records,
-    run_episodes,
-    run_sweep,
-)
+from mrsteve.eval.sweep import run_episodes, run_sweep
 
 
 def sweep(groups, tmp_path, job=square_of_seed, **options):
@@ -256,3 +252,27 @@ def test_sweep_options_reject_a_negative_seed_unknown_backends_and_bad_workers()
         SweepOptions(episodes=1, address="auto")
     with pytest.raises(ValueError, match="workers must be an integer from 1"):
         SweepOptions(episodes=1, workers=0)
+
+
+def test_a_run_folder_holding_other_groups_is_refused_naming_them_and_kept(tmp_path):
+    sweep([toy_group("a"), toy_group("b")], tmp_path)
+    before = {path.name: path.read_bytes() for path in (tmp_path / "run").iterdir()}
+    with pytest.raises(ValueError, match=r"groups this one would leave beside its own: a, b;"):
+        sweep([toy_group("c"), toy_group("d")], tmp_path, job=raises)
+    assert {path.name: path.read_bytes() for path in (tmp_path / "run").iterdir()} == before
+    summaries = sweep([toy_group("a"), toy_group("b"), toy_group("c")], tmp_path)
+    assert set(summaries) == {"a", "b", "c"}, "a sweep that adds groups to its folder goes on"
+
+
+def test_a_run_folder_of_another_experiment_is_refused(tmp_path):
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "manifest.json").write_text(json.dumps({"experiment": "navigation"}))
+    with pytest.raises(ValueError, match="holds a run of navigation: give another --out"):
+        sweep([toy_group("g")], tmp_path, job=raises)
+    assert [path.name for path in (tmp_path / "run").iterdir()] == ["manifest.json"]
+
+
+@pytest.mark.parametrize("out", ["", ".", "/"])
+def test_a_run_folder_must_be_a_folder_of_its_own(out):
+    with pytest.raises(ValueError, match="no folder of its own"):
+        SweepOptions(episodes=1, out=Path(out))

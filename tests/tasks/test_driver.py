@@ -70,6 +70,21 @@ def test_a_run_stops_at_its_budget_its_condition_or_the_episodes_end():
     assert driver.run(walker, steps=0) is None
 
 
+def test_a_controller_with_nothing_left_to_do_ends_the_run_before_a_step():
+    driver = Driver(Line(), [calls := Steps()])
+    driver.reset(seed=0)
+    seen = []
+
+    def until_x_13(view, t):  # sees the view before each step, as a goal check does
+        seen.append(t)
+        return None if view["pose"][0] >= 3.5 else {"forward": 1}
+
+    last = driver.run(until_x_13, steps=100)
+    assert driver.t == 3 and seen == [0, 1, 2, 3] and len(calls.steps) == 3
+    assert last is calls.steps[-1] and last.obs["pose"][0] == 13.5
+    assert driver.run(until_x_13, steps=100) is None and driver.t == 3, "no step at all"
+
+
 def test_plain_action_dicts_are_decisions_without_a_mode():
     driver = Driver(Line(), [calls := Steps()])
     driver.reset(seed=0)

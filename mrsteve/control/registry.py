@@ -1,0 +1,220 @@
+"""The navigators and explorers by name: the one registry of each that the agent's tree, its
+factory and the command line read.
+
+Navigators (:data:`NAVIGATORS`, pi_L-Nav):
+
+============  ===============================================================================
+``depth``     :class:`~mrsteve.control.navigation.DepthNavigator`, the VPT-Nav stand-in
+``straight``  :class:`~mrsteve.control.navigation.StraightNavigator`, the paper's heuristic
+``learned``   :class:`~mrsteve.control.learned.LearnedNavigator`, VPT-Nav's recipe over RGB
+              frames with the shipped weights (or a trained file)
+``vpt-nav``   VPT-Nav itself, a released ``vpt_nav.weights`` (``--vpt-nav-weights``;
+              :mod:`mrsteve.minecraft`, the ``minecraft`` extra)
+============  ===============================================================================
+
+Explorers (:data:`EXPLORER_KINDS`, pi_H-Nav over a navigator; Table 1): ``count-based``
+(MrSteve's pi_H-Cnt), ``task-conditioned`` (the appendix's), ``plan4mc`` (Plan4MC's direction
+picking) and ``go-explore`` (STEVE-1 told to "go explore", :mod:`mrsteve.control.wander`).
+
+Each entry holds the part's name, what builds it, the data files it loads (paths below
+``mrsteve/``) and its one-line description, so that a new navigator or explorer is one entry; a
+builder may be named ``"package.module:function"``, imported when the part is chosen
+(:func:`~mrsteve.naming.entry_point`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from operator import attrgetter
+from typing import Any
+
+from mrsteve.control.explorers import Explorer, HierarchicalExplorer
+from mrsteve.control.goals import (
+    CountBasedGoalSelector,
+    DirectionGoalSelector,
+    EventSource,
+    TaskConditionedGoalSelector,
+)
+from mrsteve.control.learned import SHIPPED_NAVIGATOR, LearnedNavigator, NavigatorWeights
+from mrsteve.control.navigation import DepthNavigator, Navigator, NavigatorConfig, StraightNavigator
+from mrsteve.control.wander import WanderExplorer
+from mrsteve.digests import PACKAGE_ROOT, WeightsFile, check_files
+from mrsteve.naming import Selection, entry_point, lookup
+from mrsteve.nn import Weights
+
+
+@dataclass(frozen=True)
+class NavigatorSpec:
+    """One navigator: its name, what builds it and the data files it loads."""
+
+    name: str
+    description: str
+    """What it is, in one line (the Navigation experiment's row)."""
+    build: Callable[..., Navigator] | str
+    """``build(config)``, ``build(config, weights=...)`` for a learned navigator, or
+    ``build(config, *files)`` for one built from weights files of :attr:`files` (or the
+    ``"module:function"`` that is it)."""
+    data: tuple[str, ...] = ()
+    """Data files it loads besides its weights (paths below ``mrsteve/``)."""
+    weights: str | None = None
+    """A learned navigator's shipped weights (path below ``mrsteve/``); ``None``: it learns
+    nothing and takes no weights file."""
+    weights_type: type[Weights] = NavigatorWeights
+    """The weights it reads (a learned navigator)."""
+    agents_walk: bool = True
+    """Whether MrSteve and the explorers may walk with it (the straight heuristic is Plan4MC's
+    and the Exploration experiment's own rows)."""
+    files: tuple[str, ...] = ()
+    """The kinds of the weights files it is built from that the package does not ship (a
+    released checkpoint each, given on the command line as ``--<kind>-weights``)."""
+    extra: str | None = None
+    """The package extra that installs what it needs beyond the core (``None``: nothing)."""
+
+    @property
+    def learned(self) -> bool:
+        """Whether it runs on weights (the shipped ones, or a trained file in their place)."""
+        return self.weights is not None
+
+    def data_files(self, *, trained: bool = False) -> tuple[str, ...]:
+        """The data files it loads (``trained``: a weights file of its own in place of the
+        shipped one, which the tree names by its hash instead)."""
+        return self.data if trained or self.weights is None else (*self.data, self.weights)
+
+    def read_weights(self, path: str | None = None, sha256: str | None = None) -> Weights:
+        """The weights at ``path`` (default: the shipped ones), read once per process and, given
+        ``sha256``, checked against it."""
+        if not self.learned:
+            learned_navigator(self.name)  # its error
+        return self.weights_type.read(PACKAGE_ROOT / self.weights if path is None else path,
+                                      sha256)
+
+    def make(self, config: NavigatorConfig | None = None, weights: Weights | None = None,
+             files: tuple[WeightsFile, ...] = ()) -> Navigator:
+        """A new navigator (``weights``: a learned one's, default the shipped ones; ``files``:
+        the weights files of :attr:`files`, in their order)."""
+        config = config or NavigatorConfig()
+        if self.files or files:
+            check_files(files, self.files, f"the {self.name} navigator")
+            return entry_point(self.build, f"the {self.name} navigator", self.extra)(config,
+                                                                                     *files)
+        if not self.learned:
+            if weights is not None:
+                learned_navigator(self.name)  # its error
+            return self.build(config)
+        return self.build(config, weights=weights or self.read_weights())
+
+
+NAVIGATORS: dict[str, NavigatorSpec] = {
+    spec.name: spec
+    for spec in (
+        NavigatorSpec("depth", "The VPT-Nav stand-in: depth-aware planning, terrain skills",
+                      DepthNavigator),
+        NavigatorSpec("straight", "The paper's heuristic: turn to the goal and walk",
+                      StraightNavigator, agents_walk=False),
+        NavigatorSpec("learned", "VPT-Nav's recipe: a goal-conditioned policy over RGB frames",
+                      LearnedNavigator, weights=SHIPPED_NAVIGATOR),
+        NavigatorSpec("vpt-nav",
+                      "VPT-Nav itself: the released goal-conditioned VPT, from vpt_nav.weights",
+                      "mrsteve.minecraft.parts:vpt_nav_navigator", files=("vpt-nav",),
+                      extra="minecraft"),
+    )
+}
+"""Every navigator by name (module docstring)."""
+
+AGENT_NAVIGATORS: Selection[NavigatorSpec] = Selection(NAVIGATORS, attrgetter("agents_walk"))
+"""The navigators MrSteve and the explorers can walk with (:attr:`NavigatorSpec.agents_walk`)."""
+
+LEARNED_NAVIGATORS: Selection[NavigatorSpec] = Selection(NAVIGATORS, attrgetter("learned"))
+"""The navigators that run on weights (:attr:`NavigatorSpec.learned`)."""
+
+BUILT_IN_NAVIGATORS: Selection[NavigatorSpec] = Selection(NAVIGATORS,
+                                                          lambda spec: not spec.files)
+"""The navigators the package builds without a released weights file (the Navigation
+experiment's rows)."""
+
+
+def navigator_spec(kind: str) -> NavigatorSpec:
+    """The entry of the navigator called ``kind`` (an unknown name lists the known ones)."""
+    return lookup(NAVIGATORS, kind, "navigator")
+
+
+def learned_navigator(kind: str) -> NavigatorSpec:
+    """The entry of the navigator called ``kind``, which must run on weights (else a
+    ``ValueError`` naming those that do)."""
+    spec = navigator_spec(kind)
+    if not spec.learned:
+        raise ValueError(f"only a learned navigator ({', '.join(LEARNED_NAVIGATORS)}) takes "
+                         f"weights, not {kind!r}")
+    return spec
+
+
+def make_navigator(kind: str, config: NavigatorConfig | None = None,
+                   weights: Weights | None = None, files: tuple[WeightsFile, ...] = ()
+                   ) -> Navigator:
+    """A navigator of :data:`NAVIGATORS` by name (``weights``: a learned one's, default the
+    shipped ones; ``files``: the released weights files its entry is built from)."""
+    return navigator_spec(kind).make(config, weights, files)
+
+
+def navigator_data(*kinds: str, trained: bool = False) -> tuple[str, ...]:
+    """The data files the navigators of ``kinds`` load (``trained``: a learned one runs with a
+    weights file of its own, not the shipped one)."""
+    return tuple(dict.fromkeys(path for kind in kinds
+                               for path in navigator_spec(kind).data_files(trained=trained)))
+
+
+@dataclass(frozen=True)
+class ExplorerSpec:
+    """One explorer: its name, what builds it and the navigator it walks with (it loads no data
+    file of its own; its navigator's are the navigator's entry's)."""
+
+    name: str
+    description: str
+    build: Callable[[Any, Navigator | None, EventSource | None], Explorer]
+    """``build(config, navigator, memory)``: the explorer of an explorer configuration (its
+    ``goals``, ``visitation``, ``direction`` and ``wander`` settings:
+    :class:`mrsteve.agent.config.ExplorerConfig`) over ``navigator`` (``None`` when it does not
+    walk with one), ``memory`` the event source of goals that read the agent's memory."""
+    walks: bool = True
+    """Whether it walks with a navigator (the wanderer has its own motion)."""
+    navigator: str | None = None
+    """The navigator it keeps inside an agent (Plan4MC's straight walking); ``None``: the
+    agent's."""
+
+
+def _count_based(config, navigator, memory) -> Explorer:
+    return HierarchicalExplorer(CountBasedGoalSelector(config.goals, config.visitation), navigator)
+
+
+def _task_conditioned(config, navigator, memory) -> Explorer:
+    if memory is None:
+        raise ValueError("task-conditioned exploration reads the agent's memory")
+    return HierarchicalExplorer(TaskConditionedGoalSelector(memory, config.goals,
+                                                            config.visitation), navigator)
+
+
+def _plan4mc(config, navigator, memory) -> Explorer:
+    return HierarchicalExplorer(DirectionGoalSelector(config.direction), navigator)
+
+
+def _go_explore(config, navigator, memory) -> Explorer:
+    return WanderExplorer(config.wander)
+
+
+EXPLORER_KINDS: dict[str, ExplorerSpec] = {
+    spec.name: spec
+    for spec in (
+        ExplorerSpec("count-based", "count-based goals (MrSteve)", _count_based),
+        ExplorerSpec("task-conditioned", "task-conditioned goals (appendix)", _task_conditioned),
+        ExplorerSpec("plan4mc", "Plan4MC's direction picking", _plan4mc, navigator="straight"),
+        ExplorerSpec("go-explore", "STEVE-1 told to 'go explore' (a wanderer)", _go_explore,
+                     walks=False),
+    )
+}
+"""Every explorer by name (module docstring)."""
+
+
+def explorer_spec(kind: str) -> ExplorerSpec:
+    """The entry of the explorer called ``kind`` (an unknown name lists the known ones)."""
+    return lookup(EXPLORER_KINDS, kind, "explorer")

@@ -1,0 +1,229 @@
+"""The package's world behind MineStudio's simulator interface: :class:`VoxelMinecraftSim`.
+
+A real simulator (the voxel world of ``mrsteve/Voxel-v0``, :class:`mrsteve.env.voxel_env.
+VoxelEnv`), presented as MineStudio's ``MinecraftSim`` with ``action_type="env"``
+(``minestudio/simulator/entry.py``) presents Minecraft, so that the code that runs the agent in
+Minecraft (:mod:`mrsteve.minecraft.sim`) runs here unchanged:
+
+- ``reset()`` and ``step(action)`` call the callbacks' hooks in MineStudio's order
+  (``before_reset``, ``after_reset``, ``before_step``, ``after_step``), ``close()`` and
+  ``render()`` theirs, and ``_wrap_obs_info`` keeps ``info`` keys from step to step as MineStudio
+  does;
+- the observation is ``{"image": frame}``; ``info`` has ``pov``, ``player_pos`` ``{x, y, z,
+  pitch, yaw}`` (the world's pose: feet, Minecraft's angles), ``inventory`` ``{slot: {"type",
+  "quantity"}}`` over 36 slots (an item takes the first free slot when it arrives and leaves it
+  when it runs out, the hotbar first, as Minecraft fills them; one slot per item, whatever the
+  count), ``equipped_items``, ``is_gui_open``; and, beyond MineStudio, ``depth`` and ``semantic``
+  (the frames the package's stand-in parts read, which Minecraft does not render);
+- actions are MineRL's environment actions: the buttons, ``camera`` degrees, and ``hotbar.N``,
+  which holds the item in slot ``N - 1`` (an empty slot: an empty hand); ``inventory``, ``drop``,
+  ``ESC``, ``pickItem`` and ``swapHands`` do nothing here;
+- ``sim.env.execute_cmd`` runs ``/give`` and ``/clear`` (Minecraft's syntax) on the world at
+  once: the package's world runs set-up commands between steps, where Minecraft takes a tick.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
+from mrsteve.minecraft.actions import BUTTONS, HOTBAR, from_env_action
+from mrsteve.minecraft.sim import EMPTY, ItemNames, item_names
+
+N_SLOTS = 36
+"""Slots of MineStudio's ``info["inventory"]`` (0-8: the hotbar)."""
+
+IGNORED_KEYS = ("ESC", "pickItem", "swapHands", "chat")
+"""MineRL action keys the package's world has no use for (``chat`` when empty)."""
+
+
+class _Commands:
+    """``sim.env`` of a :class:`VoxelMinecraftSim`: the chat commands MineStudio's callbacks
+    run (``execute_cmd``) and its no-op action."""
+
+    def __init__(self, sim: VoxelMinecraftSim) -> None:
+        self._sim = sim
+
+    def execute_cmd(self, command: str) -> tuple[dict, float, bool, dict]:
+        """Run ``/give @p minecraft:ITEM [COUNT]`` or ``/clear @p [minecraft:ITEM]``; returns
+        MineRL's raw ``(obs, reward, done, info)`` of the world after it."""
+        self._sim.run_command(command)
+        return self._sim._raw_observation(), 0.0, False, {}
+
+    def noop_action(self) -> dict[str, Any]:
+        return self._sim.noop_action()
+
+
+class VoxelMinecraftSim:
+    """The package's voxel world with MineStudio's ``MinecraftSim`` interface (module
+    docstring). ``env_kwargs`` are ``gymnasium.make("mrsteve/Voxel-v0", ...)``'s; every reset
+    rebuilds the world with ``seed`` (MineStudio fixes the world's seed when the simulator is
+    made); ``callbacks`` are MineStudio callbacks."""
+
+    def __init__(self, *, seed: int = 0, callbacks: Sequence[Any] = (),
+                 names: ItemNames | None = None, **env_kwargs: Any) -> None:
+        self.voxel = gym.make("mrsteve/Voxel-v0", **env_kwargs)
+        self.seed = int(seed)
+        self.callbacks = list(callbacks)
+        self.action_type = "env"
+        self.names = names or item_names()
+        world_items = tuple(self.voxel.unwrapped.item_names)
+        if tuple(self.names.items) != world_items:
+            raise ValueError("the item names do not list the world's items in its order")
+        self.env = _Commands(self)
+        self.obs: dict[str, Any] = {}
+        self.info: dict[str, Any] = {}
+        self._voxel_obs: Mapping[str, np.ndarray] | None = None
+        self._slots: list[int | None] = [None] * N_SLOTS
+
+    # -- MinecraftSim's interface ----------------------------------------------------------------
+
+    def reset(self) -> tuple[dict, dict]:
+        reset_flag = True
+        for callback in self.callbacks:
+            reset_flag = callback.before_reset(self, reset_flag)
+        self._voxel_obs, _ = self.voxel.reset(seed=self.seed)
+        self._slots = [None] * N_SLOTS
+        self.info = {}
+        obs, info = self._wrap_obs_info(self._raw_observation(), {})
+        for callback in self.callbacks:
+            obs, info = callback.after_reset(self, obs, info)
+            self.obs, self.info = obs, info
+        return obs, info
+
+    def step(self, action: Mapping[str, Any]) -> tuple[dict, float, bool, bool, dict]:
+        action = dict(action)
+        for callback in self.callbacks:
+            action = callback.before_step(self, action)
+        ours = self._our_action(action)
+        self._voxel_obs, reward, terminated, truncated, voxel_info = self.voxel.step(ours)
+        raw_info = {"events": voxel_info.get("events", ())}
+        obs, info = self._wrap_obs_info(self._raw_observation(), raw_info)
+        for callback in self.callbacks:
+            obs, reward, terminated, truncated, info = callback.after_step(
+                self, obs, reward, terminated, truncated, info)
+            self.obs, self.info = obs, info
+        return obs, reward, terminated, truncated, info
+
+    def _wrap_obs_info(self, obs: Mapping[str, Any], info: Mapping[str, Any]) -> tuple[dict, dict]:
+        """MineStudio's ``_wrap_obs_info``: the frame as ``obs["image"]``, everything else in
+        ``info``, merged into the keys of earlier steps."""
+        merged = {**info, **obs}
+        self.info.update(merged)
+        return {"image": obs["pov"]}, dict(self.info)
+
+    def noop_action(self) -> dict[str, Any]:
+        action: dict[str, Any] = {name: 0 for name in BUTTONS}
+        action["camera"] = np.zeros(2, dtype=np.float32)
+        return action
+
+    @property
+    def action_space(self) -> gym.spaces.Dict:
+        """MineStudio's ``env`` action space."""
+        return gym.spaces.Dict({
+            **{name: gym.spaces.Discrete(2) for name in BUTTONS if name != "drop"},
+            "camera": gym.spaces.Box(low=-180, high=180, shape=(2,), dtype=np.float32),
+        })
+
+    @property
+    def observation_space(self) -> gym.spaces.Dict:
+        height, width = self.voxel.unwrapped.obs_size
+        return gym.spaces.Dict({"image": gym.spaces.Box(0, 255, (height, width, 3), np.uint8)})
+
+    def render(self) -> np.ndarray:
+        image = self.obs["image"]
+        for callback in self.callbacks:
+            image = callback.before_render(self, image)
+        for callback in self.callbacks:
+            image = callback.after_render(self, image)
+        return image
+
+    def close(self) -> None:
+        for callback in self.callbacks:
+            callback.before_close(self)
+        self.voxel.close()
+        for callback in self.callbacks:
+            callback.after_close(self)
+
+    # -- commands --------------------------------------------------------------------------------
+
+    def run_command(self, command: str) -> None:
+        """``/give @p minecraft:ITEM [COUNT]`` or ``/clear @p [minecraft:ITEM]`` on the world."""
+        words = shlex.split(command)
+        usage = ("commands are /give @p minecraft:ITEM [COUNT] and /clear @p [minecraft:ITEM], "
+                 f"got {command!r}")
+        if len(words) < 2 or words[1] != "@p" or words[0] not in ("/give", "/clear"):
+            raise ValueError(usage)
+        item = None
+        if len(words) > 2:
+            index = self.names.index(words[2])
+            if index is None:
+                raise ValueError(f"no item of the world is Minecraft's {words[2]!r}")
+            item = self.names.items[index]
+        if words[0] == "/give":
+            if item is None or len(words) > 4:
+                raise ValueError(usage)
+            count = int(words[3]) if len(words) == 4 else 1
+            self.voxel.unwrapped.apply_commands({"give": {item: count}})
+        else:
+            if len(words) > 3:
+                raise ValueError(usage)
+            self.voxel.unwrapped.apply_commands({"clear": True if item is None else [item]})
+
+    # -- conversions -----------------------------------------------------------------------------
+
+    def _our_action(self, action: Mapping[str, Any]) -> dict[str, Any]:
+        """The world's action of a MineRL environment action: ``hotbar.N`` holds slot ``N - 1``'s
+        item; an empty slot empties the hand (before the step, as ``equip`` would)."""
+        known = (*BUTTONS, "camera", *IGNORED_KEYS)
+        for key, value in action.items():
+            if key not in known:
+                raise ValueError(f"unknown action key {key!r}; MineStudio's env actions have "
+                                 f"{', '.join(known)}")
+            if key == "chat" and value:
+                self.run_command(str(value))
+        hotbar = self._slots[:len(HOTBAR)]
+        ours = from_env_action(action, hotbar)
+        pressed = [slot for slot, key in enumerate(HOTBAR) if action.get(key, 0)]
+        if pressed and hotbar[pressed[-1]] is None:
+            self.voxel.unwrapped.apply_commands({"equip": None})
+        return ours
+
+    def _raw_observation(self) -> dict[str, Any]:
+        """MineRL's raw observation of the world now (before ``_wrap_obs_info``)."""
+        obs = self._voxel_obs
+        counts = self.voxel.unwrapped.world.inventory.counts
+        self._update_slots(counts)
+        inventory = {}
+        for slot, item in enumerate(self._slots):
+            inventory[slot] = ({"type": EMPTY, "quantity": 0} if item is None else
+                               {"type": self.names.to_minecraft(self.names.items[item]),
+                                "quantity": int(counts[item])})
+        held = self.voxel.unwrapped.world.inventory.held_item
+        x, y, z, yaw, pitch = (float(v) for v in obs["pose"])
+        return {
+            "pov": obs["rgb"],
+            "inventory": inventory,
+            "equipped_items": {"mainhand": {"type": "air" if held is None else
+                                            self.names.to_minecraft(held)}},
+            "player_pos": {"x": x, "y": y, "z": z, "pitch": pitch, "yaw": yaw},
+            "is_gui_open": False,
+            "depth": obs["depth"],
+            "semantic": obs["semantic"],
+        }
+
+    def _update_slots(self, counts: np.ndarray) -> None:
+        """Items that ran out leave their slots; new ones take the first free slot."""
+        slots = self._slots
+        for slot, item in enumerate(slots):
+            if item is not None and counts[item] <= 0:
+                slots[slot] = None
+        held = set(item for item in slots if item is not None)
+        for item in np.flatnonzero(counts > 0):
+            if int(item) not in held and None in slots:
+                slots[slots.index(None)] = int(item)

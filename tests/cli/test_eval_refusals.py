@@ -1,0 +1,241 @@
+"""Settings a sweep cannot run with are refused before the first episode, in one line with exit
+code 2, leaving nothing behind: a language model's server that does not answer, a Ray cluster
+that is not there, a run folder holding another run, an empty --out, options the planner does not
+use; and `mrsteve --version`."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from importlib import metadata
+
+import pytest
+from typer.testing import CliRunner
+
+from mrsteve.cli import app
+from mrsteve.eval.exploration import EXPLORATION
+from mrsteve.eval.llm_planner import LLM_PLANNER
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(app, ["eval", *args, "--no-progress"])
+
+
+def error_lines(output: str) -> list[str]:
+    return [line for line in output.splitlines() if line.startswith("error:")]
+
+
+def must_not_run(spec):
+    raise AssertionError("an episode ran")
+
+
+def free_port() -> int:
+    """A port on 127.0.0.1 that nothing listens on."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class ChatServer(BaseHTTPRequestHandler):
+    """An OpenAI-compatible server that lists one model and fails every chat request."""
+
+    def do_GET(self):  # noqa: N802 (the handler's protocol)
+        if self.path.rstrip("/") != "/v1/models":
+            self.send_error(404)
+            return
+        body = json.dumps({"object": "list", "data": [{"id": "tiny", "object": "model"}]})
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        self.wfile.write(body.encode())
+
+    def do_POST(self):  # noqa: N802
+        self.send_error(500)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def llm_server():
+    """The base URL of a :class:`ChatServer` on 127.0.0.1, stopped after the test."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), ChatServer)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
+
+
+def deps(url: str, *more: str) -> list[str]:
+    return ["llm-planner", "--task", "oak-stairs", "--agent", "steve1", "--episodes", "1",
+            "--planner", "deps", "--llm-url", url, *more]
+
+
+def test_a_deps_run_whose_server_cannot_be_reached_stops_before_the_first_episode(
+        tmp_path, monkeypatch):
+    monkeypatch.setattr(LLM_PLANNER, "episode", must_not_run)
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    result = invoke(*deps(url, "--llm-model", "tiny", "--out", str(tmp_path / "run")))
+    assert result.exit_code == 2, result.output
+    (line,) = error_lines(result.output)
+    assert url in line and "Traceback" not in result.output
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_deps_run_starts_when_its_server_answers(tmp_path, monkeypatch, llm_server):
+    ran = []
+    monkeypatch.setattr(LLM_PLANNER, "episode", lambda spec: ran.append(spec) or {
+        "steps": 1, "success_rate": 0.0, "duration": None, "replans": 0,
+        "planner_failures": 1})
+    result = invoke(*deps(llm_server, "--llm-model", "tiny", "--out", str(tmp_path / "run")))
+    assert result.exit_code == 0, result.output
+    assert len(ran) == 1 and (tmp_path / "run" / "manifest.json").is_file()
+
+
+def test_a_server_that_fails_after_the_check_is_counted_in_the_records(tmp_path, llm_server):
+    out = tmp_path / "run"
+    result = invoke(*deps(llm_server, "--llm-model", "tiny", "--max-replans", "1", "--out",
+                          str(out)))
+    assert result.exit_code == 0, result.output
+    (record,) = [json.loads(line) for line in
+                 (out / "summary.episodes.jsonl").read_text().splitlines()]
+    assert record["success_rate"] == 0.0 and record["planner_failures"] == 2
+    assert "HTTP 500" in record["llm_transcript"][-1]["error"]
+
+
+def test_a_model_the_server_does_not_serve_is_refused_naming_those_it_does(
+        tmp_path, monkeypatch, llm_server):
+    monkeypatch.setattr(LLM_PLANNER, "episode", must_not_run)
+    result = invoke(*deps(llm_server, "--llm-model", "huge", "--out", str(tmp_path / "run")))
+    assert result.exit_code == 2
+    (line,) = error_lines(result.output)
+    assert "'huge'" in line and "tiny" in line
+    assert not (tmp_path / "run").exists()
+
+
+def test_deps_without_a_model_name_is_refused(tmp_path, monkeypatch, llm_server):
+    monkeypatch.setattr(LLM_PLANNER, "episode", must_not_run)
+    result = invoke(*deps(llm_server, "--out", str(tmp_path / "run")))
+    assert result.exit_code == 2
+    (line,) = error_lines(result.output)
+    assert "--llm-model" in line
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("given", [["--llm-url", "http://localhost:8000/v1"],
+                                   ["--llm-model", "tiny"], ["--llm-timeout", "5"]])
+def test_language_model_options_without_the_deps_planner_are_refused(given, tmp_path,
+                                                                     monkeypatch):
+    monkeypatch.setattr(LLM_PLANNER, "episode", must_not_run)
+    result = invoke("llm-planner", "--planner", "gt", *given, "--out", str(tmp_path / "run"))
+    assert result.exit_code == 2
+    (line,) = error_lines(result.output)
+    assert given[0] in line and "--planner deps" in line
+    assert not (tmp_path / "run").exists()
+
+
+def ray_cluster_running() -> bool:
+    """Whether a Ray cluster runs on this machine (``--address auto`` would find it)."""
+    ray_services = pytest.importorskip("ray._private.services")
+    return bool(ray_services.find_gcs_addresses())
+
+
+def test_address_auto_without_a_cluster_says_none_was_found(tmp_path, monkeypatch):
+    if ray_cluster_running():
+        pytest.skip("a Ray cluster runs on this machine")
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    monkeypatch.setattr(EXPLORATION, "episode", must_not_run)
+    result = invoke("exploration", "--episodes", "1", "--backend", "ray", "--address", "auto",
+                    "--out", str(tmp_path / "run"))
+    assert result.exit_code == 2, result.output
+    (line,) = error_lines(result.output)
+    assert "no Ray cluster found at --address auto" in line and "ray start --head" in line
+    assert "free the space" not in result.output
+    assert not (tmp_path / "run").exists()
+
+
+def test_an_address_where_no_cluster_listens_fails_within_seconds(tmp_path, monkeypatch):
+    pytest.importorskip("ray")
+    monkeypatch.setattr(EXPLORATION, "episode", must_not_run)
+    address = f"127.0.0.1:{free_port()}"
+    started = time.monotonic()
+    result = invoke("exploration", "--episodes", "1", "--backend", "ray", "--address", address,
+                    "--out", str(tmp_path / "run"))
+    assert time.monotonic() - started < 30
+    assert result.exit_code == 2, result.output
+    (line,) = error_lines(result.output)
+    assert f"no Ray cluster found at --address {address}" in line
+    assert "recorded" not in result.output
+    assert not (tmp_path / "run").exists()
+
+
+def test_an_interrupt_before_the_first_episode_says_nothing_was_written(tmp_path, monkeypatch):
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("mrsteve.eval.sweep.connected", interrupted)
+    result = invoke("exploration", "--episodes", "1", "--out", str(tmp_path / "run"))
+    assert result.exit_code == 130
+    assert "nothing was written" in result.output and "recorded" not in result.output
+    assert not (tmp_path / "run").exists()
+
+
+def fake_exploration(spec):
+    return {"map_coverage": 1.0, "revisit_count": 0.0, "trajectory": [[0.0, 0.0]], "goals": []}
+
+
+def test_a_run_folder_holding_other_groups_is_refused_naming_them(tmp_path, monkeypatch):
+    monkeypatch.setattr(EXPLORATION, "episode", fake_exploration)
+    out = tmp_path / "run"
+    first = invoke("exploration", "--agent", "count-based,plan4mc", "--episodes", "1",
+                   "--steps", "30", "--out", str(out))
+    assert first.exit_code == 0, first.output
+    before = {path.name: path.read_bytes() for path in out.iterdir() if path.is_file()}
+    monkeypatch.setattr(EXPLORATION, "episode", must_not_run)
+    result = invoke("exploration", "--agent", "go-explore", "--episodes", "1", "--steps", "30",
+                    "--out", str(out))
+    assert result.exit_code == 2
+    (line,) = error_lines(result.output)
+    assert "count-based" in line and "plan4mc" in line and "--out" in line
+    after = {path.name: path.read_bytes() for path in out.iterdir() if path.is_file()}
+    assert after == before, "the other run's files are kept as they were"
+
+
+def test_an_empty_out_is_refused_and_nothing_is_written_here(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(EXPLORATION, "episode", must_not_run)
+    result = invoke("exploration", "--episodes", "1", "--out", "")
+    assert result.exit_code == 2
+    (line,) = error_lines(result.output)
+    assert "--out" in line
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_all_with_other_names_is_refused_without_calling_all_unknown():
+    result = invoke("llm-planner", "--task", "all,bed")
+    assert result.exit_code == 2
+    (line,) = error_lines(result.output)
+    assert "unknown" not in line and "'all' alone" in line
+
+
+def test_memory_access_errors_list_the_values_its_help_lists():
+    help_text = " ".join(CliRunner().invoke(app, ["eval", "llm-planner", "--help"],
+                                            env={"COLUMNS": "300"}).output.split())
+    listed = help_text.split("Known: ", 1)[1].split(" (comma-separated)")[0]
+    result = invoke("llm-planner", "--memory-access", "all")
+    assert result.exit_code == 2
+    (line,) = error_lines(result.output)
+    assert line.endswith(f"known: {listed}")
+
+
+def test_version_prints_the_installed_version():
+    result = CliRunner().invoke(app, ["--version"])
+    assert result.exit_code == 0
+    assert result.output.strip() == f"mrsteve {metadata.version('mrsteve')}"
