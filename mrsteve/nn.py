@@ -311,6 +311,17 @@ class MissingWeightsFile(FileNotFoundError, ValueError):
         return f"{self.strerror}: {self.filename}"
 
 
+def unreadable_npz(error: Exception) -> str:
+    """Why ``numpy.load`` could not read a file as an ``.npz`` archive, in words of its own
+    (numpy's message for a file that is neither ``.npy`` nor ``.npz`` advises loading it as a
+    pickle, which a weights file never is)."""
+    if isinstance(error, zipfile.BadZipFile):
+        return f"a damaged .npz archive ({error})"
+    if isinstance(error, EOFError) or "pickled" in str(error):
+        return "not a NumPy .npz archive"
+    return f"unreadable as a NumPy .npz archive ({error})"
+
+
 def read_weights(
     path: str | Path,
     fmt: str,
@@ -329,7 +340,8 @@ def read_weights(
     except FileNotFoundError:
         raise MissingWeightsFile(errno.ENOENT, f"no {what} weights file", str(path)) from None
     except (OSError, ValueError, zipfile.BadZipFile, EOFError) as error:
-        raise ValueError(f"{path} is not a {what} weights file (.npz): {error}") from None
+        raise ValueError(f"{path} is not a {what} weights file: {unreadable_npz(error)}"
+                         ) from None
     try:
         meta = json.loads(arrays.pop("meta").tobytes().decode())
         if meta["format"] != fmt:

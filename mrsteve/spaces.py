@@ -5,7 +5,7 @@ The environment (:mod:`mrsteve.env`) emits observations with the keys of
 ``float32[2]`` change of pitch and yaw in degrees). These aliases are the one definition the
 perception, control and agent layers type against.
 
-What the agent may know (``notes/design.md``): the frame (and the stand-ins' semantic and depth
+What the agent may know: the frame (and the stand-ins' semantic and depth
 frames of the same view), its position relative to the episode's start, its inventory and the
 task's text; never the map. :class:`AgentFrame` makes that structural: the loops that run agents
 (:mod:`mrsteve.tasks`) hand every agent part :meth:`AgentFrame.view` of the environment's

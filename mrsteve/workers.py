@@ -36,6 +36,13 @@ def one_blas_thread() -> None:
     threadpool_limits(1, user_api="blas")
 
 
+def usable_cores() -> int:
+    """Cores this process may run on (its CPU affinity where the system tells it)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
 def blas_threads() -> int | None:
     """Threads of this process's BLAS (the most, if several are loaded); ``None`` if none is."""
     from threadpoolctl import threadpool_info

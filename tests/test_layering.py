@@ -68,7 +68,7 @@ FORBIDDEN: tuple[tuple[str, str], ...] = (
 (the ranks allow the first three; the agent's parts see the world only through observations)."""
 
 AGENT_PARTS = ("perception", "control", "agent")
-"""What the agent is made of: it sees the world only through observations (``notes/design.md``)."""
+"""What the agent is made of: it sees the world only through observations."""
 
 WORLD_FOR_AGENTS = ("world.camera", "world.content", "world.crafting")
 """The world modules agent parts may import: the camera's intrinsics (the frame's geometry), the

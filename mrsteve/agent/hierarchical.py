@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from mrsteve.agent.planners import MemorySummary, Planner
-from mrsteve.agent.planning import Subgoal
+from mrsteve.agent.plans import Subgoal
 from mrsteve.control.motion import clamp
 from mrsteve.perception import TaskPrompts
 from mrsteve.protocols import Decision, Observation, RememberingAgent

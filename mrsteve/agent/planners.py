@@ -1,14 +1,14 @@
 """Planners of crafting tasks (paper appendix "LLM-Augmented Agent with MrSteve"): the ground-truth
 plan, and DEPS with a language model behind the OpenAI-compatible HTTP API.
 
-A planner gives a :class:`~mrsteve.agent.planning.Subgoal` list for a target item from the
+A planner gives a :class:`~mrsteve.agent.plans.Subgoal` list for a target item from the
 inventory (:meth:`Planner.plan`) and a new one when a subgoal failed (:meth:`Planner.replan`),
 or ``None`` when it has none to give (an answer that is not a plan, a server that does not
 answer, the replanning budget spent). Both may be shown the controller's memory: a
 what-where-when summary (:class:`~mrsteve.protocols.Sighting` per resource prompt).
 
 - :class:`GroundTruthPlanner`: the shortest plan from the recipe graph
-  (:func:`~mrsteve.agent.planning.ground_truth_plan`), from the inventory it is shown; the paper's
+  (:func:`~mrsteve.agent.plans.ground_truth_plan`), from the inventory it is shown; the paper's
   second table.
 - :class:`DepsPlanner`: DEPS (Wang et al., 2023: describe, explain, plan, select): an initial plan
   from the model; on a failure, a description of what failed, the inventory (and the memory
@@ -32,7 +32,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from mrsteve.agent.planning import SUBGOAL_KINDS, Subgoal, ground_truth_plan
+from mrsteve.agent.plans import SUBGOAL_KINDS, Subgoal, ground_truth_plan
 from mrsteve.naming import check_name
 from mrsteve.protocols import Sighting
 from mrsteve.world.crafting import RecipeBook

@@ -2,7 +2,8 @@
 
 One subcommand per experiment, with the experiment's own options (as ``mrsteve eval``) and the
 sweep's: the same episodes run with one worker, then with ``--workers`` (or on a Ray cluster), and
-the speed-up is printed with where the time went.
+the speed-up is printed with where the time went: each run's start-up (until its first episode
+starts) apart from its episodes per second after it.
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ import typer
 from mrsteve.cli.eval import examples_epilog, options_of
 from mrsteve.cli.output import check_outputs, fail, write_json, writing_results
 from mrsteve.eval.experiment import Experiment
-from mrsteve.eval.experiments import EXPERIMENTS
 from mrsteve.eval.options import SweepOptions
+from mrsteve.eval.registry import EXPERIMENTS
 
 sweep_app = typer.Typer(
     help="How a sweep scales: the same episodes with one worker and with N, and the speed-up.",
@@ -30,7 +31,7 @@ SHARED = ("episodes", "seed", "workers", "backend", "address")
 
 EXAMPLES = {
     "aba-sparse": (("--task water-log-water,beef-log-beef,wool-log-wool,milk-log-milk "
-                    "--agent mrsteve --episodes 1 --workers 2"),
+                    "--agent mrsteve,steve1 --episodes 1 --workers 2"),
                    "--task all --agent mrsteve,steve1 --episodes 8 --workers 16"),
 }
 
@@ -57,17 +58,21 @@ def make_command(experiment: Experiment):
         rows = []
         for timing in (scaling.serial, scaling.parallel):
             rate = timing.steps_per_second
-            rows.append([timing.workers, f"{timing.seconds:.1f}", timing.episodes,
+            rows.append([timing.workers, f"{timing.seconds:.1f}", f"{timing.startup:.2f}",
+                         timing.episodes, f"{timing.steady_episodes_per_second:.2f}",
                          "-" if timing.steps is None else f"{timing.steps:,}",
                          "-" if rate is None else f"{rate:,.0f}", f"{100 * timing.busy:.0f} %",
                          timing.processes])
-        typer.echo(format_table(["workers", "seconds", "episodes", "steps", "steps/s",
+        typer.echo(format_table(["workers", "seconds", "start-up s", "episodes",
+                                 "episodes/s after start-up", "steps", "steps/s",
                                  "workers busy", "processes"], rows))
         typer.echo(f"\nspeed-up with {scaling.parallel.workers} workers: {scaling.speedup:.2f}x "
                    f"(ideal {scaling.parallel.workers}x); records "
-                   f"{'identical' if scaling.identical else 'DIFFERENT'} in both runs; workers "
-                   "busy: their share of the wall time spent in episodes (the rest: start-up, "
-                   "the last episodes' tail, the driver)")
+                   f"{'identical' if scaling.identical else 'DIFFERENT'} in both runs; start-up: "
+                   "from the run's start to its first episode's (the driver's set-up, its "
+                   "warm-up of what every worker reads, the workers' start); workers busy: their "
+                   "share of the wall time spent in episodes (the rest: start-up, the last "
+                   "episodes' tail, the driver)")
         if json_path is not None:
             with writing_results():
                 write_json(json_path, {"experiment": experiment.name,

@@ -62,7 +62,7 @@ def command(
     from mrsteve.calibration import calibrate_on_world, format_world_calibration
     from mrsteve.calibration.clips import ClipConfig
     from mrsteve.fileio import atomic_path
-    from mrsteve.naming import check_name
+    from mrsteve.naming import lookup
     from mrsteve.perception import ENCODERS
     from mrsteve.perception._data import data_path
     from mrsteve.perception.pixels import SHIPPED_PIXEL_THRESHOLDS
@@ -71,9 +71,13 @@ def command(
     if out is not None and write:
         raise fail("give --out PATH or --write, not both")
     try:
-        check_name(encoder, ENCODERS, "encoder")
+        spec = lookup(ENCODERS, encoder, "encoder")
     except ValueError as error:
         raise fail(str(error)) from None
+    if spec.files:
+        raise fail(f"the {encoder} encoder is built from a released file, whose thresholds are "
+                   "not fitted here; calibrate one of the encoders the package ships: "
+                   f"{', '.join(name for name, known in ENCODERS.items() if not known.files)}")
     if weights is not None and encoder != "pixels":
         raise fail("--weights is a pixels encoder's weights file: give --encoder pixels too")
     if weights is not None and write:

@@ -1,6 +1,6 @@
 """`mrsteve eval`: the paper's experiments, one subcommand each, generated from the experiments.
 
-Every experiment (:data:`mrsteve.eval.experiments.EXPERIMENTS`) gets a command whose own options
+Every experiment (:data:`mrsteve.eval.registry.EXPERIMENTS`) gets a command whose own options
 are the fields it names in its config dataclass (default and docstring as help) and the options
 every experiment shares (:class:`mrsteve.eval.options.SweepOptions`): ``--episodes N`` episodes per
 group, episode ``i`` seeded with ``S + i`` (``--seed S``, the paper: 42), in ``--workers``
@@ -27,8 +27,8 @@ import typer
 
 from mrsteve.cli.output import fail, fail_on_os_error, resume_hint
 from mrsteve.eval.experiment import Experiment, field_docs
-from mrsteve.eval.experiments import EXPERIMENTS
 from mrsteve.eval.options import SweepOptions
+from mrsteve.eval.registry import EXPERIMENTS
 from mrsteve.eval.spec import MAX_EPISODES
 from mrsteve.jitcache import CompileWatch
 
@@ -46,11 +46,12 @@ def options_of(config_type: type, names: Sequence[str], defaults: dict[str, Any]
                ) -> list[inspect.Parameter]:
     """One keyword parameter per named field of a config dataclass: its type, its default (or the
     one in ``defaults``) and its docstring as help, followed by the names it accepts when
-    ``choices`` lists them (:attr:`~mrsteve.eval.experiment.Experiment.choices`), or the one it
-    takes when the config's ``one_of`` does (:attr:`~mrsteve.eval.experiment.AgentOptions.one_of`); counts
-    (``int``) are at least 1, seeds and counts whose default 0 means "off" (``--rss-every``) at
-    least 0, and ``--episodes`` at most :data:`~mrsteve.eval.spec.MAX_EPISODES`, unless
-    ``ranges`` gives a field's ``(least, most)``."""
+    ``choices`` lists them (:attr:`~mrsteve.eval.experiment.Experiment.choices`), or those it
+    takes one of when the config's ``one_of`` names its registry
+    (:attr:`~mrsteve.eval.experiment.AgentOptions.one_of`); counts (``int``) are at least 1,
+    seeds and counts whose default 0 means "off" (``--rss-every``) at least 0, and
+    ``--episodes`` at most :data:`~mrsteve.eval.spec.MAX_EPISODES`, unless ``ranges`` gives a
+    field's ``(least, most)``."""
     fields = {field.name: field for field in dataclasses.fields(config_type)}
     hints = typing.get_type_hints(config_type)
     docs = field_docs(config_type)

@@ -19,7 +19,7 @@ from mrsteve.control.navigation import (
     NavigatorConfig,
     StraightNavigator,
 )
-from mrsteve.control.planning import PathCosts
+from mrsteve.control.path_planning import PathCosts
 from mrsteve.control.skill_book import Skill, SkillBook, load_skills
 from mrsteve.control.skills import InstructionPolicy, ScriptedSkills, SkillConfig
 from mrsteve.control.visitation import VisitationConfig, VisitationMap

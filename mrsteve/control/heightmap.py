@@ -16,7 +16,7 @@ records per ground column ``(x, z)``:
 
 Plants, mobs and the sky are ignored. A column never seen is *unknown* and counts as walkable
 (optimistic planning). :func:`walk_levels` turns these into one walking level per column, which
-:mod:`mrsteve.control.planning` plans on. :meth:`HeightMap.from_blocks` builds the same map from a
+:mod:`mrsteve.control.path_planning` plans on. :meth:`HeightMap.from_blocks` builds the same map from a
 world's true blocks, for evaluators and tests.
 
 Cells are indexed ``[ix, iz]``: cell ``(ix, iz)`` covers ``[ox + ix, ox + ix + 1) x [oz + iz,

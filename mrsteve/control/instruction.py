@@ -8,7 +8,7 @@ logits at run time (appendix "Solver Module Details"). This policy is the same k
 the embedded world's scale, trained by :mod:`mrsteve.train.instruction` (``mrsteve train
 instruction-policy``; torch is needed there only):
 
-* image encoder and core: the learned navigator's (:mod:`mrsteve.control.learned`; fine-tuning
+* image encoder and core: the learned navigator's (:mod:`mrsteve.control.learned_navigator`; fine-tuning
   starts from its foundation policy, as STEVE-1 starts from VPT);
 * goal: the pixel encoder's clip embedding (:class:`~mrsteve.perception.pixels.PixelEncoder`,
   MineCLIP's role), through a linear projection added to the frame embedding before the core;
@@ -35,7 +35,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from mrsteve.control.learned import CAMERA_BINS, camera_bin_values
+from mrsteve.control.learned_navigator import CAMERA_BINS, camera_bin_values
 from mrsteve.control.skill_book import SkillBook, load_skills
 from mrsteve.digests import PACKAGE_ROOT
 from mrsteve.nn import (

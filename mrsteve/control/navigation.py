@@ -21,7 +21,7 @@ never the world's blocks), and
 - says when a goal is out of reach as far as it has seen (:meth:`Navigator.blocked`): no path on
   its map; the best one more than ``max_detour`` times as long as the straight line; a goal never
   seen behind a wall or cliff face it cannot see over
-  (:func:`~mrsteve.control.planning.wall_across`: ``wall_rise`` blocks high, ``2 wall_half_width
+  (:func:`~mrsteve.control.path_planning.wall_across`: ``wall_rise`` blocks high, ``2 wall_half_width
   + 1`` long); or ``give_up_detours`` detours without getting closer. An explorer then gives the goal up at once.
 
 :class:`StraightNavigator` is the paper's "Heuristic" row (appendix "VPT Navigator Ablation Study"):
@@ -45,7 +45,7 @@ from mrsteve.control.motion import (
     noop_action,
     wrap_degrees,
 )
-from mrsteve.control.planning import PathCosts, distance_to_disc, plan_path, wall_across
+from mrsteve.control.path_planning import PathCosts, distance_to_disc, plan_path, wall_across
 from mrsteve.spaces import Action, Observation
 from mrsteve.world.camera import Camera
 

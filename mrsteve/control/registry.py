@@ -6,7 +6,7 @@ Navigators (:data:`NAVIGATORS`, pi_L-Nav):
 ============  ===============================================================================
 ``depth``     :class:`~mrsteve.control.navigation.DepthNavigator`, the VPT-Nav stand-in
 ``straight``  :class:`~mrsteve.control.navigation.StraightNavigator`, the paper's heuristic
-``learned``   :class:`~mrsteve.control.learned.LearnedNavigator`, VPT-Nav's recipe over RGB
+``learned``   :class:`~mrsteve.control.learned_navigator.LearnedNavigator`, VPT-Nav's recipe over RGB
               frames with the shipped weights (or a trained file)
 ``vpt-nav``   VPT-Nav itself, a released ``vpt_nav.weights`` (``--vpt-nav-weights``;
               :mod:`mrsteve.minecraft`, the ``minecraft`` extra)
@@ -36,7 +36,7 @@ from mrsteve.control.goals import (
     EventSource,
     TaskConditionedGoalSelector,
 )
-from mrsteve.control.learned import SHIPPED_NAVIGATOR, LearnedNavigator, NavigatorWeights
+from mrsteve.control.learned_navigator import SHIPPED_NAVIGATOR, LearnedNavigator, NavigatorWeights
 from mrsteve.control.navigation import DepthNavigator, Navigator, NavigatorConfig, StraightNavigator
 from mrsteve.control.wander import WanderExplorer
 from mrsteve.digests import PACKAGE_ROOT, WeightsFile, check_files

@@ -11,7 +11,7 @@ The evaluator, unlike the navigator, reads the world's blocks:
   10 to 20 blocks from the spawn, that the player can reach; on ``river`` it must lie across the
   water (no dry path leads there) with its success disc on land (swim across, then climb out);
 - the shortest path length is planned on the true height map of the world
-  (:class:`~mrsteve.control.planning.WorldGround`) with the walking rules of the game (steps
+  (:class:`~mrsteve.control.path_planning.WorldGround`) with the walking rules of the game (steps
   up of one block, drops, swimming): A* over columns with plain distances, straightened by string
   pulling (so open ground counts as a straight line), measured up to where it enters the success
   disc. The taken path is the agent's ground-plane trajectory until it is within the disc.
@@ -32,7 +32,7 @@ import numpy as np
 import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
 from mrsteve.agent.config import NavigatorAgentConfig
 from mrsteve.agent.factory import build_agent, navigator_agent_config
-from mrsteve.control.planning import WorldGround
+from mrsteve.control.path_planning import WorldGround
 from mrsteve.control.registry import BUILT_IN_NAVIGATORS
 from mrsteve.env.voxel_env import DEFAULT_OBS_SIZE
 from mrsteve.eval.experiment import Experiment
@@ -257,7 +257,7 @@ class Navigation(Experiment):
         manifest recorded them (name, weights' SHA-256, training)."""
         from mrsteve.control.heightmap import HeightMapConfig
         from mrsteve.control.navigation import NavigatorConfig
-        from mrsteve.control.planning import PathCosts
+        from mrsteve.control.path_planning import PathCosts
 
         def pairs(rows) -> tuple:
             return tuple(tuple(row) for row in rows)

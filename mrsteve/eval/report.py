@@ -29,9 +29,9 @@ from typing import Any
 
 from mrsteve.digests import PACKAGE_ROOT, data_digest
 from mrsteve.eval.experiment import Experiment, Summaries
-from mrsteve.eval.experiments import experiment as experiment_named
 from mrsteve.eval.exploration import PAPER_SETUP
 from mrsteve.eval.options import summary_path
+from mrsteve.eval.registry import experiment as experiment_named
 from mrsteve.eval.spec import Group
 
 NOTES = "NOTES.md"
@@ -429,7 +429,7 @@ def report(sources: list[Path], out: Path | None = None) -> str:
     a run given twice is reported once), to be written to ``out`` (links to the runs' notes are
     relative to its folder; by default the current one): the experiments in the order ``mrsteve
     eval`` lists them, the runs of one experiment by name."""
-    from mrsteve.eval.experiments import EXPERIMENTS
+    from mrsteve.eval.registry import EXPERIMENTS
 
     if not sources:
         raise ValueError("give at least one run folder")

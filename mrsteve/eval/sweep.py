@@ -24,7 +24,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from mrsteve.eval.backends import check_backend, connected, run_jobs
+from mrsteve.eval.backends import check_backend, connected, run_jobs, warm_workers
 from mrsteve.eval.options import SweepOptions, check_outputs, check_run_folder, summary_path
 from mrsteve.eval.records import Job, Record, RecordsFile, episode_record
 from mrsteve.eval.results import Metric, records_path_for, summarize, write_summary
@@ -184,7 +184,8 @@ def _records(job: Job, specs: list[RunSpec], options: SweepOptions,
              isolated: bool = False) -> Iterator[Record]:
     """Records of ``specs`` as they finish, on the sweep's backend."""
     return run_jobs(partial(episode_record, job), specs, workers=options.workers,
-                    backend=options.backend, address=options.address, isolated=isolated)
+                    backend=options.backend, address=options.address, isolated=isolated,
+                    warm=warm_workers)
 
 
 def run_episodes(job: Job, specs: Sequence[RunSpec], *, workers: int = 1, backend: str = "local",
@@ -193,6 +194,6 @@ def run_episodes(job: Job, specs: Sequence[RunSpec], *, workers: int = 1, backen
     without outputs, for tests and notebooks."""
     found: dict[str, Record] = {}
     for record in run_jobs(partial(episode_record, job), list(specs), workers=workers,
-                           backend=backend, address=address):
+                           backend=backend, address=address, warm=warm_workers):
         found[record["digest"]] = record
     return [found[spec.digest] for spec in specs]

@@ -33,7 +33,7 @@ from mrsteve.memory.base import (
     is_int,
     require,
 )
-from mrsteve.memory.clusters import ClusterTable
+from mrsteve.memory.cluster_table import ClusterTable
 from mrsteve.memory.fileformat import write_archive
 from mrsteve.memory.frames import PRECISIONS, FrameStore
 from mrsteve.memory.kernels import (

@@ -35,7 +35,7 @@ def search_clusters(
     centres_only: bool,
     pivots: tuple,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
-    """The paper's Algorithm "Read" over a :class:`~mrsteve.memory.clusters.ClusterTable`:
+    """The paper's Algorithm "Read" over a :class:`~mrsteve.memory.cluster_table.ClusterTable`:
     ``(slots, t, poses, scores, dot products computed)`` of the frames scoring at least
     ``threshold`` in the ``top_k`` clusters whose centres score best among the rows of the
     centre matrix where ``allowed`` is true (``allowed`` of length 0: every row). Ties at the
@@ -301,7 +301,7 @@ def append_slot(
 ) -> int:
     """Add ``slot`` after the last slot of ``cluster`` in its arena block (``blocks`` columns
     :data:`BASE`, :data:`BLOCK`, :data:`HEAD`, :data:`TAIL` of
-    :class:`~mrsteve.memory.clusters.ClusterTable`) and move the cluster to its new size bucket
+    :class:`~mrsteve.memory.cluster_table.ClusterTable`) and move the cluster to its new size bucket
     (:func:`move_bucket`); returns the cluster's size before, or -1, changing nothing, when the
     block is full up to its end."""
     block = blocks[cluster]
@@ -322,7 +322,7 @@ def move_bucket(
 ) -> None:
     """Move ``cluster`` from its place in the list of clusters of ``old_size`` to
     the end of the list of ``new_size`` (size 0: no list) in
-    :class:`~mrsteve.memory.clusters.SizeBuckets` ``links`` (previous, next) and ``ends``
+    :class:`~mrsteve.memory.cluster_table.SizeBuckets` ``links`` (previous, next) and ``ends``
     (first, last; row 0: a bound on the largest size, raised here)."""
     if old_size:
         previous, following = links[cluster, 0], links[cluster, 1]

@@ -31,7 +31,7 @@ from types import MappingProxyType
 import numpy as np
 import torch
 
-from mrsteve.control.learned import goal_features
+from mrsteve.control.learned_navigator import goal_features
 from mrsteve.control.motion import StallTracker, noop_action
 from mrsteve.control.navigation import NavigatorConfig
 from mrsteve.control.skill_book import SkillBook, load_skills
@@ -256,7 +256,7 @@ class VptNavNavigator:
 
     def step(self, rgb: np.ndarray, goal: np.ndarray) -> tuple[int, int]:
         """VPT's joint ``(buttons, camera)`` indices for a frame and the goal features
-        ``float32[6]`` (:func:`mrsteve.control.learned.goal_features`)."""
+        ``float32[6]`` (:func:`mrsteve.control.learned_navigator.goal_features`)."""
         out = self.policy.step(rgb, np.asarray(goal, np.float32)[None])
         return (_sample(out.buttons[0, 0], self._generator),
                 _sample(out.camera[0, 0], self._generator))

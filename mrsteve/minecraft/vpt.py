@@ -13,10 +13,12 @@ configuration its released ``.model`` files pickle, so that their ``state_dict``
 * ``net.lastlayer``, ``net.final_ln``; ``value_head`` (a linear layer and its EWMA normaliser);
   ``pi_head.buttons`` (8,641 joint button combinations) and ``pi_head.camera`` (11 x 11 bins).
 
-:class:`VptNavPolicyNet` adds VPT-Nav's goal encoder (the authors' ``vpt_nav.py``):
-``goal_embed._mlp`` (linear layers 6 -> 128 -> 128 -> 128 -> 512 with ReLU between them, keys
-``0, 2, 4, 6``) and ``goal_proj`` (512 -> ``hidsize``), whose output is added to the policy and
-value latents. :class:`Steve1PolicyNet` adds STEVE-1's
+:class:`VptNavPolicyNet` adds VPT-Nav's goal encoder (the authors' ``vpt_nav.py``), top-level
+keys beside ``net``: ``goal_embed._mlp``, MineCLIP's ``build_mlp`` without normalisation (linear
+layers 6 -> 128 -> 128 -> 128 -> 512, each hidden one followed by a parameter-free identity
+"norm" and a ReLU, so the linear layers are keys ``0, 3, 6, 9``) and ``goal_proj``
+(512 -> ``hidsize``), whose output is added to the policy and value latents after
+``net.final_ln``. :class:`Steve1PolicyNet` adds STEVE-1's
 ``net.mineclip_embed_linear`` (512 -> ``hidsize``), whose output is added to the image features
 (``steve1/embed_conditioned_policy.py``). :class:`TranslatorVAE` is STEVE-1's prior.
 """
@@ -414,13 +416,17 @@ class VptPolicyNet(nn.Module):
 
 
 class _GoalEmbed(nn.Module):
+    """VPT-Nav's goal MLP: ``Linear, Identity, ReLU`` per hidden layer, then a ``Linear``; the
+    identities stand where MineCLIP's ``build_mlp`` puts its (here absent) norm layers, so that
+    the linear layers sit at the released indices ``0, 3, 6, 9``."""
+
     def __init__(self) -> None:
         super().__init__()
         widths = (GOAL_FEATURES, *GOAL_HIDDEN)
         layers: list[nn.Module] = []
         for a, b in itertools.pairwise(widths):
-            layers += [nn.Linear(a, b), nn.ReLU()]
-        self._mlp = nn.Sequential(*layers[:-1])
+            layers += [nn.Linear(a, b), nn.Identity(), nn.ReLU()]
+        self._mlp = nn.Sequential(*layers[:-2])
 
     def forward(self, goal: torch.Tensor) -> torch.Tensor:
         return self._mlp(goal)
@@ -436,7 +442,7 @@ class VptNavPolicyNet(VptPolicyNet):
 
     def forward(self, frames: torch.Tensor, first: torch.Tensor, state: list[State],
                 goal: torch.Tensor | None = None) -> PolicyOutput:
-        """``goal [B, t, 6]``: :func:`mrsteve.control.learned.goal_features` of each step."""
+        """``goal [B, t, 6]``: :func:`mrsteve.control.learned_navigator.goal_features` of each step."""
         if goal is None:
             raise ValueError("VPT-Nav needs goal features [B, t, 6]")
         latent, state = self.net(self.image_features(frames), first, state)

@@ -7,7 +7,7 @@ weighted by ``shortest / max(taken, shortest)``; the taken path is the agent's g
 trajectory until it is within the disc. Goals are drawn on the world's true ground
 (:func:`pick_goal`, which the navigation experiment and the learned navigator's training share),
 measured by a planner the caller brings (:class:`Ground`: the evaluator's,
-:class:`mrsteve.control.planning.WorldGround`).
+:class:`mrsteve.control.path_planning.WorldGround`).
 """
 
 from __future__ import annotations

@@ -56,7 +56,7 @@ from mrsteve.control.instruction import (
     InstructionArchitecture,
     InstructionWeights,
 )
-from mrsteve.control.learned import CAMERA_BINS, NavigatorWeights, camera_bins
+from mrsteve.control.learned_navigator import CAMERA_BINS, NavigatorWeights, camera_bins
 from mrsteve.nn import PolicyArchitecture
 from mrsteve.train.layers import (
     action_head,
@@ -465,7 +465,7 @@ def train_instruction_policy(out: Path, config: InstructionTrainingConfig | None
 
 def foundation_weights(config: InstructionTrainingConfig) -> NavigatorWeights:
     """The navigator weights whose image encoder and core start the policy."""
-    from mrsteve.control.learned import load_navigator_weights, load_shipped_navigator
+    from mrsteve.control.learned_navigator import load_navigator_weights, load_shipped_navigator
 
     if config.foundation is None:
         return load_shipped_navigator()

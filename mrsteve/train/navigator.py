@@ -1,4 +1,4 @@
-"""Training the learned navigator (:mod:`mrsteve.control.learned`): VPT-Nav's recipe in the
+"""Training the learned navigator (:mod:`mrsteve.control.learned_navigator`): VPT-Nav's recipe in the
 embedded world (torch, the ``train`` extra).
 
 1. **Demonstrations.** VPT was cloned from people playing; ours is cloned from the embedded
@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from mrsteve.control.learned import (
+from mrsteve.control.learned_navigator import (
     BUTTONS,
     CAMERA_BINS,
     CONDITIONING,
@@ -277,7 +277,7 @@ class Demonstrations:
     rgb: np.ndarray
     """``uint8[N, H, W, 3]``."""
     goal: np.ndarray
-    """``float32[N, 6]``: :func:`~mrsteve.control.learned.goal_features`."""
+    """``float32[N, 6]``: :func:`~mrsteve.control.learned_navigator.goal_features`."""
     buttons: np.ndarray
     """``uint8[N, len(BUTTONS)]``."""
     camera: np.ndarray
@@ -325,7 +325,7 @@ def collect_segments(config: NavigatorTrainingConfig, seed: int, segments: int,
     import gymnasium as gym
 
     import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
-    from mrsteve.control.learned import LearnedNavigator
+    from mrsteve.control.learned_navigator import LearnedNavigator
     from mrsteve.control.navigation import DepthNavigator
     from mrsteve.tasks.driver import Driver
 
@@ -770,7 +770,7 @@ def _give_up_head(out: Path, config: NavigatorTrainingConfig, weights: Navigator
 
 
 def _foundation_weights(path: Path, architecture: NavigatorArchitecture) -> NavigatorWeights:
-    from mrsteve.control.learned import load_navigator_weights
+    from mrsteve.control.learned_navigator import load_navigator_weights
 
     weights = load_navigator_weights(path)
     if weights.architecture != architecture:

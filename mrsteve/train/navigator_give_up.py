@@ -1,4 +1,4 @@
-"""The learned navigator's give-up head (:mod:`mrsteve.control.learned`): when a goal is out of
+"""The learned navigator's give-up head (:mod:`mrsteve.control.learned_navigator`): when a goal is out of
 reach (torch, the ``train`` extra).
 
 VPT-Nav has no map and gives no verdict; our explorers give up the goals their navigator finds
@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mrsteve.control.learned import NavigatorWeights
+from mrsteve.control.learned_navigator import NavigatorWeights
 from mrsteve.control.navigation import NavigatorConfig
 from mrsteve.nn import logit
 
@@ -132,7 +132,7 @@ def walk_give_up(weights: NavigatorWeights, seed: int, goals: int, worlds: tuple
     import gymnasium as gym
 
     import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
-    from mrsteve.control.learned import LearnedNavigator
+    from mrsteve.control.learned_navigator import LearnedNavigator
     from mrsteve.control.navigation import DepthNavigator
     from mrsteve.tasks.driver import Driver
 

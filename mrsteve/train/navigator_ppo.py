@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mrsteve.control.learned import BUTTONS, camera_bins, goal_features
+from mrsteve.control.learned_navigator import BUTTONS, camera_bins, goal_features
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,7 @@ def draw_goal(blocks: np.ndarray, start: tuple[float, float], rng: np.random.Gen
     navigation experiment draws its goals (:func:`mrsteve.tasks.navigation.pick_goal`): across
     water with chance ``across_water`` where water separates the ground, else anywhere the
     player can walk; ``None`` where no goal lies that far."""
-    from mrsteve.control.planning import WorldGround
+    from mrsteve.control.path_planning import WorldGround
     from mrsteve.tasks.navigation import GoalRange, pick_goal
 
     goals = GoalRange(*distance)
@@ -139,7 +139,7 @@ class GoalWalks:
         """One iteration's steps of every environment, acting with ``weights``' policy: each
         goal's walk is one run of the environment's driver, its controller recording the
         policy's steps and its stop condition the rewards."""
-        from mrsteve.control.learned import LearnedNavigator
+        from mrsteve.control.learned_navigator import LearnedNavigator
 
         ppo, envs, steps = self.ppo, len(self.state), self.ppo.steps
         out = {"rgb": np.zeros((envs, steps, 40, 64, 3), np.uint8),

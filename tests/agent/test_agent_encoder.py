@@ -10,9 +10,9 @@ import pytest
 from mrsteve.agent.config import EncoderConfig
 from mrsteve.agent.factory import agent_config, build_agent, make_agent
 from mrsteve.eval.ablation import AblationConfig
-from mrsteve.eval.experiments import EXPERIMENTS
 from mrsteve.eval.long_tasks import LongTaskConfig
 from mrsteve.eval.memory_tasks import MemoryTasksConfig
+from mrsteve.eval.registry import EXPERIMENTS
 from mrsteve.eval.sequential import ABA_SPARSE, SequentialConfig
 from mrsteve.eval.tc_exploration import TcExplorationConfig
 from mrsteve.perception import SemanticEncoder

@@ -1,4 +1,4 @@
-"""What the agent may know (``notes/design.md``): its parts receive exactly the agent observation
+"""What the agent may know: its parts receive exactly the agent observation
 (the frame's images, the pose relative to the start, the inventory) and never reach the world.
 
 The environment below leaks extra keys into every observation and ``info``; every part of every

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from mrsteve.agent.planning import Subgoal, ground_truth_plan, requirements
+from mrsteve.agent.plans import Subgoal, ground_truth_plan, requirements
 from mrsteve.world.crafting import load_recipes
 
 PAPER = {  # task: (required subgoals, items to obtain), the appendix's table

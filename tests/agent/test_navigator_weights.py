@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from mrsteve.agent.config import AgentConfig, ExplorerAgentConfig, ExplorerConfig
 from mrsteve.agent.factory import agent_config, build_agent, explorer_agent_config
-from mrsteve.control.learned import (
+from mrsteve.control.learned_navigator import (
     SHIPPED_NAVIGATOR,
     LearnedNavigator,
     NavigatorArchitecture,

@@ -28,7 +28,7 @@ from mrsteve.agent.planners import (
     describe_memory,
     parse_plan,
 )
-from mrsteve.agent.planning import Subgoal, ground_truth_plan
+from mrsteve.agent.plans import Subgoal, ground_truth_plan
 from mrsteve.eval.llm_planner import crafting_episode, mining_instructions
 from mrsteve.eval.spec import RunSpec
 from mrsteve.tasks.crafting import find_crafting

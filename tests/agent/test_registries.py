@@ -20,7 +20,7 @@ from mrsteve.agent.factory import (
     navigator_agent_config,
 )
 from mrsteve.agent.registry import AGENTS, EXPLORERS, INSTRUCTION_POLICIES
-from mrsteve.control.learned import (
+from mrsteve.control.learned_navigator import (
     SHIPPED_NAVIGATOR,
     LearnedNavigator,
     NavigatorWeights,
@@ -134,7 +134,7 @@ def test_a_navigator_entry_is_all_it_takes_to_build_agents_with_it(careful):
 
 def test_the_command_line_offers_a_registered_navigator(careful):
     from mrsteve.cli.eval import make_command
-    from mrsteve.eval.experiments import EXPERIMENTS
+    from mrsteve.eval.registry import EXPERIMENTS
 
     option = make_command(EXPERIMENTS["navigation"]).__signature__.parameters["navigator"]
     assert "Known: depth, straight, learned, careful" in option.annotation.__metadata__[0].help

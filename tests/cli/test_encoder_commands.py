@@ -14,9 +14,15 @@ def run(*arguments: str):
 
 
 def test_calibrate_names_the_known_encoders():
-    result = run("calibrate", "--encoder", "mineclip")
+    result = run("calibrate", "--encoder", "clip")
     assert result.exit_code != 0
-    assert "unknown encoder 'mineclip'; known: semantic, pixels" in result.output
+    assert "unknown encoder 'clip'; known: semantic, pixels, mineclip" in result.output
+
+
+def test_calibrate_refuses_an_encoder_built_from_a_released_file():
+    result = run("calibrate", "--encoder", "mineclip")
+    assert result.exit_code == 2
+    assert "calibrate one of the encoders the package ships: semantic, pixels" in result.output
 
 
 def test_calibrate_takes_weights_only_for_the_pixel_encoder(tmp_path):
@@ -60,7 +66,7 @@ def test_eval_names_the_known_encoders(tmp_path):
 def _training_recipe(command: str):
     """The config class of a `mrsteve train` command and the loader of its shipped weights."""
     from mrsteve.control.instruction import load_shipped_instruction_policy
-    from mrsteve.control.learned import load_shipped_navigator
+    from mrsteve.control.learned_navigator import load_shipped_navigator
     from mrsteve.perception.pixels import load_shipped_weights
     from mrsteve.train.encoder import TrainingConfig
     from mrsteve.train.instruction import InstructionTrainingConfig

@@ -42,7 +42,7 @@ EXPERIMENT_OPTIONS = {
 
 
 def test_every_experiment_is_a_command():
-    from mrsteve.eval.experiments import EXPERIMENTS
+    from mrsteve.eval.registry import EXPERIMENTS
 
     assert list(EXPERIMENTS) == list(EXPERIMENT_OPTIONS)
     result = CliRunner().invoke(app, ["eval", "--help"])
@@ -65,7 +65,7 @@ def test_the_commands_defaults_are_the_experiments_configs():
     import inspect
 
     from mrsteve.cli.eval import make_command
-    from mrsteve.eval.experiments import EXPERIMENTS
+    from mrsteve.eval.registry import EXPERIMENTS
 
     defaults = {name: {p.name: p.default
                        for p in inspect.signature(make_command(e)).parameters.values()}
@@ -92,7 +92,7 @@ def test_the_commands_defaults_are_the_experiments_configs():
 def test_every_command_runs_with_its_defaults(name, tmp_path, monkeypatch):
     """No option is needed: every default passes its option's own checks (``--rss-every``
     defaults to 0, "never") and reaches the experiment's config unchanged."""
-    from mrsteve.eval.experiments import EXPERIMENTS
+    from mrsteve.eval.registry import EXPERIMENTS
 
     experiment = EXPERIMENTS[name]
     configs = []
@@ -287,7 +287,7 @@ def test_option_help_shows_install_extras_as_written():
 
 @pytest.mark.parametrize("name", list(EXPERIMENT_OPTIONS))
 def test_every_experiment_has_an_example_in_its_help_that_parses(name, monkeypatch):
-    from mrsteve.eval.experiments import EXPERIMENTS
+    from mrsteve.eval.registry import EXPERIMENTS
 
     experiment = EXPERIMENTS[name]
     help_text = CliRunner().invoke(app, ["eval", name, "--help"], env={"COLUMNS": "300"}).output

@@ -239,3 +239,19 @@ def test_version_prints_the_installed_version():
     result = CliRunner().invoke(app, ["--version"])
     assert result.exit_code == 0
     assert result.output.strip() == f"mrsteve {metadata.version('mrsteve')}"
+
+
+@pytest.mark.parametrize("content", [b"not weights at all", bytes(range(256)) * 2,
+                                     b"PK\x03\x04 a torn archive"])
+def test_a_garbage_weights_file_is_refused_in_our_words(content, tmp_path, monkeypatch):
+    """numpy's own message for a file that is no archive advises loading it as a pickle."""
+    garbage = tmp_path / "garbage.npz"
+    garbage.write_bytes(content)
+    monkeypatch.setattr(EXPLORATION, "episode", must_not_run)
+    result = invoke("exploration", "--navigator", "learned", "--navigator-weights", str(garbage),
+                    "--episodes", "1", "--out", str(tmp_path / "run"))
+    assert result.exit_code == 2
+    (line,) = error_lines(result.output)
+    assert f"{garbage} is not a navigator weights file" in line
+    assert "pickle" not in line and "unsafe" not in line
+    assert not (tmp_path / "run").exists()

@@ -15,7 +15,7 @@ import pytest
 
 import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
 from mrsteve.agent.factory import make_navigator
-from mrsteve.control.learned import (
+from mrsteve.control.learned_navigator import (
     BUTTONS,
     CAMERA_BINS,
     GOAL_CLIP,

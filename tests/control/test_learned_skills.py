@@ -21,7 +21,7 @@ from mrsteve.control.instruction import (
     load_instruction_weights,
     load_shipped_instruction_policy,
 )
-from mrsteve.control.learned import CAMERA_BINS
+from mrsteve.control.learned_navigator import CAMERA_BINS
 from mrsteve.spaces import AgentFrame
 from tests.control.test_learned_navigator import ReadSpy
 
@@ -83,7 +83,7 @@ def test_weights_round_trip_and_bad_files_are_refused_with_the_reason(tmp_path):
     weights.save(tmp_path / "inst.npz")
     loaded = load_instruction_weights(tmp_path / "inst.npz")
     assert loaded.sha256 == weights.sha256 and loaded.architecture == weights.architecture
-    from mrsteve.control.learned import load_shipped_navigator
+    from mrsteve.control.learned_navigator import load_shipped_navigator
 
     load_shipped_navigator().save(tmp_path / "nav.npz")
     with pytest.raises(ValueError, match="format is 'mrsteve-navigator'"):

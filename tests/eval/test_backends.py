@@ -111,3 +111,63 @@ def test_the_address_checked_is_the_one_ray_connects_to(address, environment, ho
     else:
         monkeypatch.setenv("RAY_ADDRESS", environment)
     assert cluster_address(address) == host_port
+
+
+WARMED: list[int] = []
+"""What the driver's warm-up left for the workers it forks afterwards (module state)."""
+
+
+def warm_once(specs, processes) -> None:
+    WARMED.append((len(specs), processes))
+
+
+def warmed_seen(spec) -> dict:
+    return {"warmed": list(WARMED), "worker": os.getpid()}
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forked workers: Linux")
+def test_the_driver_warms_up_once_before_forking_its_workers():
+    WARMED.clear()
+    records = list(run_jobs(warmed_seen, toy_specs(episodes=4), workers=2, warm=warm_once))
+    assert [r["warmed"] for r in records] == [[(4, 2)]] * 4, "once, before the workers started"
+    assert {r["worker"] for r in records} != {os.getpid()}
+    WARMED.clear()
+    in_process = list(run_jobs(warmed_seen, toy_specs(episodes=2), workers=1, warm=warm_once))
+    assert [r["warmed"] for r in in_process] == [[], []], "no worker to warm up for"
+    alone = list(run_jobs(warmed_seen, toy_specs(episodes=2), workers=1, isolated=True,
+                          warm=warm_once))
+    assert [r["warmed"] for r in alone] == [[], []], "one worker: nothing to share"
+
+
+def test_warmed_workers_give_the_records_of_an_unwarmed_process():
+    from mrsteve.eval.registry import EXPERIMENTS
+
+    experiment = EXPERIMENTS["aba-sparse"]
+    config = experiment.config_type(task="water-log-water", agent="mrsteve", encoder="pixels")
+    specs = experiment.groups(config)[0].episodes(2, 42)  # the shipped encoder weights read
+    alone = run_episodes(experiment.episode, specs)  # in this process, nothing warmed
+    assert run_episodes(experiment.episode, specs, workers=2) == alone
+
+
+@pytest.mark.parametrize(("processes", "cores", "loads"), [(2, 2, False), (4, 2, True)])
+def test_the_driver_loads_the_kernels_only_for_more_workers_than_cores(processes, cores, loads,
+                                                                       monkeypatch):
+    from mrsteve.eval import backends
+
+    loaded = []
+    monkeypatch.setattr(backends, "usable_cores", lambda: cores)
+    monkeypatch.setattr(backends, "load_cached_kernels", lambda: loaded.append(True))
+    backends.warm_workers(toy_specs(episodes=2), processes)
+    assert bool(loaded) == loads
+
+
+def test_the_driver_reads_the_agents_weights_for_its_workers(monkeypatch):
+    from mrsteve import nn
+    from mrsteve.eval.backends import warm_workers
+    from mrsteve.eval.registry import EXPERIMENTS
+
+    experiment = EXPERIMENTS["aba-sparse"]
+    config = experiment.config_type(task="water-log-water", agent="mrsteve", encoder="pixels")
+    monkeypatch.setattr(nn, "_read", {})
+    warm_workers(experiment.groups(config)[0].episodes(2, 42), 2)
+    assert [kind.__name__ for kind, *_ in nn._read] == ["PixelWeights"]

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from mrsteve.agent.factory import make_agent
-from mrsteve.eval.experiments import EXPERIMENTS
 from mrsteve.eval.memory_tasks import MemoryTasksConfig, ScriptedRoute
+from mrsteve.eval.registry import EXPERIMENTS
 from mrsteve.perception import SemanticEncoder
 from mrsteve.spaces import AgentFrame
 from mrsteve.tasks.memory_tasks import Stay, kept_goal, memory_task, near, run_memory_task

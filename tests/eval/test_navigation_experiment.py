@@ -11,7 +11,7 @@ import pytest
 
 import mrsteve.env  # noqa: F401
 from mrsteve.control.heightmap import HeightMap
-from mrsteve.control.planning import WorldGround, reachable
+from mrsteve.control.path_planning import WorldGround, reachable
 from mrsteve.eval.navigation import (
     NAVIGATION,
     TERRAINS,
@@ -154,7 +154,7 @@ def test_retrains_of_one_recipe_run_side_by_side_told_apart_by_their_digests(tmp
 
 
 def _small_weights(conditioning, finetune, kl, seed=0):
-    from mrsteve.control.learned import NavigatorArchitecture, NavigatorWeights
+    from mrsteve.control.learned_navigator import NavigatorArchitecture, NavigatorWeights
 
     architecture = NavigatorArchitecture(channels=(4,), strides=(4,), dim=8, context=2, heads=2,
                                          mlp_dim=8, goal_hidden=4, conditioning=conditioning)

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from memory_streams import MEMORIES, clusters_events, random_frames
 
-from mrsteve.memory import clusters
+from mrsteve.memory import cluster_table
 from mrsteve.memory.frames import FrameStore
 from mrsteve.memory.kernels import (
     _code_dots,
@@ -78,13 +78,13 @@ def test_every_write_keeps_the_layout_and_reads_match_a_scan(
 ):
     """With ``pivots``, every read prunes with pivot groups (from one centre row on) and must
     return exactly what the int8 pass alone returns."""
-    saved = clusters.MIN_ARENA, clusters.PIVOT_MIN_ROWS
-    clusters.MIN_ARENA = 16 if small_arena else saved[0]  # pack the arena often
-    clusters.PIVOT_MIN_ROWS = 1 if pivots else saved[1]
+    saved = cluster_table.MIN_ARENA, cluster_table.PIVOT_MIN_ROWS
+    cluster_table.MIN_ARENA = 16 if small_arena else saved[0]  # pack the arena often
+    cluster_table.PIVOT_MIN_ROWS = 1 if pivots else saved[1]
     try:
         write_and_check(name, seed, count, capacity, update_freq, spread, top_k, pivots)
     finally:
-        clusters.MIN_ARENA, clusters.PIVOT_MIN_ROWS = saved
+        cluster_table.MIN_ARENA, cluster_table.PIVOT_MIN_ROWS = saved
 
 
 def write_and_check(name, seed, count, capacity, update_freq, spread, top_k, pivots=False):
@@ -109,13 +109,13 @@ def write_and_check(name, seed, count, capacity, update_freq, spread, top_k, piv
 
 def assert_same_read(memory, query, threshold, top_k, read) -> None:
     """``read`` (pruned with pivot groups) is what the read returns without them."""
-    saved = clusters.PIVOT_MIN_ROWS
-    clusters.PIVOT_MIN_ROWS = 2**62
+    saved = cluster_table.PIVOT_MIN_ROWS
+    cluster_table.PIVOT_MIN_ROWS = 2**62
     memory._missed = None  # search again, not answer from the read just made (MissedRead)
     try:
         plain = memory.read(query, threshold, top_k=top_k)
     finally:
-        clusters.PIVOT_MIN_ROWS = saved
+        cluster_table.PIVOT_MIN_ROWS = saved
     np.testing.assert_array_equal(read.t, plain.t)
     np.testing.assert_array_equal(read.score, plain.score)
     if read.t.shape[0]:  # an empty read may be the missed read's answer, which counts the
@@ -139,13 +139,13 @@ def test_the_kernel_breaks_ties_at_the_kth_centre_by_row():
     index = (codes, scales, residuals, live, 4)
     slots, t, _, _, scored = search_clusters(
         *index, np.zeros(0, bool), 2, base, head, tail, arena, embeddings, steps, poses,
-        live, query, np.float32(0.0), False, clusters._NO_PIVOTS,
+        live, query, np.float32(0.0), False, cluster_table._NO_PIVOTS,
     )
     assert sorted(slots.tolist()) == [0, 1] and sorted(t.tolist()) == [0, 10] and scored == 4 + 2
     allowed = np.array([False, True, True, True])
     slots, *_ = search_clusters(
         *index, allowed, 2, base, head, tail, arena, embeddings, steps, poses,
-        live, query, np.float32(0.0), False, clusters._NO_PIVOTS,
+        live, query, np.float32(0.0), False, cluster_table._NO_PIVOTS,
     )
     assert sorted(slots.tolist()) == [1, 2]
 
@@ -188,7 +188,7 @@ def unit_vectors(rng, count, dim, kind):
 def centre_table(centres):
     """A cluster table with one open cluster per centre, each its own frame."""
     frames = FrameStore(centres.shape[1], None)
-    table = clusters.ClusterTable(frames)
+    table = cluster_table.ClusterTable(frames)
     for embedding in centres:
         slot = frames.add(embedding, [0.0] * 5, 0)
         table.set_centre(table.open(), slot)
@@ -234,8 +234,8 @@ def test_the_pivot_bound_holds_for_every_centre_and_query(seed, dim, kind, chang
     rng = np.random.default_rng(seed)
     centres = unit_vectors(rng, 40, dim, kind)
     table = centre_table(centres)
-    saved = clusters.PIVOT_MIN_ROWS
-    clusters.PIVOT_MIN_ROWS = 1
+    saved = cluster_table.PIVOT_MIN_ROWS
+    cluster_table.PIVOT_MIN_ROWS = 1
     try:
         table.pivot_index()
         replaced = unit_vectors(rng, changed, dim, kind)
@@ -246,7 +246,7 @@ def test_the_pivot_bound_holds_for_every_centre_and_query(seed, dim, kind, chang
         while (table.pivot_group[: table.live_count] < 0).any():  # filed over several reads
             pivots = table.pivot_index()
     finally:
-        clusters.PIVOT_MIN_ROWS = saved
+        cluster_table.PIVOT_MIN_ROWS = saved
     query = unit_vectors(rng, 1, dim, kind)[0]
     coded = (table.codes, table.scales, table.residuals, *_quantise_query(query))
     rows = np.arange(table.live_count)
@@ -260,7 +260,7 @@ def test_the_pivot_bound_holds_for_every_centre_and_query(seed, dim, kind, chang
 def test_size_buckets_keep_each_size_in_the_order_its_clusters_reached_it(moves) -> None:
     """The bucket lists in arrays order clusters as per-size insertion-ordered dicts do: by size,
     then by when each reached its size; the largest is the first of the largest size."""
-    buckets = clusters.SizeBuckets()
+    buckets = cluster_table.SizeBuckets()
     buckets.resize(10)
     buckets.reserve(6)
     sizes = np.zeros(10, np.int64)
@@ -275,7 +275,7 @@ def test_size_buckets_keep_each_size_in_the_order_its_clusters_reached_it(moves)
         assert buckets.order().tolist() == expected
         if expected:
             assert buckets.largest() == next(iter(reference[max(sizes)]))
-    restored = clusters.SizeBuckets()
+    restored = cluster_table.SizeBuckets()
     restored.resize(10)
     restored.restore(buckets.order(), sizes)
     assert restored.order().tolist() == buckets.order().tolist()

@@ -147,6 +147,27 @@ def test_vpt_nav_and_steve1_are_conditioned_on_their_goals(models):
             net(images, first, net.initial_state(1))
 
 
+def test_vpt_nav_adds_the_released_goal_mlp_after_the_final_layer_norm(models):
+    """The goal MLP of ``vpt_nav.weights`` (linear layers ``_mlp.0, 3, 6, 9`` with ReLU between,
+    then ``goal_proj``) is added to the policy and the value latents after ``net.final_ln``."""
+    net = models["vpt-nav"]
+    images = torch.from_numpy(np.stack(frames(2, (128, 128, 3))))[None]
+    first = torch.tensor([True])
+    goal = torch.randn(1, 2, 6, generator=torch.Generator().manual_seed(3))
+    w = net.state_dict()
+    h = goal
+    for i in (0, 3, 6, 9):
+        h = h @ w[f"goal_embed._mlp.{i}.weight"].T + w[f"goal_embed._mlp.{i}.bias"]
+        h = torch.relu(h) if i < 9 else h
+    embedding = h @ w["goal_proj.weight"].T + w["goal_proj.bias"]
+    with torch.no_grad():
+        latent, _ = net.net(net.image_features(images), first, net.initial_state(1))
+        expected = net.heads(latent + embedding, latent + embedding, net.initial_state(1))
+        out = net(images, first, net.initial_state(1), goal)
+    torch.testing.assert_close(out.buttons, expected.buttons)
+    torch.testing.assert_close(out.value, expected.value)
+
+
 def test_prior_maps_text_to_visual_embeddings(models):
     prior = models["steve1-prior"]
     text = torch.randn(3, 32, generator=torch.Generator().manual_seed(0))

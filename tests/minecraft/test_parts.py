@@ -22,7 +22,7 @@ pytest.importorskip("torch")
 from mrsteve.agent.factory import agent_config, build_agent
 from mrsteve.cli import app
 from mrsteve.digests import plain
-from mrsteve.eval.experiments import EXPERIMENTS
+from mrsteve.eval.registry import EXPERIMENTS
 from mrsteve.minecraft import parts
 
 STEPS = 150
@@ -122,6 +122,25 @@ def test_bad_options_stop_before_any_work(weights, tmp_path, options, words):
     one_line_refusal(result, out, *words)
 
 
+def test_the_demo_takes_the_same_options(weights, tmp_path, monkeypatch):
+    from mrsteve.eval import demo
+
+    out = tmp_path / "demo"
+    result = CliRunner().invoke(app, ["demo", "--navigator", "vpt-nav", "--out", str(out)])
+    one_line_refusal(result, out, "--vpt-nav-weights FILE")
+    built = []
+
+    def make_agent(*args, **kwargs):
+        built.append(kwargs)
+        raise ValueError("stopped by the test")
+
+    monkeypatch.setattr(demo, "make_agent", make_agent)
+    result = CliRunner().invoke(app, ["demo", "--navigator", "vpt-nav", "--vpt-nav-weights",
+                                      str(weights["vpt-nav"]), "--out", str(out)])
+    one_line_refusal(result, out, "stopped by the test")
+    assert built[0]["weights_files"]["vpt-nav"] == str(weights["vpt-nav"])
+
+
 WITHOUT_TORCH = """
 import sys
 sys.modules["torch"] = None  # as if torch were not installed
@@ -187,3 +206,35 @@ def test_the_part_options_list_the_registry_names(weights):
     assert "Known: semantic, pixels, mineclip." in text
     assert "Known: depth, learned, vpt-nav." in text
     assert "Known: scripted, learned, steve1." in text
+
+
+def test_the_released_parts_run_on_the_facade_as_on_the_packages_world(weights):
+    """All three parts at once, as ``--world minecraft`` runs them, over the facade that presents
+    the package's world as MineStudio's simulator: the same record as on the world directly."""
+    from mrsteve.eval.sequential import (
+        MinecraftRun,
+        SequentialConfig,
+        SequentialRun,
+        minecraft_episode,
+        sequential_episode,
+    )
+    from mrsteve.eval.spec import RunSpec
+    from mrsteve.minecraft.facade import VoxelMinecraftSim
+    from mrsteve.tasks.sequential import env_kwargs, find_tasks
+
+    task = dataclasses.replace(find_tasks("aba-sparse", "water-log-water")[0], max_steps=60)
+    config = SequentialConfig(
+        task=task.name, encoder="mineclip", navigator="vpt-nav", instruction_policy="steve1",
+        **{name: str(weights[kind]) for kind, name in (
+            ("mineclip", "mineclip_weights"), ("vpt-nav", "vpt_nav_weights"),
+            ("steve1", "steve1_weights"), ("steve1-prior", "steve1_prior"))})
+    tree = config.agent_tree("mrsteve", task.world, None)
+    assert [file.kind for file in tree.weights_files] == ["mineclip", "steve1", "steve1-prior",
+                                                          "vpt-nav"]
+    spec = RunSpec("aba-sparse", "water-log-water.mrsteve", task.key, SequentialRun.of(task),
+                   tree, seed=3)
+    minecraft = dataclasses.replace(spec, task=MinecraftRun.of_run(spec.task))
+    record = minecraft_episode(minecraft, lambda setup, seed: VoxelMinecraftSim(
+        seed=seed, **env_kwargs(task)))
+    assert record == sequential_episode(spec)
+    assert record["steps"] == 60

@@ -19,7 +19,7 @@ from mrsteve.control.instruction import (
     load_instruction_weights,
     load_shipped_instruction_policy,
 )
-from mrsteve.control.learned import CAMERA_BINS
+from mrsteve.control.learned_navigator import CAMERA_BINS
 from mrsteve.train.instruction import (
     INSTRUCTION_WORLDS,
     InstructionTrainingConfig,
@@ -232,7 +232,7 @@ def test_a_tiny_run_lowers_the_loss_writes_weights_and_resumes(tmp_path):
 
 
 def test_the_image_encoder_and_core_start_from_the_foundation(tmp_path):
-    from mrsteve.control.learned import load_shipped_navigator
+    from mrsteve.control.learned_navigator import load_shipped_navigator
     from mrsteve.train.instruction import foundation_weights
 
     foundation = foundation_weights(TINY)

@@ -11,7 +11,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from mrsteve.control.learned import (
+from mrsteve.control.learned_navigator import (
     BUTTONS,
     CAMERA_BINS,
     CONDITIONING,

@@ -1,4 +1,4 @@
-"""Planning on the height map by the game's walking rules (mrsteve.control.planning)."""
+"""Planning on the height map by the game's walking rules (mrsteve.control.path_planning)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from nav_worlds import floor, river
 
 from mrsteve.control.heightmap import HeightMap
-from mrsteve.control.planning import GEOMETRIC, distance_to_disc, find_path, plan_path
+from mrsteve.control.path_planning import GEOMETRIC, distance_to_disc, find_path, plan_path
 
 
 def test_planner_climbs_single_steps_and_goes_around_walls():
