@@ -58,8 +58,10 @@ class SweepOptions:
         if self.out is not None and self.json_path is not None:
             raise ValueError("give a run folder (--out) or a summary path (--json), not both")
         if self.out is not None and not Path(self.out).name:
-            raise ValueError(f"--out {str(self.out)!r} is no folder of its own (the results would "
-                             "go among other files): name one, e.g. --out runs/my-run")
+            given = ("names the current folder (as an empty --out does), which is"
+                     if str(self.out) in ("", ".") else f"{str(self.out)!r} is")
+            raise ValueError(f"--out {given} no folder of its own (the results would go among "
+                             "other files): name one, e.g. --out runs/my-run")
 
     @property
     def summary_base(self) -> Path | None:
