@@ -38,7 +38,7 @@ from typing import ClassVar
 import numpy as np
 
 from mrsteve.control.motion import ProgressTracker, StallTracker, noop_action
-from mrsteve.control.navigation import NavigatorConfig
+from mrsteve.control.navigation import NavigatorConfig, within
 from mrsteve.digests import PACKAGE_ROOT
 from mrsteve.nn import (
     CausalCore,
@@ -307,8 +307,7 @@ class LearnedNavigator:
                      or self._judged_out_of_reach >= self.give_up_steps))
 
     def reached(self, obs: Observation, goal_xz: tuple[float, float]) -> bool:
-        x, _, z = obs["pose"][:3]
-        return math.hypot(goal_xz[0] - x, goal_xz[1] - z) <= self.success_radius
+        return within(obs, goal_xz, self.success_radius)
 
     def act(self, obs: Observation, goal_xz: tuple[float, float]) -> Action:
         goal = (float(goal_xz[0]), float(goal_xz[1]))

@@ -76,6 +76,13 @@ class Navigator(Protocol):
         navigator without a map never knows: ``False``)."""
 
 
+def within(obs: Observation, goal_xz: tuple[float, float], radius: float) -> bool:
+    """Whether the agent of ``obs`` is within ``radius`` of ``goal_xz`` on the ground plane (a
+    navigator's :meth:`Navigator.reached`)."""
+    x, _, z = obs["pose"][:3]
+    return math.hypot(goal_xz[0] - x, goal_xz[1] - z) <= radius
+
+
 @dataclass(frozen=True)
 class NavigatorConfig:
     """Parameters of the navigators (the straight one uses the steering fields only)."""
@@ -174,8 +181,7 @@ class _Steering:
         self._stall.reset()
 
     def reached(self, obs: Observation, goal_xz: tuple[float, float]) -> bool:
-        x, _, z = obs["pose"][:3]
-        return math.hypot(goal_xz[0] - x, goal_xz[1] - z) <= self.config.success_radius
+        return within(obs, goal_xz, self.config.success_radius)
 
     def observe(self, obs: Observation) -> None:
         """Nothing to record (no map)."""

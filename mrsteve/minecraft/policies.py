@@ -33,7 +33,7 @@ import torch
 
 from mrsteve.control.learned_navigator import goal_features
 from mrsteve.control.motion import StallTracker, noop_action
-from mrsteve.control.navigation import NavigatorConfig
+from mrsteve.control.navigation import NavigatorConfig, within
 from mrsteve.control.skill_book import SkillBook, load_skills
 from mrsteve.minecraft.actions import from_vpt, resize_bilinear
 from mrsteve.minecraft.checkpoints import read_checkpoint
@@ -251,8 +251,7 @@ class VptNavNavigator:
         return False
 
     def reached(self, obs: Observation, goal_xz: tuple[float, float]) -> bool:
-        x, _, z = obs["pose"][:3]
-        return math.hypot(goal_xz[0] - x, goal_xz[1] - z) <= self.success_radius
+        return within(obs, goal_xz, self.success_radius)
 
     def step(self, rgb: np.ndarray, goal: np.ndarray) -> tuple[int, int]:
         """VPT's joint ``(buttons, camera)`` indices for a frame and the goal features
