@@ -8,14 +8,18 @@ Algorithm 2 of the paper (appendix "MrSteve Algorithm") with the modes of the au
   phase), and :meth:`MrSteve.act` calls it;
 - a task is told by its prompts (:meth:`MrSteve.set_task`) or, in the Memory Tasks, by an image
   goal (:meth:`MrSteve.set_goal`: a clip embedding read as the query instead of a text prompt);
-- the memory is read with the task's *explore* prompt when a task starts, every step while
-  exploring (so exploration stops as soon as a candidate appears), and after ``L = 600`` steps in
-  any other mode (lines 9-13: the agent state is reset and the mode selector runs again);
+- the memory is read with the task's *explore* prompt only when no mode is selected: when a task
+  starts and after ``L = 600`` steps in the selected mode, whichever it is (lines 9-17: the agent
+  state is reset and the mode selector runs again), so an agent that found nothing explores for L
+  steps before it reads again; the authors' release reads every step while exploring instead,
+  which :attr:`ModeSelectorConfig.memory_reads` ``every-explore-step`` chooses;
 - with candidates, the one nearest the agent is the target (for an image goal, by default the
   best-matching one: :attr:`ModeSelectorConfig.image_goal_target`): NAVIGATE to its position (done
   within the navigator's 3 blocks), CAM_ADJUST to its stored yaw and pitch (within 5 degrees),
   then EXECUTE the instruction policy with the task's *execute* prompt;
-- without candidates, EXPLORE with the hierarchical explorer (pi_H-Nav + pi_L-Nav);
+- without candidates, EXPLORE with the hierarchical explorer (pi_H-Nav + pi_L-Nav; line 30:
+  pi_H-Nav reads M_t, the count-based one's visitation map painted from the frames the memory
+  holds);
 - optionally (:attr:`ModeSelectorConfig.searched_radius`, off by default: beyond the paper and the
   release), a target reached and executed at for L steps without the task ending is *searched*:
   the frames seen around it are no longer candidates for this task, so the re-read finds a new
@@ -43,6 +47,9 @@ from mrsteve.protocols import Action, Decision, Mode, Observation, Query, Sighti
 from mrsteve.spaces import noop_action
 from mrsteve.world.camera import Camera
 
+MEMORY_READS = ("algorithm-2", "every-explore-step")
+"""When the mode selector reads the memory (:attr:`ModeSelectorConfig.memory_reads`)."""
+
 IMAGE_GOAL_TARGETS = ("best", "nearest")
 """Which matching frame an image goal targets (:attr:`ModeSelectorConfig.image_goal_target`)."""
 
@@ -65,6 +72,11 @@ class ModeSelectorConfig:
     text tasks, where any cow serves "kill cow"). An image goal names one place, and a look-alike
     elsewhere (the Memory Tasks' second house) does not serve it; the paper states no rule for
     image goals."""
+    memory_reads: str = "algorithm-2"
+    """When the memory is read: ``algorithm-2``, only when no mode is selected (at the task's
+    start and after L steps in a mode, lines 9-17), or ``every-explore-step``, also on every step
+    while exploring, so that exploration stops as soon as a candidate appears (the authors'
+    release; beyond the paper)."""
     searched_radius: float = 0.0
     """Blocks around a searched target within which the frames are no longer candidates for the
     rest of the task; 0 turns it off (the release's rule). A target is *searched* when the agent
@@ -81,6 +93,7 @@ class ModeSelectorConfig:
         if isinstance(radius, bool) or not isinstance(radius, (int, float)) or not radius >= 0:
             raise ValueError(f"searched_radius must be a number of blocks >= 0 (0: off), "
                              f"got {self.searched_radius!r}")
+        check_name(self.memory_reads, MEMORY_READS, "memory_reads")
         if self.camera_tolerance <= 0 or self.camera_speed <= 0:
             raise ValueError("camera_tolerance and camera_speed must be positive")
         check_name(self.image_goal_target, IMAGE_GOAL_TARGETS, "image_goal_target")
@@ -198,18 +211,22 @@ class MrSteve:
         self.explorer.observe(obs)
 
     def act(self, obs: Observation, t: int) -> Decision:
-        """Write the step to memory (:meth:`observe`), run the mode selector, and act in the
-        selected mode; the decision says the mode, the target and the read made, if any."""
+        """One step of Algorithm 2: write the step to memory (:meth:`observe`, line 8), reset the
+        mode after L steps in it (lines 9-13), run the mode selector when no mode is selected
+        (lines 15-25) and act in the selected mode; the decision says the mode, the target and
+        the read made, if any."""
         self.observe(obs, t)
         if self._query_vector is None:
             return Decision(self.explorer.act(obs), goal=self.explorer.goal)
         pose = np.asarray(obs["pose"], dtype=np.float64)
 
         query = None
-        timed_out = self._mode_steps >= self.config.requery_interval
-        if self.mode is None or self.mode is Mode.EXPLORE or timed_out:
-            if timed_out and self.mode in (Mode.CAM_ADJUST, Mode.EXECUTE):
+        if self._mode_steps >= self.config.requery_interval:
+            if self.mode in (Mode.CAM_ADJUST, Mode.EXECUTE):
                 self._searched_target()
+            self.mode = None
+        if self.mode is None or (self.mode is Mode.EXPLORE
+                                 and self.config.memory_reads == "every-explore-step"):
             query = self._select_mode(pose, t)
         self._mode_steps += 1
         action = self._act_in_mode(obs, pose)
@@ -314,8 +331,7 @@ class MrSteve:
         with candidates, target the one nearest the agent (an image goal's best match, unless
         configured otherwise); else explore. Each selection restarts the one timer of the
         selected mode (Algorithm 2 keeps one per selection: NAVIGATE, then CAM_ADJUST and EXECUTE
-        toward the same target, share it); the same target found again while navigating keeps
-        the navigation going. Returns the read (:attr:`last_query`)."""
+        toward the same target, share it). Returns the read (:attr:`last_query`)."""
         rel = self.memory_pose(pose)
         near = (rel[0], rel[2]) if self._nearest else None
         found = self._unsearched(self.memory.read(self._query_vector, self._threshold,
@@ -325,8 +341,7 @@ class MrSteve:
             self.last_query = Query(
                 t, self._goal_name, len(found), float(found.score.max()), target, int(found.t[0])
             )
-            if self.mode is not Mode.NAVIGATE or target != self.target:
-                self.mode = Mode.NAVIGATE
+            self.mode = Mode.NAVIGATE
             self.target = target
         else:
             self.last_query = Query(t, self._goal_name, 0, None, None, None)

@@ -76,12 +76,14 @@ def bench_agent(
     steps: int = 3000,
     seed: int = 0,
     obs_size: tuple[int, int] | None = None,
-    encoder: str = "semantic",
-    navigator: str = "depth",
-    instruction_policy: str = "scripted",
+    *,
+    encoder: str,
+    navigator: str,
+    instruction_policy: str,
 ) -> dict[str, Any]:
-    """Run ``agent_name`` with ``encoder``, ``navigator`` and ``instruction_policy`` for
-    ``steps`` steps on the task's world; steps/s and a breakdown."""
+    """Run ``agent_name`` with ``encoder``, ``navigator`` and ``instruction_policy`` (the parts
+    ``mrsteve bench agent --parts`` names, :data:`mrsteve.eval.experiment.PARTS`) for ``steps``
+    steps on the task's world; steps/s and a breakdown."""
     task = task_by_key(task_key)
     kwargs: dict[str, Any] = {"world": task.world}
     if obs_size is not None:

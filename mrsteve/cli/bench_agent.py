@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from mrsteve.cli.output import check_outputs, fail, write_json, writing_results
+from mrsteve.eval.experiment import DEFAULT_PARTS, PARTS, PARTS_HELP, part_names
 
 EXAMPLES = """Examples:
 
@@ -17,11 +18,11 @@ EXAMPLES = """Examples:
 
   mrsteve bench agent --obs-size 160 256 --json agent.json
 
-  mrsteve bench agent --encoder pixels --steps 500
+  mrsteve bench agent --parts stand-in --encoder pixels --steps 500
 
-  mrsteve bench agent --encoder pixels --navigator learned
+  mrsteve bench agent --parts stand-in --navigator learned
 
-  mrsteve bench agent --instruction-policy learned --steps 1000"""
+  mrsteve bench agent --parts stand-in --instruction-policy learned --steps 1000"""
 
 
 def command(
@@ -30,9 +31,10 @@ def command(
     steps: Annotated[int, typer.Option(min=100, help="Steps to run.")] = 3000,
     seed: Annotated[int, typer.Option(min=0, help="Episode seed.")] = 0,
     obs_size: Annotated[tuple[int, int], typer.Option(help="Observation height and width.")] = (0, 0),
-    encoder: Annotated[str, typer.Option(help="The agent's encoder: semantic or pixels (pixels also runs semantic in the same process, for the speed ratio).")] = "semantic",
-    navigator: Annotated[str, typer.Option(help="The agent's navigator: depth or learned (learned also runs depth with the same encoder in the same process, for the speed ratio).")] = "depth",
-    instruction_policy: Annotated[str, typer.Option(help="The agent's instruction policy: scripted or learned (learned also runs scripted with the same encoder and navigator in the same process, for the speed ratio).")] = "scripted",
+    parts: Annotated[str, typer.Option(help=f"The agent's parts: {PARTS_HELP} --encoder, --navigator and --instruction-policy override it for their part. Unless every part is a stand-in, the stand-in agent also runs in the same process, for the speed ratio.")] = DEFAULT_PARTS,
+    encoder: Annotated[str | None, typer.Option(help="The agent's encoder (default: the one --parts names).")] = None,
+    navigator: Annotated[str | None, typer.Option(help="The agent's navigator (default: the one --parts names).")] = None,
+    instruction_policy: Annotated[str | None, typer.Option(help="The agent's instruction policy (default: the one --parts names).")] = None,
     json_path: Annotated[Path | None, typer.Option("--json", help="Write the results as JSON here.")] = None,
 ) -> None:
     """Steps per second of the whole agent (world, renderer, encoder, memory, control) on one
@@ -46,25 +48,16 @@ def command(
     check_outputs([json_path])
     size = None if obs_size == (0, 0) else obs_size
     try:
-        check_name(encoder, ENCODERS, "encoder")
-        check_name(navigator, AGENT_NAVIGATORS, "navigator")
-        check_name(instruction_policy, INSTRUCTION_POLICIES, "instruction policy")
-        result = bench_agent(agent, task, steps, seed, size, encoder, navigator,
-                             instruction_policy)
-        if instruction_policy != "scripted":
-            # a learned instruction policy is measured against the scripted one, the rest alike
-            reference = bench_agent(agent, task, steps, seed, size, encoder, navigator)
-            result["reference"] = {"encoder": encoder, "navigator": navigator,
-                                   "instruction_policy": "scripted"}
-            result["reference_steps_per_second"] = reference["steps_per_second"]
-            result["speed_vs_reference"] = result["steps_per_second"] / reference["steps_per_second"]
-        elif encoder != "semantic" or navigator != "depth":
-            # a learned navigator is measured against the depth one with the same encoder; a
-            # learned encoder against the semantic one
-            reference_encoder = encoder if navigator != "depth" else "semantic"
-            reference = bench_agent(agent, task, steps, seed, size, reference_encoder, "depth")
-            result["reference"] = {"encoder": reference_encoder, "navigator": "depth",
-                                   "instruction_policy": "scripted"}
+        chosen = part_names(parts, encoder=encoder, navigator=navigator,
+                            instruction_policy=instruction_policy)
+        check_name(chosen["encoder"], ENCODERS, "encoder")
+        check_name(chosen["navigator"], AGENT_NAVIGATORS, "navigator")
+        check_name(chosen["instruction_policy"], INSTRUCTION_POLICIES, "instruction policy")
+        result = bench_agent(agent, task, steps, seed, size, **chosen)
+        stand_in = dict(PARTS["stand-in"])
+        if chosen != stand_in:  # measured against the stand-in agent, in the same process
+            reference = bench_agent(agent, task, steps, seed, size, **stand_in)
+            result["reference"] = stand_in
             result["reference_steps_per_second"] = reference["steps_per_second"]
             result["speed_vs_reference"] = result["steps_per_second"] / reference["steps_per_second"]
     except ValueError as error:
@@ -72,7 +65,7 @@ def command(
     rows = [[part, f"{us:.0f}"] for part, us in result["microseconds_per_step"].items()]
     typer.echo(format_table(["part", "µs / step"], rows))
     typer.echo(
-        f"\n{result['agent']} ({encoder} encoder, {navigator} navigator, {instruction_policy} instruction policy) on {result['world']} at {result['obs_size'][0]}x{result['obs_size'][1]}: "
+        f"\n{result['agent']} ({chosen['encoder']} encoder, {chosen['navigator']} navigator, {chosen['instruction_policy']} instruction policy) on {result['world']} at {result['obs_size'][0]}x{result['obs_size'][1]}: "
         f"{result['steps_per_second']:.0f} steps/s over {result['steps']} steps "
         f"({result['tasks_completed']} tasks done); the paper: about "
         f"{result['paper_steps_per_second']:.0f} steps/s on a GPU; warm-up "
@@ -81,9 +74,9 @@ def command(
     )
     if "speed_vs_reference" in result:
         reference = result["reference"]
-        typer.echo(f"with the {reference['encoder']} encoder, the {reference['navigator']} "
-                   f"navigator and the {reference['instruction_policy']} "
-                   f"instruction policy, in the same process: "
+        typer.echo(f"the stand-in agent ({reference['encoder']} encoder, "
+                   f"{reference['navigator']} navigator, {reference['instruction_policy']} "
+                   f"instruction policy), in the same process: "
                    f"{result['reference_steps_per_second']:.0f} steps/s; this agent runs at "
                    f"{result['speed_vs_reference']:.2f} x that speed")
     if json_path is not None:

@@ -7,8 +7,9 @@ explore". The embedded stand-ins:
 
 - :class:`HierarchicalExplorer` with :class:`~mrsteve.control.goals.CountBasedGoalSelector`:
   MrSteve's hierarchical episodic exploration (Section 3.3): the visitation map painted with the
-  field of view every step, the count-based goal selector pi_H-Cnt (nearest unseen ``G x G``
-  patch, G = 15 on 100 x 100 maps), and a navigator as pi_L-Nav
+  fields of view of the frames the agent's memory holds (of every step observed, for an explorer
+  without a memory), the count-based goal selector pi_H-Cnt (nearest unseen ``G x G`` patch,
+  G = 15 on 100 x 100 maps), and a navigator as pi_L-Nav
   (:class:`~mrsteve.control.navigation.DepthNavigator` for VPT-Nav); with
   :class:`~mrsteve.control.goals.TaskConditionedGoalSelector` the task-conditioned variant;
 - :class:`HierarchicalExplorer` with :class:`~mrsteve.control.goals.DirectionGoalSelector`:
@@ -43,7 +44,8 @@ class Explorer(Protocol):
         """Start a new episode at ``obs``; ``camera`` is the environment's."""
 
     def observe(self, obs: Observation) -> None:
-        """Record a step the agent took in any mode (e.g. paint the visitation map)."""
+        """Record a step the agent took in any mode (e.g. for the visitation map), after the
+        agent wrote it to its memory."""
 
     def act(self, obs: Observation) -> Action:
         """The next exploration action (the step was recorded by :meth:`observe` first)."""

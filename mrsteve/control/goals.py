@@ -2,7 +2,8 @@
 
 One protocol, :class:`GoalSelector`, and three selectors side by side:
 
-- :class:`CountBasedGoalSelector`: the paper's pi_H-Cnt over a visitation map it paints itself;
+- :class:`CountBasedGoalSelector`: the paper's pi_H-Cnt over a visitation map built from the
+  agent's memory (the frames it holds), or painted from the steps it observes without one;
 - :class:`TaskConditionedGoalSelector`: pi_H-Cnt preferring places that match a task's place
   prompt (the only one whose :meth:`~GoalSelector.set_task` does something);
 - :class:`DirectionGoalSelector`: Plan4MC's high level (a direction to a neighbouring grid cell).
@@ -46,7 +47,13 @@ from typing import Protocol, runtime_checkable
 import numba as nb
 import numpy as np
 
-from mrsteve.control.visitation import VisitationConfig, VisitationMap, paint_sectors
+from mrsteve.control.visitation import (
+    PaintedFrames,
+    VisitationConfig,
+    VisitationMap,
+    paint_sectors,
+)
+from mrsteve.memory.base import Memory, held_frames
 
 _TIE = 1e-6
 """Scores (distances, counts, relevance) closer than this are ties."""
@@ -199,8 +206,11 @@ def _patch_sums(layer, patch_x, patch_z, n_x, n_z):
 class CountBasedGoalSelector:
     """The paper's count-based goal selector pi_H-Cnt.
 
-    It paints its :class:`~mrsteve.control.visitation.VisitationMap` (centred on the start) with
-    the field of view at every :meth:`observe`. The goal is the centre of the nearest patch with
+    Its :class:`~mrsteve.control.visitation.VisitationMap` (centred on the start) holds the fields
+    of view of the frames the agent's ``memory`` holds, brought up to date before each goal is
+    chosen (appendix "Solver Module Details": the map is built from Place Event Memory, so a place
+    whose frames were evicted is unvisited again); without a memory, the field of view of every
+    :meth:`observe`. The goal is the centre of the nearest patch with
     no painted cell, else of the least-painted patch (nearest among equals); remaining ties are
     broken with the generator given to :meth:`reset`. :meth:`propose` keeps a goal until it is
     reached, times out or is given up; a patch whose goal timed out or was given up is not chosen
@@ -211,11 +221,18 @@ class CountBasedGoalSelector:
         self,
         config: ExplorationConfig | None = None,
         visitation: VisitationConfig | None = None,
+        memory: Memory | None = None,
     ) -> None:
         self.config = config or ExplorationConfig()
         self.visitation_config = visitation or VisitationConfig()
+        self.memory = memory
+        """The agent's memory, whose frames (poses relative to the start) paint the map; ``None``:
+        the selector paints the steps it observes."""
         self.visitation: VisitationMap | None = None
-        """The visitation map of the episode (from :meth:`reset` on)."""
+        """The visitation map of the episode (from :meth:`reset` on; with a memory, as of the
+        last :meth:`update_visitation`)."""
+        self._painted: PaintedFrames | None = None
+        self._stale = False
         self.rng = np.random.default_rng(0)
         self._start = (0.0, 0.0, 0.0)
         self._goal: tuple[float, float] | None = None
@@ -228,6 +245,8 @@ class CountBasedGoalSelector:
         self._start = (float(pose[0]), float(pose[1]), float(pose[2]))
         start = (self._start[0], self._start[2])
         self.visitation = VisitationMap(self.visitation_config, start)
+        self._painted = None if self.memory is None else PaintedFrames(self.visitation, start)
+        self._stale = self.memory is not None
         self.rng = rng
         self._goal = None
         self._goal_patch: tuple[int, int] | None = None
@@ -236,12 +255,27 @@ class CountBasedGoalSelector:
         """Patches given up, with the step they were given up at."""
 
     def observe(self, pose: Sequence[float]) -> None:
-        self.visitation.paint(float(pose[0]), float(pose[2]), float(pose[3]))
+        """Paint the step's field of view; with a memory, only note that it wrote a frame (the
+        map is brought up to date when a goal is chosen)."""
+        if self._painted is None:
+            self.visitation.paint(float(pose[0]), float(pose[2]), float(pose[3]))
+        else:
+            self._stale = True
+
+    def update_visitation(self) -> None:
+        """Paint the map with the frames the memory holds now (a no-op without a memory, or
+        when no step was observed since the last update): new frames painted, evicted ones
+        taken back."""
+        if self._painted is None or not self._stale:
+            return
+        self._painted.update(*held_frames(self.memory))
+        self._stale = False
 
     def set_task(self, query: np.ndarray, threshold: float) -> None:
         """Count-based exploration ignores tasks."""
 
     def select(self, x: float, z: float) -> tuple[float, float]:
+        self.update_visitation()
         stats = patch_stats(self.visitation, self.config.patch_size)
         candidates = np.ones(stats.painted_cells.shape, dtype=bool)
         for px, pz in self._abandoned:
@@ -304,8 +338,9 @@ class TaskConditionedGoalSelector(CountBasedGoalSelector):
         events: EventSource,
         config: ExplorationConfig | None = None,
         visitation: VisitationConfig | None = None,
+        memory: Memory | None = None,
     ) -> None:
-        super().__init__(config, visitation)
+        super().__init__(config, visitation, memory)
         self.events = events
         self._query: np.ndarray | None = None
         self._threshold = 0.0
@@ -339,10 +374,9 @@ class TaskConditionedGoalSelector(CountBasedGoalSelector):
                              f"{self._query.shape[0]}")
         relevant = np.asarray(poses, dtype=np.float64)[embeddings @ self._query >= self._threshold]
         layer = self.visitation.blank_layer()
-        ox, oz = self.visitation.origin
         config = self.visitation.config
-        paint_sectors(layer, relevant[:, 0] - ox, relevant[:, 2] - oz, relevant[:, 3],
-                      config.fov_degrees / 2, config.view_distance, 1.0)
+        paint_sectors(layer, *self.visitation.origin, relevant[:, 0], relevant[:, 2],
+                      relevant[:, 3], config.fov_degrees / 2, config.view_distance, 1.0)
         return box_blur(stats.sums(layer))
 
     def _prefer(self, stats: PatchStats, candidates: np.ndarray) -> np.ndarray:

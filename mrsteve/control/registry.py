@@ -175,7 +175,8 @@ class ExplorerSpec:
     """``build(config, navigator, memory)``: the explorer of an explorer configuration (its
     ``goals``, ``visitation``, ``direction`` and ``wander`` settings:
     :class:`mrsteve.agent.config.ExplorerConfig`) over ``navigator`` (``None`` when it does not
-    walk with one), ``memory`` the event source of goals that read the agent's memory."""
+    walk with one), ``memory`` the agent's memory (``None`` without one), which count-based goals
+    build their visitation map from and task-conditioned goals read events from."""
     walks: bool = True
     """Whether it walks with a navigator (the wanderer has its own motion)."""
     navigator: str | None = None
@@ -184,14 +185,15 @@ class ExplorerSpec:
 
 
 def _count_based(config, navigator, memory) -> Explorer:
-    return HierarchicalExplorer(CountBasedGoalSelector(config.goals, config.visitation), navigator)
+    return HierarchicalExplorer(CountBasedGoalSelector(config.goals, config.visitation, memory),
+                                navigator)
 
 
 def _task_conditioned(config, navigator, memory) -> Explorer:
     if memory is None:
         raise ValueError("task-conditioned exploration reads the agent's memory")
     return HierarchicalExplorer(TaskConditionedGoalSelector(memory, config.goals,
-                                                            config.visitation), navigator)
+                                                            config.visitation, memory), navigator)
 
 
 def _plan4mc(config, navigator, memory) -> Explorer:

@@ -1,9 +1,12 @@
 """The visitation map of hierarchical episodic exploration.
 
 Appendix "Solver Module Details" (Explore Mode): an ``L x L`` grid of 1-block cells centred on the
-agent's start, on which every step marks the agent's field of view as a sector towards its heading
-(the release: ``L = 128``, a 70 degree, 10-block sector). The map grows when the agent's view
-leaves it, keeping every count where it was, so it also serves unbounded worlds.
+agent's start, on which the agent's field of view is marked as a sector towards its heading (the
+release: ``L = 128``, a 70 degree, 10-block sector). The paper builds it from Place Event Memory:
+each frame the memory holds marks the view it was seen with (:class:`PaintedFrames`), so a place
+the memory forgot is unvisited again; an explorer without a memory marks every step it observes.
+The map grows when a view leaves it, keeping every count where it was, so it also serves
+unbounded worlds.
 
 Cells are indexed ``counts[ix, iz]``: cell ``(ix, iz)`` covers ``[ox + ix, ox + ix + 1) x
 [oz + iz, oz + iz + 1)`` on the ground plane, ``(ox, oz)`` being :attr:`VisitationMap.origin`.
@@ -91,8 +94,22 @@ class VisitationMap:
         if not (math.isfinite(x) and math.isfinite(z) and math.isfinite(yaw)):
             raise ValueError(f"paint needs a finite position and yaw, got {(x, z, yaw)}")
         self._cover(x, z)
-        paint_sector(self._counts, x - self._origin[0], z - self._origin[1], yaw, self._half_fov,
+        paint_sector(self._counts, *self._origin, x, z, yaw, self._half_fov,
                      self.config.view_distance, 1)
+
+    def paint_many(self, xs: np.ndarray, zs: np.ndarray, yaws: np.ndarray, value: int = 1) -> None:
+        """Add ``value`` to the field-of-view sector of each eye ``(xs[k], zs[k])`` facing
+        ``yaws[k]``; ``value = -1`` takes back sectors painted before (the same eyes paint the
+        same cells whatever the map grew to since)."""
+        xs, zs, yaws = (np.asarray(a, dtype=np.float64).reshape(-1) for a in (xs, zs, yaws))
+        if not xs.size:
+            return
+        if not (np.isfinite(xs).all() and np.isfinite(zs).all() and np.isfinite(yaws).all()):
+            raise ValueError("paint_many needs finite positions and yaws")
+        self._cover(xs.min(), zs.min())
+        self._cover(xs.max(), zs.max())
+        paint_sectors(self._counts, *self._origin, xs, zs, yaws, self._half_fov,
+                      self.config.view_distance, value)
 
     def blank_layer(self, dtype: type = np.float32) -> np.ndarray:
         """Zeros shaped like :attr:`counts`: a layer aligned with this map (same cells)."""
@@ -105,6 +122,69 @@ class VisitationMap:
         if pad is not None:
             self._counts = np.pad(self._counts, pad)
             self._origin = (self._origin[0] - pad[0][0], self._origin[1] - pad[1][0])
+
+
+class PaintedFrames:
+    """A visitation map kept painted with the fields of view of the frames a memory holds.
+
+    The paper builds the count-based explorer's visitation map from Place Event Memory (appendix
+    "Solver Module Details"): a place whose frames the memory forgot (evicted) counts as unvisited
+    again. :meth:`update` is a diff against the frames painted so far: it paints the frames new
+    since the last update and takes back the sectors of those no longer held, so each frame costs
+    one sector painted and at most one taken back. Frames are told apart by their steps (the agent
+    writes one frame a step, steps increasing); their poses are relative to ``origin``, the
+    ground position ``(x, z)`` of the memory's start.
+    """
+
+    def __init__(self, visitation: VisitationMap, origin: tuple[float, float] = (0.0, 0.0)
+                 ) -> None:
+        self.visitation = visitation
+        self.origin = (float(origin[0]), float(origin[1]))
+        self._n = 0
+        self._t = np.empty(1024, np.int64)
+        """Steps of the painted frames (the first :attr:`_n`), ascending."""
+        self._eyes = np.empty((1024, 3))
+        """Their ``(x, z, yaw)`` on the map, one row each."""
+
+    def __len__(self) -> int:
+        return self._n
+
+    def update(self, t: np.ndarray, poses: np.ndarray) -> None:
+        """Make the painted frames those of steps ``t`` (``int[n]``, any order) seen from
+        ``poses`` (``float[n, 5]``: ``x, y, z, yaw, pitch``, position relative to ``origin``).
+        Costs a pass over ``t``, plus one over the painted frames when some are gone."""
+        t = np.asarray(t, dtype=np.int64).reshape(-1)
+        if np.shape(poses) != (t.size, 5):
+            raise ValueError(f"one pose (x, y, z, yaw, pitch) per step: got {t.size} steps and "
+                             f"poses of shape {np.shape(poses)}")
+        painted = self._t[: self._n]
+        new = t > painted[-1] if self._n else np.ones(t.shape, bool)
+        added = np.flatnonzero(new)
+        if t.size - added.size != self._n:  # frames painted before are gone
+            kept = np.isin(painted, t[~new])
+            self._paint(self._eyes[: self._n][~kept], -1)
+            n = int(np.count_nonzero(kept))
+            self._t[:n], self._eyes[:n] = painted[kept], self._eyes[: self._n][kept]
+            self._n = n
+        if added.size:
+            added = added[np.argsort(t[added], kind="stable")]
+            rows = np.asarray(poses)[added]
+            eyes = np.column_stack([rows[:, 0] + self.origin[0], rows[:, 2] + self.origin[1],
+                                    rows[:, 3]]).astype(np.float64)
+            self._paint(eyes, 1)
+            self._append(t[added], eyes)
+
+    def _append(self, t: np.ndarray, eyes: np.ndarray) -> None:
+        end = self._n + t.size
+        if end > self._t.size:
+            rows = max(end, 2 * self._t.size)
+            self._t = np.resize(self._t, rows)
+            self._eyes = np.resize(self._eyes, (rows, 3))
+        self._t[self._n:end], self._eyes[self._n:end] = t, eyes
+        self._n = end
+
+    def _paint(self, eyes: np.ndarray, value: int) -> None:
+        self.visitation.paint_many(eyes[:, 0], eyes[:, 1], eyes[:, 2], value)
 
 
 def padding_to_cover(
@@ -127,32 +207,37 @@ def padding_to_cover(
 
 
 @nb.njit(cache=True)
-def paint_sector(grid, x, z, yaw, half_fov, radius, value):
+def paint_sector(grid, ox, oz, x, z, yaw, half_fov, radius, value):
     """Add ``value`` to the cells of ``grid[ix, iz]`` in a field-of-view sector.
 
-    ``(x, z)`` is the eye in grid coordinates (cell ``(i, j)`` covers ``[i, i+1) x [j, j+1)``);
-    painted are the cells whose centre lies within ``radius`` and within ``half_fov`` degrees of
-    the heading ``yaw`` (Minecraft: 0 faces +z, 90 faces -x), and the eye's own cell. Cells off
-    the grid are skipped.
+    Cell ``(i, j)`` covers ``[ox + i, ox + i + 1) x [oz + j, oz + j + 1)`` on the ground plane and
+    ``(x, z)`` is the eye there. Painted are the cells whose centre lies within ``radius`` and
+    within ``half_fov`` degrees of the heading ``yaw`` (Minecraft: 0 faces +z, 90 faces -x), and
+    the eye's own cell; cells off the grid are skipped. Offsets are taken from the eye's cell, so
+    an eye paints the same ground cells whatever the grid's origin (a sector is taken back exactly
+    after the map grew).
     """
     nx, nz = grid.shape
     heading = math.radians(yaw)
     fx, fz = -math.sin(heading), math.cos(heading)
     cos_half = math.cos(math.radians(half_fov))
-    eye_i, eye_j = math.floor(x), math.floor(z)
-    for i in range(max(0, math.floor(x - radius)), min(nx, math.floor(x + radius) + 1)):
-        dx = i + 0.5 - x
-        for j in range(max(0, math.floor(z - radius)), min(nz, math.floor(z + radius) + 1)):
-            dz = j + 0.5 - z
+    cell_x, cell_z = math.floor(x), math.floor(z)
+    frac_x, frac_z = x - cell_x, z - cell_z
+    eye_i, eye_j = cell_x - ox, cell_z - oz
+    reach = math.floor(radius) + 1
+    for di in range(max(-reach, -eye_i), min(reach, nx - 1 - eye_i) + 1):
+        dx = di + 0.5 - frac_x
+        for dj in range(max(-reach, -eye_j), min(reach, nz - 1 - eye_j) + 1):
+            dz = dj + 0.5 - frac_z
             distance = math.sqrt(dx * dx + dz * dz)
-            if (i == eye_i and j == eye_j) or (
+            if (di == 0 and dj == 0) or (
                 distance <= radius and dx * fx + dz * fz >= cos_half * distance
             ):
-                grid[i, j] += value
+                grid[eye_i + di, eye_j + dj] += value
 
 
 @nb.njit(cache=True)
-def paint_sectors(grid, xs, zs, yaws, half_fov, radius, value):
+def paint_sectors(grid, ox, oz, xs, zs, yaws, half_fov, radius, value):
     """:func:`paint_sector` for each eye ``(xs[k], zs[k])`` facing ``yaws[k]``."""
     for k in range(xs.size):
-        paint_sector(grid, xs[k], zs[k], yaws[k], half_fov, radius, value)
+        paint_sector(grid, ox, oz, xs[k], zs[k], yaws[k], half_fov, radius, value)

@@ -1,9 +1,14 @@
 """The memory-constraint grid of the sequential item experiments (appendix "ABA-Sparse Tasks with
 Memory Constraints"): ``--capacity`` with several values runs every task for every (agent,
-capacity) cell; this module holds its table and its figure, success and A' duration against
-memory capacity per agent. An agent without a memory (STEVE-1) runs once and is drawn as a flat
-line; a capacity for such agents alone is refused
+capacity) cell; this module holds the paper's grid (its tasks, agents and capacities, the
+defaults of ``mrsteve eval aba-sparse --capacity ...``), its table and its figure, success and A'
+duration against memory capacity per agent. An agent without a memory (STEVE-1) runs once and is
+drawn as a flat line; a capacity for such agents alone is refused
 (:meth:`~mrsteve.eval.experiment.AgentOptions.cells`).
+
+The episodes are the paper's ABA-Sparse ones (A, then B, then A again on the task's map, 12K
+steps: "capacities ranging from 0.1K to 12K, which is the maximum episode length"); memory shows
+in A', when the agent must find A again.
 """
 
 from __future__ import annotations
@@ -22,6 +27,20 @@ def capacity_of(group: Group) -> int | str | None:
     memory = getattr(group.spec.agent, "memory", None)
     return "-" if memory is None else (memory.capacity or UNLIMITED)
 
+
+PAPER_CAPACITIES = "100,500,1000,2000,12000"
+"""The figure's memory capacities in frames (0.1K to 12K)."""
+
+GRID_TASKS = ("beef-log-beef", "beef-leaves-beef", "wool-sand-wool", "wool-dirt-wool",
+              "milk-sand-milk", "milk-leaves-milk")
+"""The ABA-Sparse tasks of the grid when ``--task`` is not given. The figure's caption names
+Beef-Log-Beef and Beef-Leaves-Beef among "all tasks" it shows; these six are the ABA-Sparse tasks
+the paper reports by name outside its full-results figure (the appendix table "Task-Conditioned
+Hierarchical Episodic Exploration"), the two named ones among them."""
+
+GRID_AGENTS = ("mrsteve", "pm", "em", "fm", "steve1")
+"""The figure's agents: MrSteve (Place Event Memory), its Place, Event and FIFO Memory variants,
+and STEVE-1 (no memory: one run per task, a flat line)."""
 
 PAPER_CAPACITY_FINDING = (
     "paper (appendix \"ABA-Sparse Tasks with Memory Constraints\", 0.1K to 12K frames): FIFO "

@@ -28,6 +28,7 @@ import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
 from mrsteve.agent.factory import build_agent, make_agent
 from mrsteve.agent.planners import PlannerConfig
 from mrsteve.digests import plain
+from mrsteve.eval.experiment import DEFAULT_PARTS
 from mrsteve.eval.plots import save_figure
 from mrsteve.eval.spec import check_seed
 from mrsteve.fileio import atomic_path, write_json
@@ -242,20 +243,25 @@ DEMO_FILES = {"plot": "trajectory.png", "video": "agent_view.gif", "mp4": "agent
 
 PART_FLAGS = {"encoder": "encoder", "navigator": "navigator",
               "instruction_policy": "instruction-policy"}
-"""The agent's parts a demo names in its default folder when not the default, by option."""
+"""The agent's parts a demo names in its default folder when not the ones ``--parts`` names, by
+option."""
 
 
 def demo_folder(task_key: str, agent_name: str, seed: int,
                 options: AgentOptions | None = None) -> Path:
     """The demo's default output folder: ``runs/demo-<task>-<agent>[-<parts>]-seed<seed>``, the
-    parts being those of ``options`` that are not the default, as ``<option>-<value>`` (``encoder-pixels``), and a navigator weights
-    file as ``navigator-weights-<name>-<digest of its path>``: demos of other agents never share
-    a folder."""
+    parts being ``parts-<value>`` when ``options`` choose other parts than the default
+    (``parts-stand-in``), then those of its parts that are not the ones its ``--parts`` names, as
+    ``<option>-<value>`` (``encoder-pixels``), and a navigator weights file as
+    ``navigator-weights-<name>-<digest of its path>``: demos of other agents never share a
+    folder."""
     parts = [task_key.rpartition("/")[2], agent_name]
     if options is not None:
-        default = type(options)()
+        if options.parts != type(options)().parts:
+            parts.append(f"parts-{options.parts}")
+        named = type(options)(parts=options.parts)
         parts += [f"{flag}-{getattr(options, name)}" for name, flag in PART_FLAGS.items()
-                  if getattr(options, name) != getattr(default, name)]
+                  if getattr(options, name) != getattr(named, name)]
         if options.navigator_weights is not None:
             where = os.path.realpath(options.navigator_weights).encode()
             parts.append(f"navigator-weights-{Path(options.navigator_weights).stem}-"
@@ -341,25 +347,28 @@ def run_demo(
     out: Path | None = None,
     video: bool = True,
     progress: bool = True,
-    encoder: str = "semantic",
+    encoder: str | None = None,
     say: Any = None,
-    navigator: str = "depth",
-    instruction_policy: str = "scripted",
+    navigator: str | None = None,
+    instruction_policy: str | None = None,
     navigator_weights: str | None = None,
     weights_files: Mapping[str, str | None] | None = None,
+    parts: str = DEFAULT_PARTS,
 ) -> DemoResult:
     """Run one episode of ``task_key`` and write the plot, the video (GIF, and MP4 when
     ``imageio-ffmpeg`` is installed) and the results to ``out`` (default: :func:`demo_folder`),
     replacing an earlier demo there whole; every output is checked before the episode starts, and
-    an interrupt (:class:`DemoInterrupted`) leaves ``out`` as it was. ``say`` gets status lines
-    (the notice that numba compiles kernels); ``navigator_weights`` is a file the learned
-    navigator runs with in place of the shipped one; ``weights_files`` the released weights
-    files by kind that Minecraft's parts run with (``mineclip``, ``vpt-nav``, ``steve1``,
-    ``steve1-prior``)."""
+    an interrupt (:class:`DemoInterrupted`) leaves ``out`` as it was. The agent runs the parts
+    ``parts`` names (:data:`~mrsteve.eval.experiment.PARTS`: by default the learned ones), each
+    of ``encoder``, ``navigator`` and ``instruction_policy`` given in place of its own. ``say``
+    gets status lines (the notice that numba compiles kernels); ``navigator_weights`` is a file
+    the learned navigator runs with in place of the shipped one; ``weights_files`` the released
+    weights files by kind that Minecraft's parts run with (``mineclip``, ``vpt-nav``,
+    ``steve1``, ``steve1-prior``)."""
     from mrsteve.eval.experiment import RELEASED_WEIGHTS, AgentOptions
 
     check_seed(seed)
-    options = AgentOptions(encoder=encoder, navigator=navigator,
+    options = AgentOptions(parts=parts, encoder=encoder, navigator=navigator,
                            navigator_weights=navigator_weights,
                            instruction_policy=instruction_policy,
                            **{RELEASED_WEIGHTS[kind]: path

@@ -40,7 +40,7 @@ from mrsteve.eval.options import SweepOptions
 from mrsteve.eval.records import Record
 from mrsteve.eval.spec import Group
 from mrsteve.eval.sweep import run_sweep
-from mrsteve.naming import check_name, entry_point
+from mrsteve.naming import check_name, entry_point, lookup
 from mrsteve.perception import ENCODERS
 from mrsteve.tasks.catalog import exploration_patch_size
 
@@ -57,7 +57,37 @@ RELEASED_WEIGHTS = {"mineclip": "mineclip_weights", "vpt-nav": "vpt_nav_weights"
                     "steve1": "steve1_weights", "steve1-prior": "steve1_prior"}
 """The option (an :class:`AgentOptions` field) giving the released weights file of each kind."""
 
-AGENT_PARTS = ("encoder", "mineclip_weights", "navigator", "navigator_weights",
+PARTS: Mapping[str, Mapping[str, str]] = MappingProxyType({
+    "learned": MappingProxyType({"encoder": "pixels", "navigator": "learned",
+                                 "instruction_policy": "learned"}),
+    "stand-in": MappingProxyType({"encoder": "semantic", "navigator": "depth",
+                                  "instruction_policy": "scripted"}),
+})
+"""The agent's part of each kind by ``--parts`` value: ``learned`` (the default, the paper's
+agent: MineCLIP's, VPT-Nav's and STEVE-1's roles played by models that see the RGB frame and the
+pose alone) or ``stand-in`` (the embedded world's stand-ins, which also read the renderer's depth
+and semantic frames). A part's own option (``--encoder``, ...) overrides its entry."""
+
+DEFAULT_PARTS = "learned"
+"""The ``--parts`` value when none is given."""
+
+
+def _parts_text(name: str) -> str:
+    chosen = PARTS[name]
+    return (f"the {chosen['encoder']} encoder, the {chosen['navigator']} navigator, the "
+            f"{chosen['instruction_policy']} instruction policy")
+
+
+PARTS_HELP = (f"learned (the default; the paper's agent, which sees the RGB frame and its pose "
+              f"alone: {_parts_text('learned')}) or stand-in ({_parts_text('stand-in')}, which "
+              f"also read the depth and semantic frames).")
+"""What each ``--parts`` value runs, for the help of the commands that take it."""
+
+MODE_SELECTOR_OPTIONS = ("memory_reads", "searched_radius")
+"""The :class:`AgentOptions` fields that set the mode selector's reads: command-line options of
+every experiment whose agents follow tasks by their prompts."""
+
+AGENT_PARTS = ("parts", "encoder", "mineclip_weights", "navigator", "navigator_weights",
                "vpt_nav_weights", "instruction_policy", "steve1_weights", "steve1_prior")
 """The :class:`AgentOptions` fields that choose the agent's parts and their weights: the
 command-line options of every experiment that takes agent parts."""
@@ -65,6 +95,22 @@ command-line options of every experiment that takes agent parts."""
 
 def _flag(name: str) -> str:
     return f"--{name.replace('_', '-')}"
+
+
+def part_names(parts: str, **given: str | None) -> dict[str, str]:
+    """The part of each kind in ``given`` (``encoder=None, navigator="depth"``): as given, else
+    the one ``parts`` names (:data:`PARTS`); an unknown ``parts`` is a ``ValueError`` naming the
+    accepted values."""
+    chosen = lookup(PARTS, parts, "parts")
+    return {kind: chosen[kind] if name is None else name for kind, name in given.items()}
+
+
+def resolve_parts(config: Any, *kinds: str) -> None:
+    """Set each field ``kinds`` of the frozen dataclass ``config`` left ``None`` to the part its
+    ``parts`` field names (:func:`part_names`), once, so that whatever reads the config later sees
+    the parts that run."""
+    for kind, name in part_names(config.parts, **{k: getattr(config, k) for k in kinds}).items():
+        object.__setattr__(config, kind, name)
 
 
 def released_weights(config: Any) -> dict[str, str | None]:
@@ -135,22 +181,30 @@ class AgentOptions:
     configs derive from it; each field an experiment lists in :attr:`Experiment.options` is a
     command-line option)."""
 
-    encoder: str = "semantic"
-    """The agent's encoder (MineCLIP's role)."""
+    parts: str = DEFAULT_PARTS
+    """The agent's parts: learned (the default; the paper's agent, which sees the RGB frame and
+    its pose alone: the pixels encoder, the learned navigator, the learned instruction policy) or
+    stand-in (the semantic encoder, the depth navigator, the scripted skills, which also read the
+    depth and semantic frames); --encoder, --navigator and --instruction-policy override it for
+    their part."""
+    encoder: str | None = None
+    """The agent's encoder (MineCLIP's role; default: the one --parts names, pixels or
+    semantic)."""
     mineclip_weights: str | None = None
     """MineCLIP's released attn.pth (MineDojo/MineCLIP): the weights of --encoder mineclip, and
     the text tower of --instruction-policy steve1."""
-    navigator: str = "depth"
+    navigator: str | None = None
     """The agent's navigator (Execute mode's travel and the explorer's low level; VPT-Nav's
-    role)."""
+    role; default: the one --parts names, learned or depth)."""
     navigator_weights: str | None = None
     """A weights file (mrsteve train navigator) the learned navigator runs with in place of the
-    shipped one (with --navigator learned; every worker reads it from this path)."""
+    shipped one (every worker reads it from this path)."""
     vpt_nav_weights: str | None = None
     """VPT-Nav's released vpt_nav.weights (its .model beside it): the weights of --navigator
     vpt-nav."""
-    instruction_policy: str = "scripted"
-    """The agent's instruction policy (Execute mode; STEVE-1's whole policy)."""
+    instruction_policy: str | None = None
+    """The agent's instruction policy (Execute mode; STEVE-1's whole policy; default: the one
+    --parts names, learned or scripted)."""
     steve1_weights: str | None = None
     """STEVE-1's released steve1.weights (its .model beside it; Shalev-Lifshitz/STEVE-1): the
     policy of --instruction-policy steve1."""
@@ -163,6 +217,10 @@ class AgentOptions:
     """Blocks around a target the agent reached and executed at for L steps without success
     within which the mode selector skips remembered frames for the rest of the task (0: off, the
     release's rule; beyond the paper)."""
+    memory_reads: str = "algorithm-2"
+    """When the agent reads its memory: algorithm-2 (the paper's: when a task starts and after L =
+    600 steps in a mode) or every-explore-step (also on every step while exploring, as the
+    authors' release does; beyond the paper)."""
     image_goal_target: str = "best"
     """Which frame matching an image goal the agent targets: best (the highest-scoring) or
     nearest (nearest the agent, the release's rule for text tasks; the paper states none)."""
@@ -173,6 +231,7 @@ class AgentOptions:
     """The registry each part option names one entry of: its help lists the names."""
 
     def __post_init__(self) -> None:
+        resolve_parts(self, *PARTS[DEFAULT_PARTS])
         check_name(self.encoder, ENCODERS, "encoder")
         check_name(self.navigator, AGENT_NAVIGATORS, "navigator")
         navigator_weights_file(self.navigator_weights, self.navigator)  # its checks, its errors
@@ -195,7 +254,8 @@ class AgentOptions:
     @property
     def mode_selector(self) -> ModeSelectorConfig:
         return ModeSelectorConfig(image_goal_target=self.image_goal_target,
-                             searched_radius=self.searched_radius)
+                                  searched_radius=self.searched_radius,
+                                  memory_reads=self.memory_reads)
 
     def agent_tree(self, name: str, world: str, capacity: int | None) -> AgentConfig:
         """The configuration tree of the agent called ``name`` for a task on ``world``: the
@@ -321,10 +381,14 @@ class Experiment:
         differ from their defaults), whoever started the run: what the manifest records."""
         words = ["mrsteve", "eval", self.name]
         default = self.config_type()
+        # a part is given when it is not the one --parts names
+        same_parts = self.config_type(parts=config.parts) if "parts" in self.options else default
         for name in self.options:
             value = getattr(config, name)
-            if value != getattr(default, name):
-                words += [f"--{name.replace('_', '-')}", _option_text(value)]
+            if value != getattr(default if name == "parts" else same_parts, name):
+                flag = name.replace("_", "-")
+                words += ([f"--{flag}" if value else f"--no-{flag}"] if isinstance(value, bool)
+                          else [f"--{flag}", _option_text(value)])
         shared = {"episodes": self.default_episodes, "seed": 42, "workers": 1,
                   "backend": "local", "address": None, "out": None, "json_path": None,
                   "plots": None}

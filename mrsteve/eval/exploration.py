@@ -5,9 +5,11 @@ mountain, a pond in a hollow, trees) and explores for 6,000 steps; the task
 (:mod:`mrsteve.tasks.exploration`) scores Map Coverage and Revisit Count.
 
 Explorers (:data:`EXPLORERS`, the columns of Table 1 with the paper's figures in
-:data:`PAPER_RESULTS`): ``count-based`` (MrSteve: count-based goals over our VPT-Nav stand-in),
-``count-based-straight`` (count-based goals over a navigator without terrain skills, for the
-paper's DQN low level), ``plan4mc`` (Plan4MC's direction-picking high level over our navigator),
+:data:`PAPER_RESULTS`): ``count-based`` (MrSteve: count-based goals over our VPT-Nav, the
+navigator ``--parts`` names: by default the learned one over the RGB frame and the pose, with
+``--parts stand-in`` the depth one), ``count-based-straight`` (count-based goals over a navigator
+without terrain skills, for the paper's DQN low level), ``plan4mc`` (Plan4MC's direction-picking
+high level over our VPT-Nav),
 ``plan4mc-straight`` (Plan4MC: both its levels' stand-ins) and ``go-explore`` (STEVE-1 told to
 "go explore"). See :mod:`mrsteve.control.explorers` for how each stands in for the original. No
 explorer knows the map: the count-based ones tile the visitation map (128 x 128 around the start,
@@ -35,7 +37,13 @@ from mrsteve.agent.factory import (
     navigator_weights_file,
 )
 from mrsteve.env.voxel_env import DEFAULT_OBS_SIZE
-from mrsteve.eval.experiment import Experiment, check_released_weights, released_weights
+from mrsteve.eval.experiment import (
+    DEFAULT_PARTS,
+    Experiment,
+    check_released_weights,
+    released_weights,
+    resolve_parts,
+)
 from mrsteve.eval.records import Record
 from mrsteve.eval.results import format_metric, format_table
 from mrsteve.eval.spec import Group, RunSpec
@@ -72,11 +80,16 @@ class ExplorationTaskConfig:
 
     agent: str = "count-based"
     """The explorers to run (Table 1's columns), or 'all'."""
-    navigator: str = "depth"
-    """The navigator under the explorers that walk with the VPT-Nav stand-in."""
+    parts: str = DEFAULT_PARTS
+    """The explorers' parts: learned (the default; the paper's: the learned navigator, which sees
+    the RGB frame and its pose alone) or stand-in (the depth navigator); --navigator overrides
+    it."""
+    navigator: str | None = None
+    """The navigator under the explorers that walk with VPT-Nav (default: the one --parts names,
+    learned or depth)."""
     navigator_weights: str | None = None
     """A weights file (mrsteve train navigator) the learned navigator runs with in place of the
-    shipped one (with --navigator learned; every worker reads it from this path)."""
+    shipped one (every worker reads it from this path)."""
     vpt_nav_weights: str | None = None
     """VPT-Nav's released vpt_nav.weights (its .model beside it): the weights of --navigator
     vpt-nav."""
@@ -105,6 +118,7 @@ class ExplorationTaskConfig:
 
     def __post_init__(self) -> None:
         choose(self.agent, list(EXPLORERS), "agent")
+        resolve_parts(self, "navigator")
         check_name(self.navigator, AGENT_NAVIGATORS, "navigator")
         navigator_weights_file(self.navigator_weights, self.navigator)  # its checks and errors
         check_released_weights(self, self.one_of)
@@ -187,7 +201,7 @@ class Exploration(Experiment):
                 '--world plains_unbounded --area 384 --steps 40000 --agent count-based --workers 2')
     config_type = ExplorationTaskConfig
     choices = {"agent": EXPLORERS}
-    options = ("agent", "navigator", "navigator_weights", "vpt_nav_weights", "steps", "world",
+    options = ("agent", "parts", "navigator", "navigator_weights", "vpt_nav_weights", "steps", "world",
                "area", "patch_size")
     default_episodes = 20
     episode = staticmethod(exploration_episode)

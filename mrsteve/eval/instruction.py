@@ -32,7 +32,7 @@ from mrsteve.agent.factory import agent_config, build_agent
 from mrsteve.agent.registry import BUILT_IN_INSTRUCTION_POLICIES
 from mrsteve.control.skill_book import load_skills
 from mrsteve.env.voxel_env import DEFAULT_OBS_SIZE
-from mrsteve.eval.experiment import Experiment
+from mrsteve.eval.experiment import DEFAULT_PARTS, Experiment, resolve_parts
 from mrsteve.eval.records import Record
 from mrsteve.eval.results import format_metric, format_table
 from mrsteve.eval.spec import Group, RunSpec
@@ -125,8 +125,13 @@ class InstructionTaskConfig:
 
     item: str = "all"
     """Items of the task catalog (comma-separated, or 'all')."""
-    instruction_policy: str = "scripted,learned"
-    """The instruction policies to run, or 'all'."""
+    parts: str = DEFAULT_PARTS
+    """Which instruction policy runs when --instruction-policy is not given: learned (the
+    default; STEVE-1's recipe, seeing the RGB frame and its pose alone) or stand-in (the scripted
+    skills)."""
+    instruction_policy: str | None = None
+    """The instruction policies to run, or 'all' (default: the one --parts names, learned or
+    scripted; scripted,learned compares them)."""
     placement: str = "near,far"
     """near (a target within 12 blocks) and/or far (the nearest 20-40 blocks away)."""
     max_steps: int = 600
@@ -137,6 +142,7 @@ class InstructionTaskConfig:
     obs_size: tuple[int, int] = DEFAULT_OBS_SIZE
 
     def __post_init__(self) -> None:
+        resolve_parts(self, "instruction_policy")
         self.items  # noqa: B018 (its checks, its messages)
         self.policies  # noqa: B018 (its checks, its messages)
         choose(self.placement, list(PLACEMENTS), "placement")
@@ -209,16 +215,17 @@ class Instruction(Experiment):
     """The instruction policy alone (STEVE-1 without memory): success rate and steps per item,
     with a target within 12 blocks (near) and out of view range (far).
 
-    The scripted skills (the STEVE-1 stand-in) and the learned policy (STEVE-1's recipe over
-    RGB frames) run on the same seeds of the plains world, holding the task's tool.
+    The learned policy (STEVE-1's recipe over RGB frames) runs by default; --instruction-policy
+    scripted,learned runs the scripted skills (the STEVE-1 stand-in) beside it on the same seeds
+    of the plains world, holding the task's tool.
     """
 
     name = "instruction"
     examples = ("--item all --episodes 10 --workers 2",
-                "--item log,beef --instruction-policy learned --placement near")
+                "--item log,beef --instruction-policy scripted,learned --placement near")
     config_type = InstructionTaskConfig
     choices = {"instruction_policy": BUILT_IN_INSTRUCTION_POLICIES}
-    options = ("item", "instruction_policy", "placement", "max_steps")
+    options = ("item", "parts", "instruction_policy", "placement", "max_steps")
     default_episodes = 10
     episode = staticmethod(instruction_episode)
 

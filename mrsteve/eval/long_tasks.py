@@ -14,7 +14,7 @@ import gymnasium as gym
 
 import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
 from mrsteve.agent.factory import AGENTS, build_agent
-from mrsteve.eval.experiment import AGENT_PARTS, AgentOptions, Experiment
+from mrsteve.eval.experiment import AGENT_PARTS, MODE_SELECTOR_OPTIONS, AgentOptions, Experiment
 from mrsteve.eval.records import Record
 from mrsteve.eval.results import format_metric, format_table
 from mrsteve.eval.spec import Group, RunSpec
@@ -56,7 +56,8 @@ class LongTaskConfig(AgentOptions):
     """Sample the resident memory every this many steps into each record (0: never)."""
     spawn_cycle: str = "on"
     """Long-Instruction: Minecraft 1.11's passive spawn cycle on the map (on, as the paper's
-    episodes ran in Minecraft; off: killed animals never come back)."""
+    episodes ran in Minecraft: killed cows and sheep come back to their pastures; off: killed
+    animals never come back)."""
 
     def __post_init__(self) -> None:
         choose(self.agent, list(AGENTS), "agent")
@@ -198,7 +199,7 @@ class LongInstruction(LongTaskExperiment):
     examples = ("--agent mrsteve,fm --steps 100000 --episodes 1 --workers 2",
                 "--steps 500000 --rss-every 10000 --workers 2 --out runs/long-instruction")
     options = ("agent", "steps", "capacity", "task_limit", "rss_every", "spawn_cycle",
-               *AGENT_PARTS, "searched_radius")
+               *AGENT_PARTS, *MODE_SELECTOR_OPTIONS)
     episode = staticmethod(long_instruction_episode)
     world, metric, paper = li.WORLD, "tasks_solved", PAPER_TASKS_SOLVED
 
@@ -216,7 +217,7 @@ class LongNavigation(LongTaskExperiment):
     name = "long-navigation"
     examples = ("--agent mrsteve,em --steps 100000 --episodes 1 --workers 2",)
     options = ("agent", "steps", "capacity", "task_limit", "radius", "rss_every", *AGENT_PARTS,
-               "image_goal_target", "searched_radius")
+               "image_goal_target", *MODE_SELECTOR_OPTIONS)
     episode = staticmethod(long_navigation_episode)
     world, metric, paper = ln.WORLD, "goals_reached", PAPER_GOALS_REACHED
 

@@ -35,7 +35,7 @@ from mrsteve.agent.factory import build_agent, navigator_agent_config
 from mrsteve.control.path_planning import WorldGround
 from mrsteve.control.registry import BUILT_IN_NAVIGATORS
 from mrsteve.env.voxel_env import DEFAULT_OBS_SIZE
-from mrsteve.eval.experiment import Experiment
+from mrsteve.eval.experiment import DEFAULT_PARTS, Experiment, resolve_parts
 from mrsteve.eval.records import Record
 from mrsteve.eval.results import format_metric, format_table
 from mrsteve.eval.spec import Group, RunSpec
@@ -122,8 +122,11 @@ class NavigationTaskConfig:
 
     terrain: str = "all"
     """flat, plains, mountain, river (comma-separated, or 'all')."""
-    navigator: str = "depth"
-    """The navigators to run, or 'all'."""
+    parts: str = DEFAULT_PARTS
+    """Which navigator runs when --navigator is not given: learned (the default; VPT-Nav's role,
+    seeing the RGB frame and its pose alone) or stand-in (depth)."""
+    navigator: str | None = None
+    """The navigators to run, or 'all' (default: the one --parts names, learned or depth)."""
     weights: str | None = None
     """Comma-separated learned navigator weights files (mrsteve train navigator) to run beside
     the navigators, each named by its training settings (the conditioning and KL studies)."""
@@ -142,6 +145,7 @@ class NavigationTaskConfig:
 
     def __post_init__(self) -> None:
         choose(self.terrain, list(TERRAINS), "terrain")
+        resolve_parts(self, "navigator")
         choose(self.navigator, list(BUILT_IN_NAVIGATORS), "navigator")
         if not 0 < self.min_distance <= self.max_distance:
             raise ValueError(f"need 0 < min_distance <= max_distance, got {self.min_distance}, "
@@ -228,7 +232,7 @@ class Navigation(Experiment):
     examples = ('--terrain all --navigator depth,straight --workers 2', '--terrain river --episodes 5 --plots runs/river-plots',)
     config_type = NavigationTaskConfig
     choices = {"navigator": BUILT_IN_NAVIGATORS}
-    options = ("terrain", "navigator", "weights", "max_steps")
+    options = ("terrain", "parts", "navigator", "weights", "max_steps")
     default_episodes = 20
     episode = staticmethod(navigation_episode)
 

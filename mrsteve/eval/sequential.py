@@ -11,7 +11,9 @@ sub-task spent in the Explore mode (``explore_<label>``, :class:`ModeSteps`).
 Memory Constraints": 100,500,1000,2000,12000): one group per task, capacity and agent (labelled
 ``<task>.<agent>.c<capacity>``, plain ``<task>.<agent>`` when unlimited; an agent without a
 memory, STEVE-1, once); the grid's table and figure (:mod:`mrsteve.eval.capacity`) show success
-and A' duration against capacity per agent.
+and A' duration against capacity per agent. Without ``--task`` and ``--agent`` an ABA-Sparse grid
+runs the figure's tasks and agents (:data:`~mrsteve.eval.capacity.GRID_TASKS`,
+:data:`~mrsteve.eval.capacity.GRID_AGENTS`).
 
 ``--world minecraft`` runs the tasks the authors' release sets up in Minecraft (water-log-water,
 beef-log-beef, wool-log-wool on random plains) in MineStudio's simulator with the same agent code
@@ -30,8 +32,15 @@ import gymnasium as gym
 
 import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
 from mrsteve.agent.factory import AGENTS, build_agent
-from mrsteve.eval.capacity import capacity_table, save_capacity_plot
-from mrsteve.eval.experiment import AGENT_PARTS, AgentOptions, Experiment, Summaries
+from mrsteve.eval.capacity import GRID_AGENTS, GRID_TASKS, capacity_table, save_capacity_plot
+from mrsteve.eval.experiment import (
+    AGENT_PARTS,
+    MODE_SELECTOR_OPTIONS,
+    PARTS,
+    AgentOptions,
+    Experiment,
+    Summaries,
+)
 from mrsteve.eval.records import Record
 from mrsteve.eval.results import format_metric, format_table, mean_stderr
 from mrsteve.eval.spec import Group, RunSpec
@@ -88,10 +97,12 @@ class SequentialRun(SequentialTask):
 class SequentialConfig(AgentOptions):
     """A sweep of sequential item tasks (the paper's settings)."""
 
-    task: str = "all"
-    """Task(s) of the suite, e.g. water-log-water (comma-separated, or 'all')."""
-    agent: str = "mrsteve"
-    """The agents to run, or 'all'."""
+    task: str | None = None
+    """Task(s) of the suite, e.g. water-log-water (comma-separated, or 'all'; default: all, or
+    with a --capacity grid on aba-sparse the six of the paper's memory-constraint figure)."""
+    agent: str | None = None
+    """The agents to run, or 'all' (default: mrsteve, or with a --capacity grid the figure's:
+    mrsteve, pm, em, fm, steve1)."""
     obs_size: tuple[int, int] | None = None
     """``(height, width)`` of the observations (default: the environment's)."""
     world: str = "voxel"
@@ -99,7 +110,7 @@ class SequentialConfig(AgentOptions):
     tasks on random plains; needs MineStudio, Java 8 and the Minecraft engine)."""
 
     def __post_init__(self) -> None:
-        choose(self.agent, list(AGENTS), "agent")
+        self.agents  # noqa: B018 (its checks, its messages)
         super().__post_init__()
         self.cells(self.agents)  # a capacity for agents without a memory: refused now
         check_name(self.world, WORLDS, "world")
@@ -108,6 +119,8 @@ class SequentialConfig(AgentOptions):
 
     @property
     def agents(self) -> list[str]:
+        if self.agent is None:
+            return list(GRID_AGENTS) if self.grid else ["mrsteve"]
         return choose(self.agent, list(AGENTS), "agent")
 
     @property
@@ -136,9 +149,6 @@ MINECRAFT_WORLD = "plains_unbounded"
 """The package's world recipe that stands for Minecraft's random plains in a Minecraft run's
 spec (it sets the agent's exploration patch for an unbounded world)."""
 
-STAND_INS = {"encoder": "semantic", "navigator": "depth", "instruction_policy": "scripted"}
-"""The parts that read the depth or semantic frames, which Minecraft does not render."""
-
 
 @dataclass(frozen=True)
 class MinecraftRun(SequentialRun):
@@ -161,12 +171,13 @@ def check_minecraft(config: SequentialConfig) -> None:
     problem = minecraft_unavailable()
     if problem is not None:
         raise ValueError(problem)
-    stand_ins = [f"--{key.replace('_', '-')} {value}" for key, value in STAND_INS.items()
+    stand_ins = [f"--{key.replace('_', '-')} {value}" for key, value in PARTS["stand-in"].items()
                  if getattr(config, key) == value]
     if stand_ins:
         raise ValueError(f"--world minecraft renders no depth or semantic frame: replace "
-                         f"{', '.join(stand_ins)} by parts that read the frame alone")
-    if config.task != "all":
+                         f"{', '.join(stand_ins)} by parts that read the frame alone (those "
+                         f"of --parts learned, the default)")
+    if config.task not in (None, "all"):
         choose(config.task, list(aba_tasks()), "Minecraft task")
 
 
@@ -226,14 +237,19 @@ class SequentialExperiment(Experiment):
     """A suite of sequential item tasks."""
 
     suite: ClassVar[str]
+    grid_tasks: ClassVar[tuple[str, ...] | None] = None
+    """The tasks of a --capacity grid when --task is not given (``None``: all)."""
     config_type = SequentialConfig
     choices = {"agent": AGENTS}
-    options = ("task", "agent", "capacity", *AGENT_PARTS, "searched_radius", "world")
+    options = ("task", "agent", "capacity", *AGENT_PARTS, *MODE_SELECTOR_OPTIONS, "world")
     default_episodes = 10
     episode = staticmethod(sequential_episode)
 
     def tasks(self, config: SequentialConfig) -> list[SequentialTask]:
-        return find_tasks(self.suite, config.task)
+        names = config.task
+        if names is None:
+            names = ",".join(self.grid_tasks) if config.grid and self.grid_tasks else "all"
+        return find_tasks(self.suite, names)
 
     def groups(self, config: SequentialConfig) -> list[Group]:
         if config.world == "minecraft":
@@ -289,12 +305,15 @@ class AbaSparse(SequentialExperiment):
     A is sparse (water, beef, wool, milk) and B dense (log, dirt, seeds, leaves, sand); map1 for
     water, map2 for beef, wool and milk, map3 when B is sand. The task changes only on success and
     each task starts with the item it needs; success is read from the inventory.
+
+    --capacity with several values is the memory-constraint grid (appendix "ABA-Sparse Tasks with
+    Memory Constraints"): by default on the six tasks and five agents of its figure.
     """
 
     name = suite = "aba-sparse"
+    grid_tasks = GRID_TASKS
     examples = ("--task water-log-water --agent mrsteve,steve1 --episodes 5",
-                ("--task all --agent mrsteve,pm,em,fm,steve1 --capacity 100,500,1000,2000,12000 "
-                 "--episodes 20 --workers 2 --out runs/capacity"))
+                "--capacity 100,500,1000,2000,12000 --episodes 20 --workers 2 --out runs/capacity")
 
 
 class AbaRandom(SequentialExperiment):

@@ -17,6 +17,7 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 import numpy as np
 from numpy.typing import ArrayLike
 
+from mrsteve.memory.frames import FrameStore
 from mrsteve.memory.kernels import FLOAT32_MAX, NORM_TOLERANCE, square_norm_and_peak
 
 POSE_FIELDS = ("x", "y", "z", "yaw", "pitch")
@@ -135,6 +136,26 @@ class Memory(Protocol):
     def clusters(self) -> list[ClusterView]: ...
 
     def save(self, path: str | os.PathLike[str]) -> None: ...
+
+
+def held_frames(memory: Memory) -> tuple[np.ndarray, np.ndarray]:
+    """``(t int64[n], pose float32[n, 5])``: the step and pose of every frame ``memory`` holds, in
+    no particular order (what the explorer's visitation map is painted from). The library's
+    variants answer from their frame store, embeddings untouched; another memory through
+    :meth:`Memory.clusters`."""
+    store = getattr(memory, "_frames", None)
+    if isinstance(store, FrameStore):
+        if not store.free:
+            return store.steps[: store.used].copy(), store.poses[: store.used].copy()
+        held = np.ones(store.used, bool)
+        held[store.free] = False
+        rows = np.flatnonzero(held)
+        return store.steps[rows], np.take(store.poses, rows, axis=0)
+    views = memory.clusters() if len(memory) else []
+    if not views:
+        return np.empty(0, np.int64), np.empty((0, 5), np.float32)
+    return (np.concatenate([view.t for view in views]).astype(np.int64),
+            np.concatenate([view.pose for view in views]).astype(np.float32))
 
 
 @dataclass(frozen=True)

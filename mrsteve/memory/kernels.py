@@ -51,10 +51,10 @@ def search_clusters(
     a cheaper bound first drops the rows that cannot make the top-k (:func:`_pivot_prune`), so
     the int8 codes of only the rest are read. The frames of the chosen
     clusters lie in scattered rows: their slots are listed first, and each row's cache lines are
-    asked for :data:`PREFETCH_AHEAD` rows before it is scored (10-15 % off a 100K-frame read).
-    A found frame's step and pose are fetched as it is scored, so their cache misses overlap the
-    scan. (Reassociation lets the sums vectorise; their rounding differs from BLAS in the last
-    bits.)"""
+    asked for :data:`PREFETCH_AHEAD` rows before it is scored (10-15 % off a 100K-frame read),
+    with the lines of its step and pose, which a found frame copies as it is scored; the centre
+    rows scored exactly are asked for the same way. (Reassociation lets the sums vectorise;
+    their rounding differs from BLAS in the last bits.)"""
     dim = query.shape[0]
     if allowed.shape[0] == live_count:
         candidates = np.flatnonzero(allowed[:live_count])
@@ -66,13 +66,14 @@ def search_clusters(
         coded = (codes, scales, residuals, query_codes, query_scale, query_error, query_norm)
         if pivots[3].shape[0] > 0:
             candidates = _pivot_prune(pivots, coded, candidates, top_k)
-        upper, lower = _code_bounds(coded, candidates)
-        floor = _kth_largest(lower, top_k)
+        upper, floor = _code_bounds(coded, candidates, top_k)
         candidates = candidates[upper >= floor]
         count = candidates.shape[0]
     exact = np.empty(count, np.float32)
+    centres = centre_slot[live[candidates]]
     for index in range(count):
-        centre = centre_slot[live[candidates[index]]]
+        _prefetch_next(embeddings, centres, index)
+        centre = centres[index]
         total = np.float32(0.0)
         for column in range(dim):
             total += as_float32(embeddings[centre, column]) * query[column]
@@ -126,8 +127,9 @@ def search_clusters(
     pose = np.empty((total_frames, 5), np.float32)
     kept = 0
     for index in range(total_frames):
+        _prefetch_next(embeddings, scanned, index)
         if index + PREFETCH_AHEAD < total_frames:
-            _prefetch_row(embeddings, scanned[index + PREFETCH_AHEAD])
+            _prefetch_fields(steps, poses, scanned[index + PREFETCH_AHEAD])
         slot = scanned[index]
         total = np.float32(0.0)
         for column in range(dim):
@@ -145,8 +147,7 @@ def score_rows(embeddings: np.ndarray, rows: np.ndarray, query: np.ndarray) -> n
     """Float32 dot products of ``embeddings`` rows ``rows`` (either precision) with ``query``."""
     scores = np.empty(rows.shape[0], np.float32)
     for index in range(rows.shape[0]):
-        if index + PREFETCH_AHEAD < rows.shape[0]:
-            _prefetch_row(embeddings, rows[index + PREFETCH_AHEAD])
+        _prefetch_next(embeddings, rows, index)
         total = np.float32(0.0)
         for column in range(query.shape[0]):
             total += as_float32(embeddings[rows[index], column]) * query[column]
@@ -438,22 +439,43 @@ def _code_error(residual: np.float32, query_error: float, query_norm: float, dim
 
 
 @numba.njit(cache=True, nogil=True)
-def _code_bounds(coded: tuple, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(upper, lower)`` float32 bounds on the exact scores of centre ``rows`` from their int8
-    codes (``coded``: the centres' codes, scales and residuals, then the query's codes, scale,
-    error norm and norm; :func:`_code_error`)."""
+def _code_bounds(coded: tuple, rows: np.ndarray, top_k: int) -> tuple[np.ndarray, np.float32]:
+    """``(upper, floor)``: float32 upper bounds on the exact scores of centre ``rows`` from their
+    int8 codes (``coded``: the centres' codes, scales and residuals, then the query's codes,
+    scale, error norm and norm; :func:`_code_error`), and the ``top_k``-th largest of their
+    lower bounds (``1 <= top_k <= len(rows)``), kept in a min-heap as they are computed: a row
+    whose upper bound is below it cannot be in the top-k."""
     codes, scales, residuals, query_codes, query_scale, query_error, query_norm = coded
     dots = _code_dots(codes, rows, query_codes)
     upper = np.empty(rows.shape[0], np.float32)
-    lower = np.empty(rows.shape[0], np.float32)
+    best_lower = np.full(top_k, -np.inf, np.float32)  # a min-heap of the top_k largest so far
     dim = query_codes.shape[0]
     for index in range(rows.shape[0]):
         row = rows[index]
         approx = np.float64(dots[index]) * (np.float64(scales[row]) * query_scale)
         bound = _code_error(residuals[row], query_error, query_norm, dim)
         upper[index] = np.float32(approx + bound)
-        lower[index] = np.float32(approx - bound)
-    return upper, lower
+        lower = np.float32(approx - bound)
+        if lower > best_lower[0]:
+            _replace_smallest(best_lower, lower)
+    return upper, best_lower[0]
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _replace_smallest(heap: np.ndarray, value: np.float32) -> None:
+    """Put ``value`` in place of the root of the min-heap ``heap`` and sift it down."""
+    node = 0
+    while True:
+        child = 2 * node + 1
+        if child >= heap.shape[0]:
+            break
+        if child + 1 < heap.shape[0] and heap[child + 1] < heap[child]:
+            child += 1
+        if value <= heap[child]:
+            break
+        heap[node] = heap[child]
+        node = child
+    heap[node] = value
 
 
 PIVOT_SIMILARITY = 0.8
@@ -534,7 +556,7 @@ def _pivot_prune(pivots: tuple, coded: tuple, candidates: np.ndarray, top_k: int
     rows bounded below it cannot be in the top-k (nor tie its k-th score)."""
     upper, estimate = _pivot_bounds(pivots, coded, candidates)
     likely = candidates[_largest(estimate, min(2 * top_k, candidates.shape[0]))]
-    floor = _kth_largest(_code_bounds(coded, likely)[1], top_k)
+    floor = _code_bounds(coded, likely, top_k)[1]
     return candidates[upper >= floor]
 
 
@@ -693,6 +715,24 @@ PREFETCH_AHEAD = 4
 """Rows ahead of the one being scored whose cache lines a read asks for (the frames of an event
 lie in scattered rows, which the hardware prefetcher does not guess)."""
 _CACHE_LINE = 64
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _prefetch_next(matrix: np.ndarray, rows: np.ndarray, index: int) -> None:
+    """Before scoring ``rows[index]`` of ``matrix``: ask for the row :data:`PREFETCH_AHEAD`
+    further on (at index 0 also the ones before it), so that each is asked for that far ahead."""
+    if index == 0:
+        for first in range(min(PREFETCH_AHEAD, rows.shape[0])):
+            _prefetch_row(matrix, rows[first])
+    if index + PREFETCH_AHEAD < rows.shape[0]:
+        _prefetch_row(matrix, rows[index + PREFETCH_AHEAD])
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _prefetch_fields(steps: np.ndarray, poses: np.ndarray, slot: int) -> None:
+    """Ask for the cache lines of a frame's step and pose (a found frame copies them)."""
+    _prefetch(steps.ctypes.data + slot * steps.strides[0])
+    _prefetch(poses.ctypes.data + slot * poses.strides[0])
 
 
 @numba.njit(cache=True, nogil=True, inline="always")

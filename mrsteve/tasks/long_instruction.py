@@ -1,5 +1,8 @@
 """Long-Instruction (paper Section 4.4, appendix "Long-Horizon Tasks"): random "Obtain X" tasks
-one after another on the 200 x 200 ``long_instruction`` map for 500K steps.
+one after another on the 200 x 200 ``long_instruction`` map for 500K steps. As in the paper's
+map, the sheep keep to the upper left and the cows to the lower right all episode: each herd has
+a pasture it never leaves, where killed animals come back with the passive spawn cycle
+(:meth:`mrsteve.world.spawning.PassiveSpawning.restock`).
 
 X is drawn uniformly from water, beef, wool, log, dirt and seeds (the task's own random stream);
 the task changes on success or after 20K steps (cancelled), and the metric is the number of tasks

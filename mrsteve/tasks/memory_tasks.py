@@ -15,12 +15,19 @@ The image goal is the encoder's embedding of a 16-frame clip the agent saw in th
 (the clip of that window in which the goal's classes fill most of the view: the water, the burning
 zombies, the first house), given to the agent as the query instead of a text prompt
 (``agent.set_goal(embedding, threshold, t)``, with the encoder's calibrated ``image_goal``
-threshold). The task phase succeeds when the player comes within ``radius`` blocks of the goal's
-places within ``task_steps`` steps: the landmark (the pond's, the zombies', the first house's
-centre) or the position the image goal was seen from (the paper: "navigate to the location of the
-given image"). Both count, because an agent walks to a frame that matches the goal, and those were
-seen from anywhere the goal was in view: around the first house, from the spawn 12.5 blocks out;
-around the pond, from all sides.
+threshold).
+
+Success (:func:`arrival`) is judged by the evaluator from the player's positions, the same rule for
+every agent, STEVE-1 included: the player reaches the goal's place, coming within ``radius = 3``
+blocks of it, within ``task_steps`` steps of the task phase (which ends there). The goal's place is
+where the player stood when it saw the goal's clip: the paper's Memory Tasks are "navigation tasks
+reaching the location of the previously seen experience frame" (Figure 6), where "an agent should
+navigate to the location of the given image" (Section 4.3), and an experience frame
+``x_t = {e_t, l_t, t}`` keeps the position ``l_t`` it was seen from. The radius is the paper's for
+reaching a goal location ("When the agent reaches the goal location within 3 blocks, it is
+considered a success", appendix on VPT-Nav), and reaching ends a navigation task there as it
+does here. ``dwell`` asks for that many steps in a row inside instead (beyond the paper, which
+gives the agent no stop action and states no dwell; default 1: reaching).
 
 The route itself is the experiment's (:mod:`mrsteve.eval.memory_tasks`: it walks with a navigator,
 which this layer does not import); this module runs an episode with any route object that has
@@ -41,7 +48,7 @@ from mrsteve.perception import Encoder
 from mrsteve.protocols import GoalAgent
 from mrsteve.seeding import episode_rng
 from mrsteve.spaces import Action, AgentFrame, Observation
-from mrsteve.tasks.driver import Driver, Trajectory
+from mrsteve.tasks.driver import Driver, Step, Trajectory
 
 
 @dataclass(frozen=True)
@@ -82,9 +89,9 @@ MEMORY_TASKS: dict[str, MemoryTask] = {
 """The three Memory Tasks by command name."""
 
 METRICS = ("success_rate", "kept_goal", "task_steps")
-"""Per episode: success (0 or 100), whether the memory held a frame matching the goal at the
-goal's place when the task phase began (0 or 100; 0 without memory), and the task-phase steps of
-a success."""
+"""Per episode: success (0 or 100), whether the memory held a frame matching the goal seen within
+the radius of the goal's place when the task phase began (0 or 100; 0 without memory), and, of a
+success, the task-phase steps until the player arrived at the goal's place to stay."""
 
 
 def memory_task(name: str) -> MemoryTask:
@@ -110,9 +117,9 @@ class MemoryTaskEpisode:
     goal: np.ndarray
     """The image goal embedding."""
     goal_place: tuple[float, float]
-    """World ``(x, z)`` where the player stood when it saw the goal's clip."""
+    """World ``(x, z)`` where the player stood when it saw the goal's clip: the goal's place."""
     landmark: tuple[float, float]
-    """World ``(x, z)`` of the goal's landmark."""
+    """World ``(x, z)`` of the landmark the goal shows (for plots)."""
     trajectory: np.ndarray
     """float[n, 2]: world ``(x, z)`` of every step, the start first."""
     explore_steps: int
@@ -126,6 +133,20 @@ def goal_share(semantic: np.ndarray, class_ids: np.ndarray) -> float:
 def near(x: float, z: float, places: Sequence[tuple[float, float]], radius: float) -> bool:
     """Whether ``(x, z)`` lies within ``radius`` blocks of one of ``places``."""
     return any(math.hypot(x - px, z - pz) <= radius for px, pz in places)
+
+
+def arrival(positions: np.ndarray, place: tuple[float, float], radius: float,
+            dwell: int) -> int | None:
+    """The first index ``i`` of ``positions`` (``float[n, 2]``) such that ``positions[i:i +
+    dwell]`` all lie within ``radius`` blocks of ``place``: when the player arrived to stay;
+    ``None`` if it never stayed that long (it never came, or walked through and on)."""
+    offset = np.asarray(positions, dtype=np.float64) - np.asarray(place, dtype=np.float64)
+    inside = np.einsum("nk,nk->n", offset, offset) <= radius * radius
+    if len(inside) < dwell:
+        return None
+    counts = np.concatenate([[0], np.cumsum(inside)])
+    stays = np.flatnonzero(counts[dwell:] - counts[:-dwell] == dwell)
+    return int(stays[0]) if len(stays) else None
 
 
 def kept_goal(agent: GoalAgent, frame: AgentFrame, goal: np.ndarray, threshold: float,
@@ -147,18 +168,21 @@ def run_memory_task(
     seed: int,
     explore_steps: int = 3000,
     task_steps: int = 3000,
-    radius: float = 12.0,
+    radius: float = 3.0,
+    dwell: int = 1,
 ) -> MemoryTaskEpisode:
     """One episode: ``env.reset(seed=seed)``; ``route`` drives the exploration phase while the
     agent watches (``agent.observe``); ``encoder`` (the agent's kind) embeds the clips of the
     goal's window and the best one becomes the image goal (``agent.set_goal`` with its
-    ``image_goal`` threshold); then the agent acts until it is within ``radius`` blocks of the
-    goal's landmark or of where the goal's clip was seen, or ``task_steps`` steps have passed.
-    The route draws from the episode's ``task`` stream, the agent from its ``agent`` stream."""
-    if explore_steps <= task.goal_window or task_steps < 1 or not radius > 0:
+    ``image_goal`` threshold); then the agent acts until the player has stayed within ``radius``
+    blocks of where the goal's clip was seen for ``dwell`` steps in a row (success), or
+    ``task_steps`` steps have passed (module docstring). The route draws from the episode's
+    ``task`` stream, the agent from its ``agent`` stream."""
+    if (explore_steps <= task.goal_window or task_steps < 1 or not radius > 0
+            or not 1 <= dwell <= task_steps):
         raise ValueError(f"need explore_steps > {task.goal_window} (the goal's window), "
-                         f"task_steps >= 1 and radius > 0, got {explore_steps}, {task_steps}, "
-                         f"{radius}")
+                         f"task_steps >= 1, radius > 0 and 1 <= dwell <= task_steps, got "
+                         f"{explore_steps}, {task_steps}, {radius}, {dwell}")
     path = Trajectory()
     driver = Driver(env, [path])
     info = driver.reset(seed=seed)
@@ -181,20 +205,24 @@ def run_memory_task(
                            f"first {task.goal_window} steps (seed {seed})")
     _, goal_t, goal = clips.best
     place = path.points[goal_t]  # where the player stood when it saw the clip ending at goal_t
-    places = (place, landmark)
     threshold = encoder.thresholds.image_goal
-    kept = kept_goal(agent, driver.frame, goal, threshold, places, radius)
+    kept = kept_goal(agent, driver.frame, goal, threshold, (place,), radius)
 
     agent.set_goal(goal, threshold, explore_steps)
-    success = near(*driver.position, places, radius)
-    if not success:
-        driver.run(agent.act, steps=task_steps,
-                   until=lambda step: near(*driver.position, places, radius))
-        success = near(*driver.position, places, radius)
+    inside = int(near(*driver.position, (place,), radius))  # steps in a row at the goal's place
+
+    def stayed(step: Step) -> bool:
+        nonlocal inside
+        inside = inside + 1 if near(*driver.position, (place,), radius) else 0
+        return inside >= dwell
+
+    if inside < dwell:
+        driver.run(agent.act, steps=task_steps, until=stayed)
+    arrived = arrival(path.array()[explore_steps:], place, radius, dwell)
     metrics: dict[str, float | None] = {
-        "success_rate": 100.0 if success else 0.0,
+        "success_rate": 0.0 if arrived is None else 100.0,
         "kept_goal": 100.0 if kept else 0.0,
-        "task_steps": float(driver.t - explore_steps) if success else None,
+        "task_steps": None if arrived is None else float(arrived),
     }
     return MemoryTaskEpisode(metrics, goal_t, goal, place, landmark, path.array(), explore_steps)
 

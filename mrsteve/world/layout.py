@@ -15,17 +15,42 @@ import numpy as np
 
 EventKind = Literal["spawn_mob", "explode"]
 
+Fence = tuple[float, float, float, float]
+"""An area ``(x0, z0, x1, z1)`` of block columns (half-open) a mob never leaves."""
+
 
 @dataclass(frozen=True)
 class MobSpawn:
     """A mob placed at ``(x, z)`` on the ground; it wanders within ``roam`` blocks of that spot
-    (``None``: anywhere it can walk). ``burning`` sets a zombie alight from the start."""
+    (``None``: anywhere it can walk) and never leaves ``pasture`` (``None``: no fence).
+    ``burning`` sets a zombie alight from the start."""
 
     kind: str
     x: float
     z: float
     roam: float | None = 8.0
     burning: bool = False
+    pasture: Fence | None = None
+
+
+@dataclass(frozen=True)
+class Pasture:
+    """Where a herd of ``count`` ``mob`` s lives: its animals never leave ``area`` (``(x0, z0,
+    x1, z1)`` columns, half-open), and with the passive spawn cycle the species spawns only
+    there, killed animals coming back until the herd is ``count`` again
+    (:meth:`~mrsteve.world.spawning.PassiveSpawning.restock`); each wanders within ``roam`` of
+    where it spawned."""
+
+    mob: str
+    area: tuple[int, int, int, int]
+    count: int
+    roam: float | None = 8.0
+
+    @property
+    def fence(self) -> Fence:
+        """:attr:`area` as the fence of the herd's mobs."""
+        x0, z0, x1, z1 = self.area
+        return float(x0), float(z0), float(x1), float(z1)
 
 
 @dataclass(frozen=True)
@@ -66,6 +91,8 @@ class WorldLayout:
     landmarks: Mapping[str, tuple[float, float]] = field(
         default_factory=lambda: MappingProxyType({})
     )
+    pastures: tuple[Pasture, ...] = ()
+    """The herds that keep to an area (:class:`Pasture`)."""
     terrain: Any = None
     """For an unbounded world, its :class:`~mrsteve.world.chunks.UnboundedTerrain`: ``blocks``
     is then the first loaded window of chunks, and the world loads more as the player walks."""

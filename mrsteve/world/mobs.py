@@ -4,7 +4,8 @@ Each mob is a record of :data:`MOB_DTYPE` (position of its feet, home and roamin
 timers). Cows, sheep and spiders wander like Minecraft's ``EntityAIWander`` (on a random tick,
 walk to a random spot nearby, kept within ``roam`` of home), flee from the player for their
 ``flee_steps`` when hit, step up one block, avoid drops of more than three blocks, and never walk
-into solid blocks or water. Zombies catch fire under the open sky (constant daylight) and die
+into solid blocks or water, nor out of their pasture (a fence: an area their box stays in; the
+whole plane for mobs without one). Zombies catch fire under the open sky (constant daylight) and die
 after their ``daylight_burn_steps``. Mobs are axis-aligned boxes; they do not push each other or
 the player. All randomness comes in as an array drawn from the world's generator.
 """
@@ -29,6 +30,10 @@ MOB_DTYPE = np.dtype(
         ("home_x", np.float64),  # where it spawned
         ("home_z", np.float64),
         ("roam", np.float64),  # wander targets stay within this distance of home (inf: anywhere)
+        ("fence_x0", np.float64),  # the pasture the box stays in (-inf, -inf, inf, inf: none)
+        ("fence_z0", np.float64),
+        ("fence_x1", np.float64),
+        ("fence_z1", np.float64),
         ("target_x", np.float64),  # current wander target
         ("target_z", np.float64),
         ("walking", np.bool_),  # heading for the wander target
@@ -153,6 +158,13 @@ def _under_open_sky(blocks, solid, x, y, z, height):
 
 
 @nb.njit(cache=True)
+def _outside_fence(mob, x, z, half_width):
+    """Whether a box of ``half_width`` at ``(x, z)`` sticks out of the mob's pasture."""
+    return (x - half_width < mob.fence_x0 or x + half_width > mob.fence_x1
+            or z - half_width < mob.fence_z0 or z + half_width > mob.fence_z1)
+
+
+@nb.njit(cache=True)
 def step_mobs(
     blocks,
     solid,
@@ -208,6 +220,9 @@ def step_mobs(
                 if off > mob.roam:
                     tx = mob.home_x + hx * mob.roam / off
                     tz = mob.home_z + hz * mob.roam / off
+                half = kinds[kind, K_WIDTH] / 2
+                tx = min(max(tx, mob.fence_x0 + half), mob.fence_x1 - half)
+                tz = min(max(tz, mob.fence_z0 + half), mob.fence_z1 - half)
                 mob.target_x, mob.target_z = tx, tz
                 mob.walking = True
             dx, dz = mob.target_x - mob.x, mob.target_z - mob.z
@@ -220,9 +235,12 @@ def step_mobs(
             mob.walking = False
         nx = mob.x + dx / length * speed
         nz = mob.z + dz / length * speed
-        new_y = _standing_height(
-            blocks, solid, water, nx, mob.y, nz, kinds[kind, K_WIDTH] / 2, kinds[kind, K_HEIGHT]
-        )
+        half = kinds[kind, K_WIDTH] / 2
+        if _outside_fence(mob, nx, nz, half):
+            new_y = np.nan
+        else:
+            new_y = _standing_height(blocks, solid, water, nx, mob.y, nz, half,
+                                     kinds[kind, K_HEIGHT])
         if math.isnan(new_y):
             mob.walking = False
         else:
@@ -303,11 +321,18 @@ class Mobs:
         *,
         roam: float | None = 8.0,
         burning: bool = False,
+        pasture: tuple[float, float, float, float] | None = None,
     ) -> int:
-        """Place a mob of ``kind`` with its feet at ``(x, y, z)``; returns its index."""
+        """Place a mob of ``kind`` with its feet at ``(x, y, z)``; returns its index. It never
+        leaves ``pasture`` (``(x0, z0, x1, z1)``, which must hold its box; ``None``: no fence)."""
         mob = self.content.mob(kind)
         if roam is not None and roam < 0:
             raise ValueError(f"roam must be non-negative or None (anywhere), got {roam}")
+        fence = NO_FENCE if pasture is None else tuple(float(v) for v in pasture)
+        half = mob.width / 2
+        if not (fence[0] <= x - half and x + half <= fence[2]
+                and fence[1] <= z - half and z + half <= fence[3]):
+            raise ValueError(f"a {kind} at ({x}, {z}) does not fit its pasture {pasture}")
         if self.count == len(self._records):
             self._records = np.concatenate([self._records, np.zeros_like(self._records)])
             self._boxes = np.zeros((len(self._records), 6), dtype=np.float32)
@@ -317,6 +342,8 @@ class Mobs:
         record["x"], record["y"], record["z"] = x, y, z
         record["home_x"], record["home_z"] = x, z
         record["roam"] = math.inf if roam is None else roam
+        for name, value in zip(FENCE_FIELDS, fence, strict=True):
+            record[name] = value
         record["health"] = mob.health
         record["burning"] = burning and mob.daylight_burn_steps is not None
         self.count += 1
@@ -373,3 +400,8 @@ class Mobs:
 
 
 _NO_INDICES = np.zeros(0, dtype=np.int64)
+
+FENCE_FIELDS = ("fence_x0", "fence_z0", "fence_x1", "fence_z1")
+"""The record's fields of its pasture, as ``(x0, z0, x1, z1)``."""
+NO_FENCE = (-math.inf, -math.inf, math.inf, math.inf)
+"""The fence of a mob without a pasture: the whole plane."""

@@ -19,6 +19,13 @@ step 2 stay Minecraft's. Cows and sheep are our palette's passive animals: the l
 counted for the cap are cows and sheep, and packs of the other species (pigs, chickens, horses ...)
 are drawn and spawn nothing. The daylight is constant: a cell is lit when no opaque block stands
 above it in its column.
+
+A herd with a pasture (:class:`~mrsteve.world.layout.Pasture`) keeps to it, as Minecraft's
+animals stay in the loaded chunks near where they spawned: its species spawns only there.
+Each cycle first restocks the pastures (:meth:`PassiveSpawning.restock`: up to
+:attr:`SpawnRules.max_per_chunk` of a herd's killed animals come back, each at a random column of
+the pasture where step 3 lets an animal spawn; the cap does not hold them back), then runs steps
+1-3 for the species without a pasture.
 """
 
 from __future__ import annotations
@@ -29,6 +36,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from mrsteve.world.chunks import ANIMALS, BIOME_RULES, CHUNK, MC_Y_OFFSET, PLAINS
+from mrsteve.world.layout import Pasture
+from mrsteve.world.mobs import FENCE_FIELDS, ground_height
 from mrsteve.world.physics import X, Y, Z
 
 
@@ -52,10 +61,15 @@ class SpawnRules:
     spread: int = 6
     """Each step moves by ``rand(6) - rand(6)`` on x and on z."""
     max_per_chunk: int = 4
-    """``EntityLiving.getMaxSpawnedInChunk()``."""
+    """``EntityLiving.getMaxSpawnedInChunk()``; also the most animals a pasture gets back per
+    cycle."""
+    pasture_tries: int = 16
+    """Random columns of its pasture an animal coming back tries (it waits for the next cycle
+    when none of them lets it spawn)."""
 
     def __post_init__(self):
-        for name in ("interval", "cap_chunks", "packs", "pack_steps", "spread", "max_per_chunk"):
+        for name in ("interval", "cap_chunks", "packs", "pack_steps", "spread", "max_per_chunk",
+                     "pasture_tries"):
             if getattr(self, name) < 1:
                 raise ValueError(f"spawn rules: {name} must be at least 1, got {getattr(self, name)}")
         if self.cap < 0 or self.chunk_radius < 0 or self.min_distance < 0:
@@ -74,6 +88,14 @@ class PassiveSpawning:
         """Minecraft's normal cubes: full solid blocks that are not leaves."""
         self._grass = content.block("grass_block").id
         self._kinds = np.array([content.mob(name).id for name in ANIMALS])
+        self.pastures = world.layout.pastures
+        for pasture in self.pastures:
+            if pasture.mob not in ANIMALS:
+                raise ValueError(f"spawn cycle: only {' and '.join(ANIMALS)} spawn in a pasture, "
+                                 f"got a pasture of {pasture.mob}s")
+        self._wild = tuple(name for name in ANIMALS
+                           if name not in {pasture.mob for pasture in self.pastures})
+        """The animals that spawn anywhere (no pasture)."""
         self._sizes = {name: (content.mob(name).width, content.mob(name).height)
                        for name in ANIMALS}
         ox, oz = world.origin
@@ -99,13 +121,47 @@ class PassiveSpawning:
     def cap(self, eligible: int) -> int:
         return self.rules.cap * eligible // self.rules.cap_chunks
 
+    def herd_size(self, pasture: Pasture) -> int:
+        """The living animals of ``pasture``'s herd."""
+        records = self.world.mobs.records
+        fence = np.column_stack([records[f] for f in FENCE_FIELDS])
+        return int(((records["kind"] == self.world.content.mob(pasture.mob).id)
+                    & (fence == pasture.fence).all(axis=1)).sum())
+
+    def restock(self) -> dict[str, int]:
+        """Bring killed animals back to their pastures; returns how many of each species came.
+
+        A herd below its ``count`` gets up to :attr:`SpawnRules.max_per_chunk` animals, each at
+        the first of :attr:`SpawnRules.pasture_tries` random columns of the pasture where an
+        animal can spawn (on grass, lit, room for its body, 24 blocks from the player and the
+        world's spawn point: step 3's rules), standing on the column's ground."""
+        world, rng = self.world, self.world.rng
+        spawned: dict[str, int] = {}
+        for pasture in self.pastures:
+            missing = min(pasture.count - self.herd_size(pasture), self.rules.max_per_chunk)
+            x0, z0, x1, z1 = pasture.area
+            height = self._sizes[pasture.mob][1]
+            for _animal in range(missing):
+                for _try in range(self.rules.pasture_tries):
+                    x, z = int(rng.integers(x0, x1)), int(rng.integers(z0, z1))
+                    y = int(ground_height(world.blocks, world.solid, x + 0.5, z + 0.5, height))
+                    if not self._too_close(x, y, z) and self._can_spawn(pasture.mob, x, y, z):
+                        world.spawn_mob(pasture.mob, x + 0.5, z + 0.5, roam=pasture.roam,
+                                        pasture=pasture.fence)
+                        spawned[pasture.mob] = spawned.get(pasture.mob, 0) + 1
+                        break
+        return spawned
+
     def cycle(self) -> dict[str, int]:
-        """One spawn cycle; returns how many of each species spawned."""
+        """One spawn cycle: :meth:`restock`, then steps 1-3 for the animals without a pasture;
+        returns how many of each species spawned."""
+        spawned = self.restock()
+        if not self._wild:
+            return spawned
         world, rules, rng = self.world, self.rules, self.world.rng
         chunks = self.eligible_chunks()
         if self.loaded_animals() > self.cap(len(chunks)):
-            return {}
-        spawned: dict[str, int] = {}
+            return spawned
         sx, sy, sz = world.blocks.shape
         for n in rng.permutation(len(chunks)):
             cx, cz = chunks[n]
@@ -129,7 +185,7 @@ class PassiveSpawning:
                         species = self._species(px, pz)
                         if species is None:
                             break
-                    if species in ANIMALS and self._can_spawn(species, px, y, pz):
+                    if species in self._wild and self._can_spawn(species, px, y, pz):
                         world.spawn_mob(species, px + 0.5, pz + 0.5, roam=None)
                         spawned[species] = spawned.get(species, 0) + 1
                         in_chunk += 1

@@ -30,7 +30,7 @@ import numpy as np
 
 from mrsteve.naming import unknown_name
 from mrsteve.world.content import Mob, load_content
-from mrsteve.world.layout import EventKind, MobSpawn, ScheduledEvent, WorldLayout
+from mrsteve.world.layout import EventKind, MobSpawn, Pasture, ScheduledEvent, WorldLayout
 
 WORLD_HEIGHT = 64
 """Blocks along y in every world."""
@@ -125,6 +125,7 @@ class Site:
         self.level: np.ndarray | None = None
         self.blocks: np.ndarray | None = None
         self.mobs: list[MobSpawn] = []
+        self.pastures: list[Pasture] = []
         self.events: list[ScheduledEvent] = []
         self.landmarks: dict[str, tuple[float, float]] = {}
         self.placed: dict[int, tuple[int, int]] = {}
@@ -292,6 +293,7 @@ class Site:
             mobs=tuple(self.mobs),
             events=tuple(self.events),
             landmarks=MappingProxyType(dict(self.landmarks)),
+            pastures=tuple(self.pastures),
         )
 
 
@@ -736,7 +738,8 @@ class Plants(Feature):
 @dataclass(frozen=True)
 class Herd(Feature):
     """``count`` mobs within ``spread`` of ``at`` (default: a random place away from the spawn);
-    each wanders within ``roam`` blocks of where it stands."""
+    each wanders within ``roam`` blocks of where it stands, and within its ``pasture`` when the
+    herd has one (:class:`~mrsteve.world.layout.Pasture`)."""
 
     kind: ClassVar[str] = "herd"
     mob: str
@@ -752,29 +755,45 @@ class Herd(Feature):
     mob's burn time)."""
     landmark: str | None = None
     """Landmark name of the herd's centre."""
+    pasture: Area | None = None
+    """Area the herd stands in and never leaves; with the passive spawn cycle the species
+    spawns only there, and killed animals come back there (default: no pasture)."""
 
     def __post_init__(self):
         mob = _check_mob(self.mob, "herd")
         if self.burning and mob.daylight_burn_steps is None:
             raise ValueError(f"herd: {self.mob}s do not burn in daylight")
+        if self.pasture is not None and not (self.pasture[0] < self.pasture[2]
+                                             and self.pasture[1] < self.pasture[3]):
+            raise ValueError(f"herd: pasture must be [x0, z0, x1, z1] with x0 < x1 and z0 < z1, "
+                             f"got {list(self.pasture)}")
 
     def populate(self, site, rng):
+        if self.pasture is not None and not (
+                min(self.pasture[:2]) >= 1 and self.pasture[2] <= site.size[0] - 1
+                and self.pasture[3] <= site.size[1] - 1):
+            raise ValueError(f"herd: pasture {list(self.pasture)} must lie inside the walls "
+                             f"(columns 1 to {site.size[0] - 2}, 1 to {site.size[1] - 2})")
+        fenced = site.within(self.pasture)
         for attempt in range(HERD_TRIES):
             at = self.at
             if at is None:
-                room = site.ground(clearance=SPAWN_CLEARANCE) & site.inside(self.spread)
+                room = site.ground(clearance=SPAWN_CLEARANCE) & site.inside(self.spread) & fenced
                 at = site.pick(rng, room, f"a herd of {self.mob}")
-            room = site.ground(clearance=2.0) & (site.distance(at) <= self.spread)
+            room = site.ground(clearance=2.0) & (site.distance(at) <= self.spread) & fenced
             try:
                 spots = site.scatter(rng, room, self.count, 1.5, f"{self.mob}s")
                 break
             except ValueError:  # a centre drawn beside a pond or a house: draw another
                 if self.at is not None or attempt == HERD_TRIES - 1:
                     raise
+        pasture = None
+        if self.pasture is not None:
+            pasture = Pasture(self.mob, self.pasture, self.count, self.roam)
+            site.pastures.append(pasture)
         for x, z in spots:
-            site.mobs.append(
-                MobSpawn(self.mob, float(x) + 0.5, float(z) + 0.5, self.roam, self.burning)
-            )
+            site.mobs.append(MobSpawn(self.mob, float(x) + 0.5, float(z) + 0.5, self.roam,
+                                      self.burning, None if pasture is None else pasture.fence))
         self._mark(site, self.landmark, _centre(at))
 
 

@@ -141,7 +141,8 @@ class World:
         self.pitch = 0.0
         settle_player(self.blocks, self.solid, self.water, self.player)
         for spawn in layout.mobs:
-            self.spawn_mob(spawn.kind, spawn.x, spawn.z, roam=spawn.roam, burning=spawn.burning)
+            self.spawn_mob(spawn.kind, spawn.x, spawn.z, roam=spawn.roam, burning=spawn.burning,
+                           pasture=spawn.pasture)
         for event in layout.events:
             self.schedule(event)
         self.spawning = PassiveSpawning(self, config.spawn_cycle) if config.spawn_cycle else None
@@ -369,12 +370,14 @@ class World:
         settle_player(self.blocks, self.solid, self.water, self.player)
 
     def spawn_mob(
-        self, kind: str, x: float, z: float, *, roam: float | None = 8.0, burning: bool = False
+        self, kind: str, x: float, z: float, *, roam: float | None = 8.0, burning: bool = False,
+        pasture: tuple[float, float, float, float] | None = None,
     ) -> int:
-        """Place a mob of ``kind`` on the ground at ``(x, z)``; returns its index."""
+        """Place a mob of ``kind`` on the ground at ``(x, z)``, kept in ``pasture`` when given;
+        returns its index."""
         self._check_inside(x, z, f"{kind} spawn")
         y = ground_height(self.blocks, self.solid, x, z, self.content.mob(kind).height)
-        return self.mobs.add(kind, x, y, z, roam=roam, burning=burning)
+        return self.mobs.add(kind, x, y, z, roam=roam, burning=burning, pasture=pasture)
 
     def schedule(self, event: ScheduledEvent) -> None:
         """Run ``event`` when the step counter reaches ``event.step`` (next step if already past)."""

@@ -49,7 +49,8 @@ def test_a_tree_naming_other_weights_is_refused():
 
 @pytest.mark.parametrize("config_type", AGENT_CONFIGS, ids=lambda t: t.__name__)
 def test_every_agent_experiment_checks_its_encoder(config_type):
-    assert config_type().encoder == "semantic"
+    assert config_type().encoder == "pixels"  # the paper's agent sees pixels
+    assert config_type(parts="stand-in").encoder == "semantic"
     with pytest.raises(ValueError, match="unknown encoder 'rgb'"):
         config_type(encoder="rgb")
 

@@ -183,3 +183,44 @@ def test_an_agent_runs_episode_after_episode_with_a_fresh_memory_unless_it_keeps
     assert len(agent.memory) == second.steps + 1
     assert agent.memory.read(np.ones(agent.memory.dim, np.float32) / agent.memory.dim ** 0.5,
                              -1.0).t.max() == second.steps
+
+
+@pytest.mark.parametrize("name", ["mrsteve", "mrsteve-tc", "fm"])
+def test_the_explorers_visitation_map_is_painted_from_the_frames_the_memory_holds(name):
+    """pi_H-Nav reads the memory (Algorithm 2, line 30; appendix "Solver Module Details": the
+    visitation map is built from Place Event Memory): with a capacity of 100 frames, the map
+    holds the fields of view of the 100 frames held, not of every step taken."""
+    from mrsteve.control.visitation import VisitationMap
+    from mrsteve.memory.base import held_frames
+
+    env = gym.make("mrsteve/Voxel-v0", world="map2", obs_size=(24, 40))
+    agent = make_agent(name, capacity=100)
+    selector = agent.explorer.selector
+    assert selector.memory is agent.memory
+    result = run_tasks(env, agent, ["wool"], seed=0, max_steps=300)
+    assert result.steps > 200
+    selector.update_visitation()
+    _, poses = held_frames(agent.memory)
+    assert len(poses) == 100
+    held = VisitationMap(selector.visitation_config, selector.visitation.centre)
+    for pose in poses:
+        x, _, z, yaw, _ = agent.episode_pose(pose)
+        held.paint(x, z, yaw)
+
+    def cells(visitation):
+        ox, oz = visitation.origin
+        return {(int(i) + ox, int(j) + oz): int(visitation.counts[i, j])
+                for i, j in zip(*np.nonzero(visitation.counts))}
+
+    assert cells(selector.visitation) == cells(held)
+
+
+def test_agents_without_a_count_based_map_keep_their_explorers():
+    """STEVE-1 has no memory; PMC-MrSteve-FM's Plan4MC explorer keeps no visitation map; the
+    Exploration experiment's count-based explorer, memoryless, paints the steps it observes."""
+    from mrsteve.agent.factory import build_agent, explorer_agent_config
+    from mrsteve.control.goals import DirectionGoalSelector
+
+    assert isinstance(make_agent("pmc-fm").explorer.selector, DirectionGoalSelector)
+    explorer = build_agent(explorer_agent_config("count-based")).explorer
+    assert explorer.selector.memory is None

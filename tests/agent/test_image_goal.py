@@ -43,10 +43,11 @@ def test_an_image_goal_is_the_query_then_the_agent_navigates_and_stands(agent):
     agent.act(observation(), 0)
     assert agent.mode is Mode.EXPLORE and agent.last_query.prompt == "image goal"
     agent.memory.candidate = [5.0, 0.0, 7.0, 0.0, 0.0]
-    agent.act(observation(), 1)
-    assert agent.mode is Mode.NAVIGATE
+    for t in range(1, 601):  # Algorithm 2: explore L steps, then read again
+        agent.act(observation(), t)
+    assert agent.mode is Mode.NAVIGATE and agent.last_query.t == 600
     agent.navigator.arrived = True
-    action = agent.act(observation(), 2)
+    action = agent.act(observation(), 601)
     assert agent.mode is Mode.EXECUTE and not action.get("forward")
     assert agent.policy.prompts == [], "an image goal has nothing to execute"
     assert np.linalg.norm(agent._query_vector) == pytest.approx(1.0)

@@ -3,9 +3,11 @@
 The parts around the agent are fakes whose behaviour the test controls: a memory that returns a
 candidate only when told to, a navigator that "arrives" when told to, and recording explorer and
 instruction policy. What is asserted is what the paper states: memory empty -> EXPLORE; a
-candidate appears -> NAVIGATE -> CAM_ADJUST -> EXECUTE; after L steps in a mode the memory is read
-again; every step is written to memory whatever the mode. With ``searched_radius`` on, a target
-the agent reached and executed at for L steps is not picked again for the same task.
+candidate -> NAVIGATE -> CAM_ADJUST -> EXECUTE; the memory is read only when no mode is selected,
+at the task's start and after L steps in a mode, EXPLORE included (Algorithm 2, lines 9-17);
+every step is written to memory whatever the mode. With ``memory_reads="every-explore-step"``
+(the release's rule) the memory is read every step while exploring. With ``searched_radius`` on, a
+target the agent reached and executed at for L steps is not picked again for the same task.
 """
 
 import numpy as np
@@ -122,7 +124,37 @@ def test_empty_memory_means_explore_and_every_step_is_written(agent):
         assert agent.mode is Mode.EXPLORE
     assert len(agent.memory) == 5
     assert agent.explorer.acted == 5
-    assert len(agent.memory.reads) == 5, "the memory is read every step while exploring"
+    assert len(agent.memory.reads) == 1, "read once, when the task started"
+
+
+def read_steps(agent, start, stop):
+    """The steps in ``[start, stop)`` at which the agent read its memory (Decision.query)."""
+    return [t for t in range(start, stop) if agent.act(observation(), t).query is not None]
+
+
+def test_exploring_the_agent_reads_at_the_task_start_then_after_L_steps(agent):
+    """Algorithm 2: with nothing found the agent explores for L steps before it reads again,
+    even when a candidate appears in memory meanwhile."""
+    assert read_steps(agent, 0, 1) == [0]
+    assert agent.mode is Mode.EXPLORE
+    agent.memory.candidate = [5.0, 0.0, 7.0, 0.0, 0.0]
+    assert read_steps(agent, 1, 600) == [], "no read while exploring for L steps"
+    assert agent.mode is Mode.EXPLORE and agent.explorer.acted == 600
+    assert read_steps(agent, 600, 601) == [600]
+    assert agent.mode is Mode.NAVIGATE and agent.last_query.t == 600
+
+
+def test_exploring_reads_every_step_with_the_releases_rule():
+    agent = MrSteve(ScriptedMemory(), SemanticEncoder(), RecordingExplorer(), ScriptedNavigator(),
+                    RecordingPolicy(), ModeSelectorConfig(memory_reads="every-explore-step"))
+    agent.reset(observation(), np.random.default_rng(0), Camera(40, 64))
+    agent.set_task(task_prompts("water_bucket"), 0)
+    assert read_steps(agent, 0, 5) == [0, 1, 2, 3, 4]
+    agent.memory.candidate = [5.0, 0.0, 7.0, 0.0, 0.0]
+    assert read_steps(agent, 5, 6) == [5], "exploration stops as soon as a candidate appears"
+    assert agent.mode is Mode.NAVIGATE
+    assert read_steps(agent, 6, 605) == [], "other modes still read after L steps only"
+    assert read_steps(agent, 605, 606) == [605]
 
 
 def test_memory_positions_are_relative_to_the_episode_start(agent):
@@ -133,7 +165,6 @@ def test_memory_positions_are_relative_to_the_episode_start(agent):
 
 
 def test_candidate_leads_to_navigate_then_camera_then_execute(agent):
-    agent.act(observation(), 0)
     agent.memory.candidate = [5.0, 0.0, 7.0, 90.0, 30.0]
     agent.act(observation(), 1)
     assert agent.mode is Mode.NAVIGATE
@@ -214,6 +245,8 @@ def test_a_new_task_resets_the_mode_and_queries_with_its_explore_prompt(agent):
 def test_config_rejects_a_bad_interval():
     with pytest.raises(ValueError, match="requery_interval"):
         ModeSelectorConfig(requery_interval=0)
+    with pytest.raises(ValueError, match="memory_reads"):
+        ModeSelectorConfig(memory_reads="every-step")
 
 
 # -- searched targets (ModeSelectorConfig.searched_radius) ---------------------------------------------
@@ -280,7 +313,7 @@ def test_with_every_match_searched_the_agent_explores_and_a_new_task_forgets_the
     run_steps(agent, 0, 601)
     assert agent.mode is Mode.EXPLORE
     run_steps(agent, 601, 650)
-    assert agent.mode is Mode.EXPLORE, "the read still skips it while exploring"
+    assert agent.mode is Mode.EXPLORE, "explores L steps before the next read"
     agent.set_task(task_prompts("log"), 650)
     agent.act(observation(), 650)
     assert agent.mode is Mode.EXECUTE and target(agent) == [2.0, 0.0]

@@ -89,9 +89,9 @@ def test_weights_for_an_agent_that_walks_with_the_depth_navigator_are_refused(tr
     with pytest.raises(ValueError, match="for the learned navigator; give navigator 'learned'"):
         agent_config("mrsteve", navigator_weights=path)
     with pytest.raises(ValueError, match="for the learned navigator; give navigator 'learned'"):
-        MemoryTasksConfig(navigator_weights=path)
+        MemoryTasksConfig(parts="stand-in", navigator_weights=path)
     with pytest.raises(ValueError, match="for the learned navigator; give navigator 'learned'"):
-        ExplorationTaskConfig(navigator_weights=path)
+        ExplorationTaskConfig(parts="stand-in", navigator_weights=path)
     with pytest.raises(ValueError, match="but the agent walks with depth"):
         AgentConfig("mrsteve", navigator_weights=path)
     with pytest.raises(ValueError, match="but the agent walks with straight"):
@@ -127,8 +127,8 @@ def test_eval_runs_an_explorer_on_the_weights_and_its_summary_names_them(trained
     assert (agent["navigator_weights"], agent["navigator_weights_sha256"]) == (path, sha256)
     assert agent["explorer"]["navigator"] == "learned"
     refused = CliRunner().invoke(app, [
-        "eval", "exploration", "--navigator-weights", path, "--out", str(tmp_path / "run"),
-        "--no-progress"])
+        "eval", "exploration", "--parts", "stand-in", "--navigator-weights", path, "--out",
+        str(tmp_path / "run"), "--no-progress"])
     assert refused.exit_code == 2 and "give navigator 'learned'" in refused.output
     assert "Traceback" not in refused.output and not (tmp_path / "run").exists()
 

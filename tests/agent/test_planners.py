@@ -331,7 +331,8 @@ def test_the_deps_experiment_keeps_every_prompt_and_answer_in_the_run_folder(tmp
     out = tmp_path / "run"
     with ScriptedServer([SIGN_WITHOUT_TABLE, SIGN_WITH_TABLE]) as server:
         result = CliRunner().invoke(app, [
-            "eval", "llm-planner", "--task", "sign", "--agent", "steve1", "--planner", "deps",
+            "eval", "llm-planner", "--task", "sign", "--agent", "steve1", "--parts", "stand-in",
+            "--planner", "deps",
             "--llm-url", server.url, "--llm-model", "scripted", "--episodes", "1",
             "--out", str(out), "--no-progress"])
     assert result.exit_code == 0, result.output

@@ -70,8 +70,9 @@ def test_the_commands_defaults_are_the_experiments_configs():
     defaults = {name: {p.name: p.default
                        for p in inspect.signature(make_command(e)).parameters.values()}
                 for name, e in EXPERIMENTS.items()}
-    assert defaults["exploration"] == {"agent": "count-based", "navigator": "depth",
-                                       "navigator_weights": None, "vpt_nav_weights": None,
+    assert defaults["exploration"] == {"agent": "count-based", "parts": "learned",
+                                       "navigator": None, "navigator_weights": None,
+                                       "vpt_nav_weights": None,
                                        "steps": 6000, "world": "map1",
                                        "area": None, "patch_size": None, "episodes": 20,
                                             "seed": 42, "workers": 1, "backend": "local",
@@ -79,11 +80,17 @@ def test_the_commands_defaults_are_the_experiments_configs():
                                             "plots": None, "progress": True}
     assert (defaults["navigation"]["terrain"], defaults["navigation"]["navigator"],
             defaults["navigation"]["max_steps"], defaults["navigation"]["episodes"]) == (
-        "all", "depth", 1000, 20)
+        "all", None, 1000, 20)
+    from mrsteve.tasks.catalog import load_catalog
+
     for name in ("aba-sparse", "aba-random"):
-        assert (defaults[name]["task"], defaults[name]["agent"], defaults[name]["capacity"],
-                defaults[name]["episodes"]) == ("all", "mrsteve", None, 10)
-        assert defaults[name]["navigator"] == "depth" and defaults[name]["encoder"] == "semantic"
+        config = EXPERIMENTS[name].config_type()  # every task, MrSteve, unlimited memory
+        assert (config.agents, config.capacity, defaults[name]["episodes"]) == (
+            ["mrsteve"], None, 10)
+        assert len(EXPERIMENTS[name].groups(config)) == len(load_catalog().suites[name])
+        # each part is the one --parts names: the learned ones unless told otherwise
+        assert defaults[name]["parts"] == "learned"
+        assert defaults[name]["navigator"] is None and defaults[name]["encoder"] is None
     assert defaults["navigation"]["weights"] is None
     assert "task" not in defaults["seq4"] and defaults["seq4"]["episodes"] == 10
 
@@ -133,8 +140,8 @@ def test_unknown_choices_are_errors_listing_the_valid_ones(args, valid):
 
 def test_a_run_writes_its_summary_and_records_and_a_second_run_resumes(tmp_path, monkeypatch):
     summary_path = tmp_path / "explore.json"
-    args = ["exploration", "--episodes", "1", "--steps", "200", "--json", str(summary_path),
-            "--plots", str(tmp_path / "plots")]
+    args = ["exploration", "--parts", "stand-in", "--episodes", "1", "--steps", "200", "--json",
+            str(summary_path), "--plots", str(tmp_path / "plots")]
     result = invoke(*args)
     assert result.exit_code == 0, result.output
     summary = json.loads(summary_path.read_text())
@@ -170,8 +177,8 @@ def test_a_run_writes_its_summary_and_records_and_a_second_run_resumes(tmp_path,
 
 
 def test_navigation_writes_one_summary_per_terrain(tmp_path):
-    result = invoke("navigation", "--terrain", "flat,plains", "--episodes", "1",
-                    "--max-steps", "300", "--json", str(tmp_path / "nav.json"))
+    result = invoke("navigation", "--parts", "stand-in", "--terrain", "flat,plains",
+                    "--episodes", "1", "--max-steps", "300", "--json", str(tmp_path / "nav.json"))
     assert result.exit_code == 0, result.output
     for terrain in ("flat", "plains"):
         summary = json.loads((tmp_path / f"nav.{terrain}.json").read_text())
@@ -183,7 +190,7 @@ def test_navigation_writes_one_summary_per_terrain(tmp_path):
 
 def test_aba_sparse_writes_its_summary_and_plots_success(tmp_path):
     args = ["eval", "aba-sparse", "--task", "wool-seeds-wool", "--agent", "steve1",
-            "--episodes", "1", "--no-progress", "--json", str(tmp_path / "aba.json"),
+            "--parts", "stand-in", "--episodes", "1", "--no-progress", "--json", str(tmp_path / "aba.json"),
             "--plots", str(tmp_path)]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
@@ -243,8 +250,8 @@ def test_the_ray_backend_without_ray_names_the_extra(tmp_path, monkeypatch):
 
 def test_a_run_folder_holds_summary_records_plots_and_manifest(tmp_path):
     out = tmp_path / "run"
-    result = invoke("exploration", "--episodes", "2", "--steps", "30", "--seed", "7",
-                    "--out", str(out))
+    result = invoke("exploration", "--parts", "stand-in", "--episodes", "2", "--steps", "30",
+                    "--seed", "7", "--out", str(out))
     assert result.exit_code == 0, result.output
     assert sorted(p.name for p in out.iterdir()) == [
         "manifest.json", "plots", "summary.episodes.jsonl", "summary.json"]
@@ -264,9 +271,11 @@ def test_a_rerun_with_more_steps_does_not_reuse_the_records_of_fewer(tmp_path):
     """--steps 30 then --steps 3000 on one --json: the second run does not take the first's
     records (their settings differ)."""
     path = tmp_path / "x.json"
-    first = invoke("exploration", "--episodes", "1", "--steps", "30", "--json", str(path))
+    first = invoke("exploration", "--parts", "stand-in", "--episodes", "1", "--steps", "30",
+                   "--json", str(path))
     assert first.exit_code == 0, first.output
-    second = invoke("exploration", "--episodes", "1", "--steps", "3000", "--json", str(path))
+    second = invoke("exploration", "--parts", "stand-in", "--episodes", "1", "--steps", "3000",
+                    "--json", str(path))
     assert second.exit_code == 0, second.output
     summary = json.loads(path.read_text())
     records = [json.loads(line) for line in records_path_for(path).read_text().splitlines()]
@@ -314,3 +323,108 @@ def test_the_crafting_experiment_refuses_bad_settings_before_any_episode(args, s
     assert result.exit_code != 0
     assert says in result.output and "Traceback" not in result.output
     assert not (tmp_path / "run").exists()
+
+
+LEARNED = {"encoder": "pixels", "navigator": "learned", "instruction_policy": "learned"}
+STAND_INS = {"encoder": "semantic", "navigator": "depth", "instruction_policy": "scripted"}
+
+
+def parts_of(tree: dict) -> dict[str, str]:
+    """The parts an agent's configuration tree (a spec's, a summary's) names."""
+    return {"encoder": tree["encoder"]["kind"], "navigator": tree["navigator_kind"],
+            "instruction_policy": tree["instruction_policy"]}
+
+
+@pytest.mark.parametrize(("args", "parts"), [
+    ((), LEARNED),
+    (("--parts", "stand-in"), STAND_INS),
+    (("--parts", "stand-in", "--navigator", "learned"), STAND_INS | {"navigator": "learned"}),
+    (("--encoder", "semantic"), LEARNED | {"encoder": "semantic"}),
+])
+def test_the_agent_runs_the_parts_parts_names_each_part_option_overriding_it(args, parts,
+                                                                           tmp_path, monkeypatch):
+    """The paper's agent sees the RGB frame and its pose alone: with no part option MrSteve and
+    STEVE-1 run the learned parts; --parts stand-in runs the stand-ins; a part's own option
+    overrides --parts for that part. The run specs (the records' keys, the summaries' and the
+    manifest's trees) and the command line the manifest records name the parts that run."""
+    from mrsteve.eval.options import SweepOptions
+    from mrsteve.eval.sequential import ABA_SPARSE
+
+    configs = []
+    monkeypatch.setattr(type(ABA_SPARSE), "run",
+                        lambda self, config, sweep, echo: configs.append(config))
+    result = invoke("aba-sparse", "--task", "water-log-water", "--agent", "mrsteve,steve1",
+                    *args, "--out", str(tmp_path))
+    assert result.exit_code == 0, result.output
+    (config,) = configs
+    assert {kind: getattr(config, kind) for kind in parts} == parts
+    trees = {group.agent: group.spec.tree()["agent"] for group in ABA_SPARSE.groups(config)}
+    assert parts_of(trees["mrsteve"]) == parts
+    assert trees["steve1"]["instruction_policy"] == parts["instruction_policy"]
+    command = ABA_SPARSE.command_line(config, SweepOptions(episodes=10))
+    assert command.endswith(" ".join(["water-log-water", "--agent", "mrsteve,steve1", *args]))
+
+
+@pytest.mark.parametrize(("args", "reads"), [
+    ((), "algorithm-2"), (("--memory-reads", "every-explore-step"), "every-explore-step")])
+def test_the_memory_reads_follow_algorithm_2_unless_the_release_rule_is_asked(args, reads,
+                                                                            monkeypatch,
+                                                                            tmp_path):
+    """By default the agent reads its memory as Algorithm 2 does (at a task's start and after L
+    steps in a mode); --memory-reads every-explore-step, the authors' release's rule, reaches the
+    agent's tree (so the records' keys tell the two apart) and the command line the manifest
+    keeps."""
+    from mrsteve.eval.options import SweepOptions
+    from mrsteve.eval.sequential import ABA_SPARSE
+
+    configs = []
+    monkeypatch.setattr(type(ABA_SPARSE), "run",
+                        lambda self, config, sweep, echo: configs.append(config))
+    result = invoke("aba-sparse", "--task", "water-log-water", "--agent", "mrsteve", *args,
+                    "--out", str(tmp_path))
+    assert result.exit_code == 0, result.output
+    (config,) = configs
+    (group,) = ABA_SPARSE.groups(config)
+    assert group.spec.agent.mode_selector.memory_reads == reads
+    command = ABA_SPARSE.command_line(config, SweepOptions(episodes=10))
+    assert command.endswith(" ".join(["--agent", "mrsteve", *args]))
+
+
+def test_a_default_run_records_the_learned_parts(tmp_path):
+    out = tmp_path / "run"
+    result = invoke("exploration", "--episodes", "1", "--steps", "30", "--out", str(out))
+    assert result.exit_code == 0, result.output
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["config"]["parts"] == "learned"
+    assert manifest["config"]["navigator"] == "learned"
+    assert "--parts" not in manifest["command_line"]
+    tree = json.loads((out / "summary.json").read_text())["config"]["agent"]
+    assert tree["explorer"]["navigator"] == "learned" == manifest["groups"]["count-based"][
+        "agent"]["explorer"]["navigator"]
+    from mrsteve.eval.exploration import EXPLORATION, ExplorationTaskConfig
+
+    (group,) = EXPLORATION.groups(ExplorationTaskConfig(steps=30))
+    (record,) = [json.loads(line) for line in (out / "summary.episodes.jsonl").open()]
+    assert record["digest"] == group.spec.episode(0, 42).digest  # keyed by the learned tree
+
+
+@pytest.mark.parametrize("command", [["eval", "aba-sparse"], ["eval", "exploration"],
+                                     ["eval", "navigation"], ["eval", "instruction"], ["demo"],
+                                     ["bench", "agent"]])
+def test_an_unknown_parts_value_is_one_line_naming_the_accepted_ones(command, tmp_path,
+                                                                     monkeypatch):
+    monkeypatch.chdir(tmp_path)  # where a run's default folder would be made
+    result = CliRunner().invoke(app, [*command, "--parts", "stand_in"])
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output and not (tmp_path / "runs").exists()
+    (line,) = [line for line in result.output.splitlines() if line.strip()]
+    assert "unknown parts 'stand_in'; known: learned, stand-in" in line
+
+
+@pytest.mark.parametrize("command", [["eval", "aba-sparse"], ["eval", "exploration"], ["demo"],
+                                     ["bench", "agent"]])
+def test_the_help_states_the_default_parts_and_the_stand_ins_option(command):
+    result = CliRunner().invoke(app, [*command, "--help"], env={"COLUMNS": "300"})
+    text = " ".join(result.output.replace("│", " ").split())
+    assert result.exit_code == 0 and "--parts" in text
+    assert "learned (the" in text and "stand-in (" in text

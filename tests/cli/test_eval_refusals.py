@@ -74,8 +74,8 @@ def llm_server():
 
 
 def deps(url: str, *more: str) -> list[str]:
-    return ["llm-planner", "--task", "oak-stairs", "--agent", "steve1", "--episodes", "1",
-            "--planner", "deps", "--llm-url", url, *more]
+    return ["llm-planner", "--task", "oak-stairs", "--agent", "steve1", "--parts", "stand-in",
+            "--episodes", "1", "--planner", "deps", "--llm-url", url, *more]
 
 
 def test_a_deps_run_whose_server_cannot_be_reached_stops_before_the_first_episode(

@@ -20,6 +20,7 @@ from mrsteve.control.goals import (
 from mrsteve.control.navigation import DepthNavigator, StraightNavigator
 from mrsteve.control.visitation import VisitationConfig
 from mrsteve.control.wander import WanderExplorer
+from mrsteve.memory import FIFOMemory
 from mrsteve.spaces import AgentFrame
 from mrsteve.tasks.metrics import exploration_score
 
@@ -122,3 +123,66 @@ def test_hierarchical_explorer_hands_the_task_to_its_selector():
     assert len(Selector.tasks) == 1 and Selector.tasks[0][1] == 0.5
     for name in ("count-based", "plan4mc", "go-explore"):
         EXPLORERS[name]().set_task(np.ones(2, np.float32), 0.5)  # task-free explorers ignore it
+
+
+# -- the visitation map built from the agent's memory (appendix "Solver Module Details") ----------
+
+START = (10.5, 64.0, 20.5, 0.0, 0.0)
+EYE_ONLY = VisitationConfig(view_distance=0.0)
+"""Each frame paints its own cell only: counts are frames per cell."""
+
+
+def frame_selectors(capacity):
+    """A selector painting from a memory of ``capacity`` frames and one painting what it
+    observes, both reset at :data:`START`, with the memory they read."""
+    memory = FIFOMemory(capacity=capacity)
+    selectors = [CountBasedGoalSelector(ExplorationConfig(patch_size=10.0), EYE_ONLY, memory),
+                 CountBasedGoalSelector(ExplorationConfig(patch_size=10.0), EYE_ONLY)]
+    for selector in selectors:
+        selector.reset(START, np.random.default_rng(0))
+    return memory, *selectors
+
+
+def step(memory, selectors, t, offset, yaw=0.0):
+    """The agent at ``START + offset`` (x, z) writes a frame (pose relative to the start) and
+    the selectors observe the step, as MrSteve's ``observe`` does."""
+    embedding = np.zeros(4, np.float32)
+    embedding[t % 4] = 1.0
+    memory.write(embedding, (offset[0], 0.0, offset[1], yaw, 0.0), t)
+    pose = (START[0] + offset[0], START[1], START[2] + offset[1], yaw, 0.0)
+    for selector in selectors:
+        selector.observe(pose)
+
+
+def test_a_place_whose_frames_the_memory_evicted_is_unvisited_again():
+    """50 frames at the start, then 50 six blocks east, in a FIFO memory of 50: the start's
+    frames are evicted, so its patch (centred on the start) is unvisited again and, nearest,
+    the next goal; the map painted from observed steps still counts it."""
+    memory, forgetting, painting = frame_selectors(capacity=50)
+    for t in range(100):
+        step(memory, (forgetting, painting), t, (0.0, 0.0) if t < 50 else (6.0, 0.0))
+    forgetting.update_visitation()
+    assert forgetting.visitation.count_at(START[0], START[2]) == 0
+    assert forgetting.visitation.count_at(START[0] + 6, START[2]) == 50
+    assert painting.visitation.count_at(START[0], START[2]) == 50
+    here = (START[0] + 6, START[1], START[2], 0.0, 0.0)
+    assert forgetting.propose(here, 100) == (START[0], START[2])
+    assert painting.propose(here, 100) != (START[0], START[2])
+
+
+def test_with_an_unlimited_memory_the_map_is_the_one_painted_from_every_step():
+    """Same frames, same map: exactly, for positions the memory stores without rounding (its
+    poses are float32, relative to the start; these are multiples of 1/8)."""
+    rng = np.random.default_rng(0)
+    memory, remembering, painting = frame_selectors(capacity=None)
+    remembering.visitation_config = painting.visitation_config = VisitationConfig()
+    for selector in (remembering, painting):
+        selector.reset(START, np.random.default_rng(0))
+    offsets = np.round(np.cumsum(rng.normal(0, 1.5, (300, 2)), axis=0) * 8) / 8
+    for t, offset in enumerate(offsets):
+        step(memory, (remembering, painting), t, offset, yaw=float(rng.integers(-180, 180)))
+        if t % 37 == 0:
+            remembering.update_visitation()
+    remembering.update_visitation()
+    assert remembering.visitation.extent == painting.visitation.extent
+    np.testing.assert_array_equal(remembering.visitation.counts, painting.visitation.counts)

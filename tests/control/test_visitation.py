@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from mrsteve.control import VisitationConfig, VisitationMap
+from mrsteve.control.visitation import PaintedFrames
 
 
 def painted(visitation: VisitationMap) -> set[tuple[int, int]]:
@@ -98,3 +99,57 @@ def test_bad_input_raises():
         VisitationConfig(fov_degrees=0.0)
     with pytest.raises(ValueError, match="size"):
         VisitationConfig(size=0)
+
+
+def eyes_painted(poses, size=128):
+    """A fresh map painted once from each ``(x, z, yaw)``."""
+    visitation = VisitationMap(VisitationConfig(size=size))
+    for pose in poses:
+        visitation.paint(*pose)
+    return visitation
+
+
+def same_cells(a: VisitationMap, b: VisitationMap) -> bool:
+    """Whether two maps hold the same counts on the same ground cells."""
+    def cells(visitation):
+        ox, oz = visitation.origin
+        return {(int(i) + ox, int(j) + oz): int(visitation.counts[i, j])
+                for i, j in zip(*np.nonzero(visitation.counts))}
+    return cells(a) == cells(b)
+
+
+def test_painting_many_is_painting_each_and_minus_one_takes_a_sector_back_after_growth():
+    rng = np.random.default_rng(0)
+    poses = np.column_stack([rng.uniform(-30, 30, 50), rng.uniform(-30, 30, 50),
+                             rng.uniform(-180, 180, 50)])
+    visitation = VisitationMap(VisitationConfig(size=16, growth=8))
+    visitation.paint_many(*poses.T)
+    assert same_cells(visitation, eyes_painted(poses))
+    visitation.paint(300.7, -250.2, 10.0)  # the map grows far: its origin moves
+    visitation.paint_many(*poses[:20].T, value=-1)
+    assert visitation.counts.min() == 0
+    assert same_cells(visitation, eyes_painted([*poses[20:], (300.7, -250.2, 10.0)]))
+
+
+def test_painted_frames_follow_the_frames_held():
+    """The map holds exactly the sectors of the frames last given: new ones painted, gone ones
+    (evicted from memory) taken back, whatever order the steps come in."""
+    rng = np.random.default_rng(1)
+    steps = np.arange(200)
+    eyes = np.column_stack([rng.uniform(-40, 40, 200), rng.uniform(-40, 40, 200),
+                            rng.uniform(-180, 180, 200)])
+    origin = (3.5, -7.25)
+    poses = np.column_stack([eyes[:, 0] - origin[0], np.zeros(200), eyes[:, 1] - origin[1],
+                             eyes[:, 2], np.zeros(200)])
+    eyes[:, 0], eyes[:, 1] = poses[:, 0] + origin[0], poses[:, 2] + origin[1]  # as rounded
+    painted_frames = PaintedFrames(VisitationMap(VisitationConfig(size=16)), origin)
+    held = np.zeros(200, bool)
+    for written in range(10, 201, 10):
+        held[written - 10:written] = True
+        held[rng.choice(written, 4, replace=False)] = False  # evictions anywhere
+        order = rng.permutation(np.flatnonzero(held))
+        painted_frames.update(steps[order], poses[order])
+        assert len(painted_frames) == held.sum()
+        assert same_cells(painted_frames.visitation, eyes_painted(eyes[held]))
+    painted_frames.update(steps[:0], poses[:0])
+    assert not painted_frames.visitation.counts.any()

@@ -12,6 +12,7 @@ import pytest
 
 from mrsteve.agent.factory import agent_config
 from mrsteve.eval.ablation import ABLATION, AblationConfig
+from mrsteve.eval.capacity import GRID_TASKS, PAPER_CAPACITIES
 from mrsteve.eval.experiment import parse_capacities
 from mrsteve.eval.options import SweepOptions
 from mrsteve.eval.sequential import ABA_SPARSE, SequentialConfig, SequentialRun, sequential_episode
@@ -53,6 +54,31 @@ def test_the_grid_has_a_group_per_task_capacity_and_agent_carrying_the_capacity(
                                else f"{task}.{group.agent}.c{capacity}")
     assert len({g.label for g in groups}) == len(groups)  # summaries never collide
     assert len({g.spec.digest for g in groups}) == len(groups)
+
+
+def test_the_grid_defaults_to_the_papers_tasks_agents_and_budget():
+    """Appendix "ABA-Sparse Tasks with Memory Constraints": Place Event (mrsteve), Place, Event and
+    FIFO Memory at 0.1K to 12K frames and STEVE-1, on ABA-Sparse tasks among which Beef-Log-Beef
+    and Beef-Leaves-Beef, each episode up to 12K steps ("the maximum episode length")."""
+    groups = ABA_SPARSE.groups(SequentialConfig(capacity=PAPER_CAPACITIES))
+    assert {g.task for g in groups} == {f"aba-sparse/{name}" for name in GRID_TASKS}
+    assert {"beef-log-beef", "beef-leaves-beef"} <= set(GRID_TASKS)
+    cells = {(g.spec.agent.memory.kind, g.spec.agent.memory.capacity)
+             for g in groups if g.spec.agent.memory is not None}
+    assert cells == {(kind, capacity) for kind in ("place-event", "place", "event", "fifo")
+                     for capacity in (100, 500, 1000, 2000, 12000)}
+    assert sorted(g.task for g in groups if g.agent == "steve1") == sorted(
+        f"aba-sparse/{name}" for name in GRID_TASKS)  # once per task: no memory to size
+    for group in groups:
+        run = group.spec.task
+        a, b, a2 = run.items
+        assert a == a2 != b and run.labels == ("A", "B", "A2") and run.max_steps == 12000
+        assert a in ("beef", "wool", "milk_bucket") and b in ("log", "dirt", "leaves", "sand")
+    # without a grid, or with --task and --agent given, the options are as given
+    plain = ABA_SPARSE.groups(SequentialConfig())
+    assert len({g.task for g in plain}) == 20 and {g.agent for g in plain} == {"mrsteve"}
+    everything = ABA_SPARSE.groups(SequentialConfig(task="all", agent="fm", capacity="100,500"))
+    assert len({g.task for g in everything}) == 20 and {g.agent for g in everything} == {"fm"}
 
 
 @pytest.mark.parametrize("capacity", ["100,500", "100"])

@@ -8,7 +8,8 @@ from mrsteve.eval.demo import MP4_MISSING, mp4_available, run_demo
 
 
 def test_demo_writes_plot_video_and_results(tmp_path):
-    demo = run_demo("aba-sparse/wool-seeds-wool", "mrsteve", seed=1, out=tmp_path, progress=False)
+    demo = run_demo("aba-sparse/wool-seeds-wool", "mrsteve", seed=1, out=tmp_path, progress=False,
+                    parts="stand-in")
     if mp4_available():
         assert demo.files["mp4"].read_bytes()[4:8] == b"ftyp"  # an MP4 container
         assert demo.notes == []
@@ -93,7 +94,8 @@ def test_the_progress_bar_ends_full_at_the_steps_the_episode_took(capsys):
 
 
 def test_a_crafting_demo_shows_the_plan_and_its_subgoals(tmp_path):
-    demo = run_demo("crafting/oak-stairs", "steve1", seed=0, out=tmp_path, progress=False)
+    demo = run_demo("crafting/oak-stairs", "steve1", seed=0, out=tmp_path, progress=False,
+                    parts="stand-in")
     results = json.loads(demo.files["results"].read_text())
     assert results["tasks"][0]["item"] == "oak_stairs" and results["tasks"][0]["success"]
     assert results["plans"][0][-1] == "craft oak_stairs x4"
@@ -110,7 +112,7 @@ def test_the_demo_runs_the_learned_navigator_with_the_weights_file_it_is_given(t
     weights = tmp_path / "navigator.npz"
     shutil.copy(Path(mrsteve.control.__file__).parent / "data" / "navigator.npz", weights)
     demo = run_demo("aba-sparse/wool-seeds-wool", "mrsteve", seed=1, out=tmp_path / "demo",
-                    video=False, progress=False, navigator="learned",
+                    video=False, progress=False, parts="stand-in", navigator="learned",
                     navigator_weights=str(weights))
     tree = json.loads(demo.files["results"].read_text())["config"]
     assert tree["navigator_kind"] == "learned"
@@ -122,7 +124,7 @@ def test_navigator_weights_without_the_learned_navigator_are_refused_before_anyt
         tmp_path):
     out = tmp_path / "demo"
     with pytest.raises(ValueError, match="give navigator 'learned', not 'depth'"):
-        run_demo("aba-sparse/wool-seeds-wool", out=out, progress=False,
+        run_demo("aba-sparse/wool-seeds-wool", out=out, progress=False, parts="stand-in",
                  navigator_weights=str(tmp_path / "navigator.npz"))
     assert not out.exists()
 
@@ -148,6 +150,8 @@ def earlier_demo(folder, video: bool = True) -> dict:
 
 
 def test_the_default_folder_names_the_parts_that_are_not_the_default(tmp_path):
+    """The learned parts are the default; ``--parts stand-in`` and each part not the one
+    ``--parts`` names are named."""
     import shutil
     from pathlib import Path
 
@@ -162,21 +166,29 @@ def test_the_default_folder_names_the_parts_that_are_not_the_default(tmp_path):
     key = "aba-sparse/water-log-water"
     plain = demo_folder(key, "mrsteve", 0, AgentOptions())
     assert plain.as_posix() == "runs/demo-water-log-water-mrsteve-seed0"
-    pixels = demo_folder(key, "mrsteve", 0, AgentOptions(encoder="pixels"))
-    assert pixels.as_posix() == "runs/demo-water-log-water-mrsteve-encoder-pixels-seed0"
-    weights = {"navigator": "learned"}
+    assert demo_folder(key, "mrsteve", 0, AgentOptions(encoder="pixels")) == plain
+    stand_ins = demo_folder(key, "mrsteve", 0, AgentOptions(parts="stand-in"))
+    assert stand_ins.as_posix() == "runs/demo-water-log-water-mrsteve-parts-stand-in-seed0"
+    pixels = demo_folder(key, "mrsteve", 0, AgentOptions(parts="stand-in", encoder="pixels"))
+    assert pixels.as_posix() == (
+        "runs/demo-water-log-water-mrsteve-parts-stand-in-encoder-pixels-seed0")
+    semantic = demo_folder(key, "mrsteve", 0, AgentOptions(encoder="semantic"))
+    assert semantic.as_posix() == "runs/demo-water-log-water-mrsteve-encoder-semantic-seed0"
+    weights = {"parts": "stand-in", "navigator": "learned"}
     learned = [demo_folder(key, "mrsteve", 0, AgentOptions(**options)) for options in (
-        weights, {"instruction_policy": "learned"},
+        weights, {"parts": "stand-in", "instruction_policy": "learned"},
         weights | {"navigator_weights": str(tmp_path / "a" / "nav.npz")},
-        weights | {"navigator_weights": str(tmp_path / "b" / "nav.npz")})]
-    assert len({plain, pixels, *learned}) == 6, "demos of other agents never share a folder"
+        {"navigator_weights": str(tmp_path / "b" / "nav.npz")})]
+    assert len({plain, stand_ins, pixels, semantic, *learned}) == 8, (
+        "demos of other agents never share a folder")
 
 
 def test_a_demo_replaces_an_earlier_demo_whole_leaving_none_of_its_files(tmp_path, monkeypatch):
     short_episodes(monkeypatch)
     out = tmp_path / "demo"
     earlier_demo(out)
-    demo = run_demo("aba-sparse/wool-seeds-wool", out=out, video=False, progress=False)
+    demo = run_demo("aba-sparse/wool-seeds-wool", out=out, video=False, progress=False,
+                    parts="stand-in")
     assert sorted(p.name for p in out.iterdir()) == ["results.json", "trajectory.png"]
     assert demo.files == {"plot": out / "trajectory.png", "results": out / "results.json"}
     assert json.loads((out / "results.json").read_text())["steps"] == 30
@@ -253,6 +265,26 @@ def test_the_demo_command_runs_without_a_progress_bar_into_its_default_folder(tm
     assert "step/s" not in result.output and "it/s" not in result.output
     out = tmp_path / "runs" / "demo-wool-seeds-wool-mrsteve-seed2"
     assert sorted(p.name for p in out.iterdir()) == ["results.json", "trajectory.png"]
+    tree = json.loads((out / "results.json").read_text())["config"]
+    assert (tree["encoder"]["kind"], tree["navigator_kind"], tree["instruction_policy"]) == (
+        "pixels", "learned", "learned"), "the paper's agent: the learned parts by default"
+
+
+def test_the_demo_command_runs_the_stand_ins_with_parts_stand_in(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from mrsteve.cli import app
+
+    short_episodes(monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["demo", "--task", "wool-seeds-wool", "--no-progress",
+                                      "--no-video", "--parts", "stand-in", "--navigator",
+                                      "learned"])
+    assert result.exit_code == 0, result.output
+    out = tmp_path / "runs" / "demo-wool-seeds-wool-mrsteve-parts-stand-in-navigator-learned-seed0"
+    tree = json.loads((out / "results.json").read_text())["config"]
+    assert (tree["encoder"]["kind"], tree["navigator_kind"], tree["instruction_policy"]) == (
+        "semantic", "learned", "scripted")
 
 
 def test_the_demo_says_when_numba_compiles(tmp_path, monkeypatch):
@@ -269,5 +301,5 @@ def test_the_demo_says_when_numba_compiles(tmp_path, monkeypatch):
     monkeypatch.setattr(mrsteve.eval.demo, "run_tasks", compiling_first)
     lines = []
     run_demo("aba-sparse/wool-seeds-wool", out=tmp_path / "demo", video=False, progress=False,
-             say=lines.append)
+             parts="stand-in", say=lines.append)
     assert len(lines) == 1 and "compiling" in lines[0]

@@ -16,7 +16,7 @@ from mrsteve.tasks.exploration import METRICS, walkable_bounds
 
 @pytest.mark.parametrize("agent", EXPLORERS)
 def test_every_explorer_runs_an_episode_and_reports_the_metrics(agent):
-    config = ExplorationTaskConfig(agent=agent, steps=120, obs_size=(24, 40))
+    config = ExplorationTaskConfig(agent=agent, parts="stand-in", steps=120, obs_size=(24, 40))
     (group,) = EXPLORATION.groups(config)
     (spec,) = group.episodes(1, 3)
     assert (spec.task.steps, spec.task.obs_size, spec.agent.name) == (120, (24, 40), agent)
@@ -47,7 +47,7 @@ def test_an_unbounded_world_is_measured_on_the_square_around_the_start():
     with pytest.raises(ValueError, match="unbounded: give --area"):
         ExplorationTaskConfig(world="plains_unbounded")
     config = ExplorationTaskConfig(world="plains_unbounded", area=96.0, steps=200,
-                                   obs_size=(24, 40))
+                                   obs_size=(24, 40), parts="stand-in")
     assert config.goal_patch == round(0.15 * 96)
     (group,) = EXPLORATION.groups(config)
     (spec,) = group.episodes(1, 5)
@@ -61,3 +61,17 @@ def test_an_unbounded_world_is_measured_on_the_square_around_the_start():
         "map_coverage": {"mean": record["map_coverage"], "n": 1},
         "revisit_count": {"mean": 0.0, "n": 1}}})
     assert "coverage % of 96 x 96" in table and "WISE" in table
+
+
+def test_the_explorers_walk_with_the_navigator_parts_names():
+    """MrSteve's explorer walks with the learned navigator by default, the depth one with --parts
+    stand-in; explorers with a low level of their own (Plan4MC's) keep it."""
+    def navigators(**options) -> dict[str, str]:
+        config = ExplorationTaskConfig(agent="count-based,plan4mc-straight", **options)
+        return {group.agent: group.spec.agent.explorer.navigator
+                for group in EXPLORATION.groups(config)}
+
+    assert navigators() == {"count-based": "learned", "plan4mc-straight": "straight"}
+    assert navigators(parts="stand-in") == {"count-based": "depth",
+                                            "plan4mc-straight": "straight"}
+    assert navigators(parts="stand-in", navigator="learned")["count-based"] == "learned"

@@ -95,7 +95,7 @@ def test_the_watch_counts_the_presses_aimed_at_a_target_of_the_skill():
 
 
 def test_groups_pair_every_policy_on_the_same_task_and_skip_far_for_ground_cover():
-    groups = INSTRUCTION.groups(InstructionTaskConfig())
+    groups = INSTRUCTION.groups(InstructionTaskConfig(instruction_policy="scripted,learned"))
     labels = [group.label for group in groups]
     assert "beef.far.learned" in labels and "beef.near.scripted" in labels
     assert not any(label.startswith(tuple(f"{item}.far" for item in EVERYWHERE))
@@ -103,3 +103,15 @@ def test_groups_pair_every_policy_on_the_same_task_and_skip_far_for_ground_cover
     assert {g.spec.agent.instruction_policy for g in groups} == {"scripted", "learned"}
     with pytest.raises(ValueError, match="placement"):
         InstructionTaskConfig(placement="above")
+
+
+def test_the_learned_policy_runs_by_default_and_the_scripted_one_with_parts_stand_in():
+    """STEVE-1's role is played by the policy over the RGB frame unless --parts stand-in (or
+    --instruction-policy) says otherwise."""
+    def policies(**options) -> set[str]:
+        config = InstructionTaskConfig(item="beef", **options)
+        return {group.spec.agent.instruction_policy for group in INSTRUCTION.groups(config)}
+
+    assert policies() == {"learned"}
+    assert policies(parts="stand-in") == {"scripted"}
+    assert policies(parts="stand-in", instruction_policy="learned") == {"learned"}

@@ -79,6 +79,15 @@ def test_shortest_path_on_flat_ground_is_the_straight_line_to_the_success_disc()
     assert task.shortest == pytest.approx(math.dist(start, task.goal) - 3.0)
 
 
+def test_the_learned_navigator_runs_by_default_and_the_depth_one_with_parts_stand_in():
+    assert NavigationTaskConfig().navigators == ["learned"]
+    assert NavigationTaskConfig(parts="stand-in").navigators == ["depth"]
+    assert NavigationTaskConfig(parts="stand-in", navigator="depth,straight").navigators == [
+        "depth", "straight"]
+    with pytest.raises(ValueError, match="unknown parts 'pixels'; known: learned, stand-in"):
+        NavigationTaskConfig(parts="pixels")
+
+
 def test_unknown_terrain_or_navigator_names_the_valid_ones():
     with pytest.raises(ValueError, match="known: flat, plains, mountain, river"):
         NavigationTaskConfig(terrain="swamp")
@@ -142,7 +151,7 @@ def test_retrains_of_one_recipe_run_side_by_side_told_apart_by_their_digests(tmp
                                                           f"{tmp_path / 'b.npz'}")
     groups = NAVIGATION.groups(config)
     assert [group.label for group in groups] == [
-        "flat.depth", f"flat.learned-head-full-kl0.0001-{first.sha256[:8]}",
+        "flat.learned", f"flat.learned-head-full-kl0.0001-{first.sha256[:8]}",
         f"flat.learned-head-full-kl0.0001-{second.sha256[:8]}"]
     summaries = {group.label: {"success_rate": {"mean": 50.0, "stderr": 1.0, "n": 2},
                                "spl": {"mean": 0.5, "stderr": 0.1, "n": 2}} for group in groups}

@@ -64,7 +64,7 @@ def test_a_sweep_runs_on_both_nodes_of_a_cluster_and_records_say_which(tmp_path,
     out = tmp_path / "run"
     done = subprocess.run(
         [sys.executable, "-m", "mrsteve", "eval", "exploration", "--agent",
-         "count-based,go-explore", "--steps", "400", "--episodes", "2", "--backend", "ray",
+         "count-based,go-explore", "--parts", "stand-in", "--steps", "400", "--episodes", "2", "--backend", "ray",
          "--address", address, "--out", str(out), "--no-progress"],
         env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr

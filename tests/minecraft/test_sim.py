@@ -44,7 +44,8 @@ class StepLog(EpisodeCallback):
 @pytest.fixture(scope="module")
 def water_log_water():
     task = dataclasses.replace(find_tasks("aba-sparse", "water-log-water")[0], max_steps=1200)
-    tree = SequentialConfig(task=task.name, agent="mrsteve").agent_tree("mrsteve", task.world, None)
+    tree = SequentialConfig(task=task.name, agent="mrsteve", parts="stand-in").agent_tree(
+        "mrsteve", task.world, None)
     return task, RunSpec("aba-sparse", "water-log-water.mrsteve", task.key, SequentialRun.of(task),
                          tree, seed=SEED)
 
@@ -215,7 +216,7 @@ def test_world_minecraft_refuses_stand_ins_and_tasks_it_cannot_set_up(monkeypatc
     monkeypatch.setattr(S, "minecraft_unavailable", lambda: None)
     with pytest.raises(ValueError, match="renders no depth or semantic frame: replace --encoder "
                                          "semantic, --navigator depth"):
-        SequentialConfig(task="water-log-water", world="minecraft")
+        SequentialConfig(task="water-log-water", world="minecraft", parts="stand-in")
     with pytest.raises(ValueError, match="unknown world 'nether'"):
         SequentialConfig(world="nether")
 

@@ -93,6 +93,42 @@ def test_long_instruction_items_come_from_the_seed(instruction_env):
     assert items(1) != items(2)
 
 
+class Hunt(EpisodeCallback):
+    """Kills a cow or a sheep every ``every`` steps (beef and wool tasks, far faster than an
+    agent) and records, every step, how many of each species live and how many stand outside
+    the map's quarter of the paper's figure (sheep upper left, cows lower right)."""
+
+    def __init__(self, every):
+        self.every, self.world = every, None
+        self.alive = {"cow": [], "sheep": []}
+        self.strays = {"cow": 0, "sheep": 0}
+
+    def on_reset(self, env, obs, frame):
+        self.world = env.unwrapped.world
+
+    def on_step(self, step):
+        mobs = self.world.mobs
+        kinds = {name: self.world.content.mob(name).id for name in self.alive}
+        if step.t % self.every == 0:
+            kind = ("cow", "sheep")[step.t // self.every % 2]
+            mobs.remove(np.flatnonzero(mobs.records["kind"] == kinds[kind])[:1])
+        records = mobs.records
+        for name, kind in kinds.items():
+            mine = records[records["kind"] == kind]
+            upper_left = (mine["x"] < 100) & (mine["z"] < 100)
+            lower_right = (mine["x"] >= 100) & (mine["z"] >= 100)
+            self.alive[name].append(len(mine))
+            self.strays[name] += int((~(upper_left if name == "sheep" else lower_right)).sum())
+
+
+def test_hunted_herds_stay_in_their_quarters_and_never_run_out():
+    with gym.make("mrsteve/Voxel-v0", world=li.WORLD, obs_size=(16, 24), spawn_cycle=True) as env:
+        hunt = Hunt(every=100)  # 20 kills of each species in 4,000 steps
+        li.run_long_instruction(env, Idle(), 0, steps=4000, task_limit=4000, callbacks=[hunt])
+    assert hunt.strays == {"cow": 0, "sheep": 0}
+    assert min(hunt.alive["cow"]) >= 12 - 4 and min(hunt.alive["sheep"]) >= 12 - 4
+
+
 @pytest.fixture(scope="module")
 def navigation_world():
     env = gym.make("mrsteve/Voxel-v0", world=ln.WORLD, obs_size=(16, 24))

@@ -91,6 +91,34 @@ def test_a_hit_mob_flees_from_the_player_for_its_flee_steps():
     assert mob["z"] <= z  # done fleeing: back towards home
 
 
+def test_mobs_never_leave_their_pasture_wandering_or_fleeing():
+    pasture = (10.0, 12.0, 18.0, 20.0)
+    spots = [("cow", 11.5, 13.5), ("sheep", 16.5, 18.5), ("cow", 14.5, 15.5)]
+    mobs = tuple(MobSpawn(kind, x, z, roam=None, pasture=pasture) for kind, x, z in spots)
+    world = World(layout(flat_blocks(size=40), (30.5, GROUND, 30.5), mobs=mobs),
+                  np.random.default_rng(0))
+    half = np.array([load_content().mobs[k].width / 2 for k in world.mobs.records["kind"]])
+    start = world.mobs.records.copy()
+    closest = math.inf
+    for t in range(6000):
+        if t % 500 == 0:  # hit: they flee from the player, into the fence's near corner
+            world.mobs.records["flee_steps"] = load_content().mob("cow").flee_steps
+        world.step(IDLE)
+        records = world.mobs.records
+        for axis, low, high in (("x", pasture[0], pasture[2]), ("z", pasture[1], pasture[3])):
+            assert (records[axis] - half >= low).all() and (records[axis] + half <= high).all()
+        closest = min(closest, (records["x"] - half).min() - pasture[0])
+    moved = np.hypot(records["x"] - start["x"], records["z"] - start["z"])
+    assert (moved > 1).all()
+    assert closest < 0.01  # pressed against the fence, not kept in by wandering's aims alone
+
+
+def test_a_mob_must_fit_its_pasture():
+    mobs = Mobs(load_content())
+    with pytest.raises(ValueError, match="does not fit its pasture"):
+        mobs.add("cow", 9.9, 4.0, 15.0, pasture=(10.0, 12.0, 18.0, 20.0))
+
+
 def test_zombies_burn_in_daylight_and_die_after_their_burn_time():
     burn_steps = load_content().mob("zombie").daylight_burn_steps
     world = World(layout(mobs=(MobSpawn("zombie", 15.5, 15.5),)), np.random.default_rng(0))

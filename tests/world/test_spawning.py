@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -12,12 +14,23 @@ from mrsteve.world.spawning import SpawnRules
 from mrsteve.world.world import Controls, World, WorldConfig
 
 
-def hunted_world(seed: int = 0, world: str = "long_instruction", keep: int = 0) -> World:
-    """A world with the spawn cycle whose animals were all killed but ``keep``."""
+def hunted_world(seed: int = 0, world: str = "long_instruction", keep: int = 0,
+                 pastures: bool = False) -> World:
+    """A world with the spawn cycle whose animals were all killed but ``keep``; its herds'
+    pastures taken away unless ``pastures`` (the wild cycle of a 200 x 200 map)."""
     rng = np.random.default_rng(seed)
-    built = World(build_layout(world, rng), rng, WorldConfig(spawn_cycle=SpawnRules()))
+    layout = build_layout(world, rng)
+    if not pastures:
+        layout = dataclasses.replace(layout, pastures=(), mobs=tuple(
+            dataclasses.replace(mob, pasture=None) for mob in layout.mobs))
+    built = World(layout, rng, WorldConfig(spawn_cycle=SpawnRules()))
     built.mobs.remove(np.arange(keep, len(built.mobs)))
     return built
+
+
+def in_pasture(world: World, kind: str, x: float, z: float) -> bool:
+    (x0, z0, x1, z1), = (p.area for p in world.layout.pastures if p.mob == kind)
+    return x0 <= x < x1 and z0 <= z < z1
 
 
 def cycles(world: World, n: int) -> list[tuple[str, float, float, float]]:
@@ -114,3 +127,83 @@ def test_without_the_cycle_killed_animals_never_come_back():
 def test_bad_spawn_rules_are_refused_with_the_field_named(field, value):
     with pytest.raises(ValueError, match=field):
         SpawnRules(**{field: value})
+
+
+def test_long_instruction_herds_keep_to_their_pastures_sheep_upper_left_cows_lower_right():
+    layout = build_layout("long_instruction", np.random.default_rng(0))
+    areas = {pasture.mob: pasture.area for pasture in layout.pastures}
+    assert areas["sheep"][2] <= 100 and areas["sheep"][3] <= 100  # the upper-left quarter
+    assert areas["cow"][0] >= 100 and areas["cow"][1] >= 100  # the lower-right quarter
+    assert {mob.pasture for mob in layout.mobs} == {tuple(map(float, a)) for a in areas.values()}
+    for world in ("map2", "plains", "long_navigation"):  # no pastures elsewhere
+        other = build_layout(world, np.random.default_rng(0))
+        assert other.pastures == () and all(mob.pasture is None for mob in other.mobs)
+
+
+def test_animals_stay_in_their_pastures_over_a_long_hunted_run():
+    env = gym.make("mrsteve/Voxel-v0", world="long_instruction", obs_size=(4, 4), spawn_cycle=True)
+    env.reset(seed=2)
+    world = env.unwrapped.world
+    world.teleport(48.5, 48.5)  # among the sheep: they flee from the player when hit
+    rng = np.random.default_rng(0)
+    for t in range(1, 20_001):
+        if t % 50 == 0:  # a hit, and every 500 steps a kill, in turn in each herd
+            world.mobs.records["flee_steps"] = 60
+        if t % 500 == 0:
+            world.mobs.remove(np.array([rng.integers(len(world.mobs))]))
+        world.step(Controls())
+        records = world.mobs.records
+        for kind in ("cow", "sheep"):
+            mine = records[records["kind"] == world.content.mob(kind).id]
+            (x0, z0, x1, z1), = (p.area for p in world.layout.pastures if p.mob == kind)
+            assert ((mine["x"] >= x0) & (mine["x"] < x1) & (mine["z"] >= z0)
+                    & (mine["z"] < z1)).all(), f"a {kind} left its pasture at step {t}"
+    env.close()
+
+
+def test_killed_animals_come_back_inside_their_pasture_far_from_the_player():
+    world = hunted_world(seed=1, pastures=True)
+    world.teleport(48.5, 48.5)  # in the sheep's pasture
+    grass = world.content.block("grass_block").id
+    px, py, pz = world.position
+    spawned = cycles(world, 1)
+    assert sorted(kind for kind, *_ in spawned) == ["cow"] * 4 + ["sheep"] * 4  # 4 a cycle
+    spawned += cycles(world, 5)
+    assert [world.spawning.herd_size(p) for p in world.layout.pastures] == [12, 12]
+    assert len(spawned) == 24
+    for kind, x, y, z in spawned:
+        assert in_pasture(world, kind, x, z)
+        assert world.blocks[int(x), round(y) - 1, int(z)] == grass
+        assert np.hypot(np.hypot(x - px, z - pz), y - py) >= 24
+    assert cycles(world, 20) == [], "a whole herd gets no more animals"
+
+
+def test_the_herds_never_run_out_over_many_kills():
+    world = hunted_world(seed=3, pastures=True, keep=24)
+    pastures = world.layout.pastures
+    lowest = {p.mob: p.count for p in pastures}
+    for _cycle in range(150):  # 4 kills of each species per cycle: 600 of each in all
+        for pasture in pastures:
+            for _kill in range(4):
+                lowest[pasture.mob] = min(lowest[pasture.mob], world.spawning.herd_size(pasture))
+                herd = np.flatnonzero(world.mobs.records["kind"]
+                                      == world.content.mob(pasture.mob).id)
+                world.mobs.remove(herd[:1])
+        world.spawning.cycle()
+    assert lowest == {"sheep": 12 - 3, "cow": 12 - 3}
+
+
+def test_pastured_species_never_spawn_outside_their_pasture():
+    world = hunted_world(seed=4, pastures=True)
+    for _ in range(10):
+        for kind, x, _, z in cycles(world, 10):
+            assert in_pasture(world, kind, x, z)
+        world.mobs.remove(np.arange(len(world.mobs)))
+
+
+def test_only_the_cycles_animals_spawn_in_a_pasture():
+    layout = build_layout("long_instruction", np.random.default_rng(0))
+    zombies = dataclasses.replace(layout.pastures[0], mob="zombie")
+    layout = dataclasses.replace(layout, pastures=(zombies,))
+    with pytest.raises(ValueError, match="only cow and sheep spawn in a pasture, got .* zombies"):
+        World(layout, np.random.default_rng(0), WorldConfig(spawn_cycle=SpawnRules()))
