@@ -28,9 +28,6 @@ def capacity_of(group: Group) -> int | str | None:
     return "-" if memory is None else (memory.capacity or UNLIMITED)
 
 
-PAPER_CAPACITIES = "100,500,1000,2000,12000"
-"""The figure's memory capacities in frames (0.1K to 12K)."""
-
 GRID_TASKS = ("beef-log-beef", "beef-leaves-beef", "wool-sand-wool", "wool-dirt-wool",
               "milk-sand-milk", "milk-leaves-milk")
 """The ABA-Sparse tasks of the grid when ``--task`` is not given. The figure's caption names

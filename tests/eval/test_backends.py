@@ -143,7 +143,8 @@ def test_warmed_workers_give_the_records_of_an_unwarmed_process():
     from mrsteve.eval.registry import EXPERIMENTS
 
     experiment = EXPERIMENTS["aba-sparse"]
-    config = experiment.config_type(task="water-log-water", agent="mrsteve", encoder="pixels")
+    config = experiment.config_type(task="water-log-water", agent="mrsteve", parts="stand-in",
+                                    encoder="pixels")
     specs = experiment.groups(config)[0].episodes(2, 42)  # the shipped encoder weights read
     alone = run_episodes(experiment.episode, specs)  # in this process, nothing warmed
     assert run_episodes(experiment.episode, specs, workers=2) == alone
@@ -167,7 +168,8 @@ def test_the_driver_reads_the_agents_weights_for_its_workers(monkeypatch):
     from mrsteve.eval.registry import EXPERIMENTS
 
     experiment = EXPERIMENTS["aba-sparse"]
-    config = experiment.config_type(task="water-log-water", agent="mrsteve", encoder="pixels")
+    config = experiment.config_type(task="water-log-water", agent="mrsteve", parts="stand-in",
+                                    encoder="pixels")
     monkeypatch.setattr(nn, "_read", {})
     warm_workers(experiment.groups(config)[0].episodes(2, 42), 2)
     assert [kind.__name__ for kind, *_ in nn._read] == ["PixelWeights"]

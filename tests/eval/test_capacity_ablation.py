@@ -12,8 +12,8 @@ import pytest
 
 from mrsteve.agent.factory import agent_config
 from mrsteve.eval.ablation import ABLATION, AblationConfig
-from mrsteve.eval.capacity import GRID_TASKS, PAPER_CAPACITIES
-from mrsteve.eval.experiment import parse_capacities
+from mrsteve.eval.capacity import GRID_TASKS
+from mrsteve.eval.experiment import PAPER_CAPACITIES, parse_capacities
 from mrsteve.eval.options import SweepOptions
 from mrsteve.eval.sequential import ABA_SPARSE, SequentialConfig, SequentialRun, sequential_episode
 from mrsteve.eval.spec import RunSpec
@@ -60,7 +60,7 @@ def test_the_grid_defaults_to_the_papers_tasks_agents_and_budget():
     """Appendix "ABA-Sparse Tasks with Memory Constraints": Place Event (mrsteve), Place, Event and
     FIFO Memory at 0.1K to 12K frames and STEVE-1, on ABA-Sparse tasks among which Beef-Log-Beef
     and Beef-Leaves-Beef, each episode up to 12K steps ("the maximum episode length")."""
-    groups = ABA_SPARSE.groups(SequentialConfig(capacity=PAPER_CAPACITIES))
+    groups = ABA_SPARSE.groups(SequentialConfig(capacity=",".join(map(str, PAPER_CAPACITIES))))
     assert {g.task for g in groups} == {f"aba-sparse/{name}" for name in GRID_TASKS}
     assert {"beef-log-beef", "beef-leaves-beef"} <= set(GRID_TASKS)
     cells = {(g.spec.agent.memory.kind, g.spec.agent.memory.capacity)
