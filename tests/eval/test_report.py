@@ -152,6 +152,17 @@ def test_the_first_table_compares_only_runs_of_the_papers_set_up(tmp_path):
     assert "## At a glance" not in page and "84.42" not in page and "not comparable" in page
 
 
+def test_long_task_counts_enter_the_first_table_only_over_the_papers_500k_steps(tmp_path):
+    out = tmp_path / "long"
+    result = CliRunner().invoke(app, ["eval", "long-instruction", "--agent", "mrsteve,fm",
+                                      "--parts", "stand-in", "--steps", "300", "--episodes", "1",
+                                      "--out", str(out), "--no-progress"])
+    assert result.exit_code == 0, result.output
+    page = report([out])
+    assert "Long-Instruction: tasks solved" not in page and "## At a glance" not in page
+    assert "tasks solved" in page  # the run's own table is there
+
+
 def test_the_first_table_flags_an_ordering_of_the_paper_that_does_not_hold():
     assert ordering({"a": 90.0, "b": 80.0}, {"a": 50.0, "b": 40.0}, ceiling=True) == "holds"
     assert ordering({"a": 240.0}, {"a": 260.0}, ceiling=False).startswith("**does not hold**")
