@@ -142,23 +142,24 @@ def test_exploration_tables_print_reference_figures_only_beside_comparable_runs(
         assert "not comparable" in table(**{**wise, **other})
 
 
-def test_the_first_table_compares_only_runs_of_the_papers_set_up(tmp_path):
-    out = tmp_path / "explore"
-    result = CliRunner().invoke(app, ["eval", "exploration", "--agent", "count-based,go-explore",
-                                      "--parts", "stand-in", "--steps", "100", "--episodes", "1",
-                                      "--out", str(out), "--no-progress"])
+def page_of_short_run(tmp_path: Path, experiment: str, agents: str, steps: int) -> str:
+    """The results page of a one-episode run of ``experiment`` with the stand-in parts, shorter
+    than the paper's."""
+    out = tmp_path / experiment
+    result = CliRunner().invoke(app, ["eval", experiment, "--agent", agents, "--parts", "stand-in",
+                                      "--steps", str(steps), "--episodes", "1", "--out", str(out),
+                                      "--no-progress"])
     assert result.exit_code == 0, result.output
-    page = report([out])
+    return report([out])
+
+
+def test_the_first_table_compares_only_runs_of_the_papers_set_up(tmp_path):
+    page = page_of_short_run(tmp_path, "exploration", "count-based,go-explore", 100)
     assert "## At a glance" not in page and "84.42" not in page and "not comparable" in page
 
 
 def test_long_task_counts_enter_the_first_table_only_over_the_papers_500k_steps(tmp_path):
-    out = tmp_path / "long"
-    result = CliRunner().invoke(app, ["eval", "long-instruction", "--agent", "mrsteve,fm",
-                                      "--parts", "stand-in", "--steps", "300", "--episodes", "1",
-                                      "--out", str(out), "--no-progress"])
-    assert result.exit_code == 0, result.output
-    page = report([out])
+    page = page_of_short_run(tmp_path, "long-instruction", "mrsteve,fm", 300)
     assert "Long-Instruction: tasks solved" not in page and "## At a glance" not in page
     assert "tasks solved" in page  # the run's own table is there
 
