@@ -30,6 +30,7 @@ from typing import Any
 from mrsteve.digests import PACKAGE_ROOT, data_digest
 from mrsteve.eval.experiment import Experiment, Summaries
 from mrsteve.eval.exploration import PAPER_SETUP
+from mrsteve.eval.long_tasks import LongTaskConfig
 from mrsteve.eval.options import summary_path
 from mrsteve.eval.registry import experiment as experiment_named
 from mrsteve.eval.spec import Group
@@ -301,8 +302,9 @@ class Headline:
                    for name, value in (self.setup or {}).items())
 
 
-LONG_TASK_SETUP = {"steps": 500_000}
-"""The long tasks' counts compare with the paper's only over its 500K steps."""
+LONG_TASK_SETUP = {"steps": LongTaskConfig.steps}
+"""The long tasks' counts compare with the paper's only over its steps (the configs' default,
+500K)."""
 
 HEADLINES = {
     "exploration": Headline("Exploration: map coverage %", "map_coverage", "count-based",
