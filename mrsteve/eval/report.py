@@ -8,7 +8,8 @@ wall time), the parts the agents ran with, the experiment's own table beside the
 (the same table ``mrsteve eval`` prints) and a link to the run's notes (``NOTES.md`` in the
 folder: what the numbers show and why). Two checks are printed with each run: a run whose
 manifest records other digests of the package's data files and weights than those installed
-(:mod:`mrsteve.digests`) is marked stale, and a task where every agent succeeds every time is
+(:mod:`mrsteve.digests`) is marked stale (a page of several runs leaves its table out and takes
+no first-table row from it), and a task where every agent succeeds every time is
 marked at ceiling (such a row orders nothing). ``mrsteve report`` prints or writes the page;
 the repository's ``docs/results.md`` is this page for the runs kept in ``results/``.
 """
@@ -245,8 +246,10 @@ def code(text: str) -> str:
     return f"`{text}`"
 
 
-def run_section(run: Run, folder_name: str, page_folder: Path) -> str:
-    """One run's Markdown section (links relative to the folder the page is kept in)."""
+def run_section(run: Run, folder_name: str, page_folder: Path, brief_if_stale: bool) -> str:
+    """One run's Markdown section (links relative to the folder the page is kept in); a stale
+    run's table is left out when ``brief_if_stale`` (its numbers measured other files than
+    those installed)."""
     manifest = run.manifest
     git = manifest.get("git") or {}
     commit = git.get("commit", "")[:10] or "not a git checkout"
@@ -271,6 +274,9 @@ def run_section(run: Run, folder_name: str, page_folder: Path) -> str:
     if stale:
         lines += ["", (f"**Stale:** made with other versions of {', '.join(map(code, stale))} "
                        "than those installed; a rerun measures the installed ones.")]
+        if brief_if_stale:
+            lines[-1] += f" Its table is left out here: `mrsteve report {folder_name}` prints it."
+            return "\n".join(lines)
     lines += ["", "```text", run.experiment.table(run.config, run.groups, run.summaries), "```"]
     ceiling, tasks = ceiling_tasks(run), len({group.task for group in run.groups})
     if ceiling:
@@ -309,7 +315,7 @@ LONG_TASK_SETUP = {"steps": LongTaskConfig.steps}
 HEADLINES = {
     "exploration": Headline("Exploration: map coverage %", "map_coverage", "count-based",
                             "go-explore", "84.4 vs 50.8 (Table 1)", setup=PAPER_SETUP),
-    "navigation": Headline("Navigation: success %", "success_rate", "depth",
+    "navigation": Headline("Navigation: success %", "success_rate", "learned",
                            "straight", "92.8 vs 73.5 (VPT-Nav vs heuristic, appendix)"),
     "aba-sparse": Headline("ABA-Sparse: success %", "success_rate", "mrsteve",
                            "steve1", "MrSteve above STEVE-1 on every task (Figure 5)"),
@@ -327,7 +333,7 @@ HEADLINES = {
                             "mrsteve+gt", "steve1+gt",
                             "50.8 vs 40.5 (appendix, 11 tasks)"),
 }
-"""The first table's rows: ours is MrSteve (or its count-based explorer, its navigator), the
+"""The first table's rows: ours is MrSteve (or its count-based explorer, its learned navigator), the
 baseline STEVE-1 (or the paper's weakest memory, FIFO, on the long tasks)."""
 
 
@@ -372,14 +378,14 @@ def ordering(ours: dict[str, float], base: dict[str, float], ceiling: bool) -> s
 
 
 def headline_table(runs: list[Run]) -> str | None:
-    """The page's first table (:data:`HEADLINES`), one row per experiment that has a run with
-    MrSteve and its baseline (``None`` when none has)."""
+    """The page's first table (:data:`HEADLINES`), one row per experiment that has a run (not
+    stale) with MrSteve and its baseline (``None`` when none has)."""
     rows = ["| experiment | tasks | MrSteve | baseline | paper | the paper's ordering here |",
             "| --- | --- | --- | --- | --- | --- |"]
     done = set()
     for run in runs:
         line = HEADLINES.get(run.experiment.name)
-        if line is None or line.title in done or not line.comparable(run):
+        if line is None or line.title in done or not line.comparable(run) or stale_files(run):
             continue
         ours, base = (task_means(run, agent, line.metric) for agent in (line.ours, line.baseline))
         if not ours or not base:
@@ -409,8 +415,8 @@ HEADER = """# Results
 Each section below is one run: the command and the commit that made it, the parts its agents
 ran with, and the experiment's table, with the paper's figures beside ours where the set-up is
 the paper's. A run made with other versions of the package's data files or weights than those
-installed is marked **stale**; a task where every agent succeeds every time is marked **at
-ceiling**. The embedded world is not Minecraft: read each comparison as "the same experiment in
+installed is marked **stale**, its table left out; a task where every agent succeeds every time
+is marked **at ceiling**. The embedded world is not Minecraft: read each comparison as "the same experiment in
 the embedded world". Generated from the runs' summaries and manifests by
 
     mrsteve report {command}
@@ -433,7 +439,8 @@ def report(sources: list[Path], out: Path | None = None) -> str:
     """The results page of the runs at ``sources`` (run folders or ``--json`` summary files;
     a run given twice is reported once), to be written to ``out`` (links to the runs' notes are
     relative to its folder; by default the current one): the experiments in the order ``mrsteve
-    eval`` lists them, the runs of one experiment by name."""
+    eval`` lists them, the runs of one experiment by name. A page of several runs leaves out a
+    stale run's table (and its "at ceiling" note)."""
     from mrsteve.eval.registry import EXPERIMENTS
 
     if not sources:
@@ -454,7 +461,8 @@ def report(sources: list[Path], out: Path | None = None) -> str:
         parts.append(f"## At a glance\n\n{HEADLINE_START}\n{headline}\n{HEADLINE_END}")
     if len(runs) > 1:
         parts.append(f"## Runs\n\n{run_index(runs, names)}")
-    parts += [run_section(run, name, page_folder) for run, name in zip(runs, names, strict=True)]
+    parts += [run_section(run, name, page_folder, brief_if_stale=len(runs) > 1)
+              for run, name in zip(runs, names, strict=True)]
     return "\n\n".join(parts) + "\n"
 
 

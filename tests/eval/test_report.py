@@ -16,7 +16,7 @@ from mrsteve.eval.report import headline_block, load_run, ordering, report
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "results"
 
-NAVIGATION = ["eval", "navigation", "--terrain", "flat,river", "--navigator", "depth,straight",
+NAVIGATION = ["eval", "navigation", "--terrain", "flat,river", "--navigator", "learned,straight",
               "--max-steps", "60", "--episodes", "2", "--no-progress"]
 """A small navigation run: two navigators on two terrains (both reach every flat goal)."""
 
@@ -40,7 +40,7 @@ def test_a_run_folder_gives_its_command_commit_and_table(tmp_path, kept_run):
     page = report([out], tmp_path / "docs" / "page.md")
     assert f"## {out}" in page
     assert "Navigation (paper appendix, navigator table)" in page
-    assert ("`mrsteve eval navigation --terrain flat,river --navigator depth,straight "
+    assert ("`mrsteve eval navigation --terrain flat,river --navigator learned,straight "
             "--max-steps 60 --episodes 2 --out") in page
     assert "2 episodes per group (seeds 42 to 43)" in page
     assert "0.849 (96 %)" in page, "the paper's figure beside ours"
@@ -59,8 +59,8 @@ def test_notes_are_linked_relative_to_the_page_not_copied(tmp_path, kept_run):
 def test_a_page_of_ones_own_runs_has_no_repository_text_or_empty_glance(tmp_path, kept_run):
     """Without the baseline (here the straight navigator) there is no first table, and the
     page does not speak of folders kept in the repository."""
-    out = tmp_path / "depth-only"
-    result = CliRunner().invoke(app, [*NAVIGATION[:5], "depth", *NAVIGATION[6:], "--out",
+    out = tmp_path / "learned-only"
+    result = CliRunner().invoke(app, [*NAVIGATION[:5], "learned", *NAVIGATION[6:], "--out",
                                       str(out)])
     assert result.exit_code == 0, result.output
     page = report([out])
@@ -83,7 +83,7 @@ def test_a_json_output_is_read_as_its_file_or_its_folder(tmp_path):
     page = report([summary])
     assert "0.849 (96 %)" in page and "--json " in page
     assert report([summary.parent]) == page.replace(str(summary), str(summary.parent))
-    for same in ("nav.manifest.json", "nav.flat.depth.json"):
+    for same in ("nav.manifest.json", "nav.flat.learned.json"):
         assert report([summary.with_name(same)]).count("```text") == 1
     command = CliRunner().invoke(app, ["report", str(summary)])
     assert command.exit_code == 0 and "| Navigation: success % | 2 |" in command.output
@@ -102,6 +102,13 @@ def test_a_run_made_with_other_data_files_is_flagged_stale(tmp_path, kept_run):
     (out / "manifest.json").write_text(json.dumps(manifest))
     page = report([out])
     assert f"**Stale:** made with other versions of `{path}`" in page
+    assert "```text" in page, "a run given alone is printed whole"
+    assert "## At a glance" not in page, "a stale run gives no first-table row"
+    page = report([out, kept_run])
+    stale_section = page[page.index(f"## {out}"):]
+    assert "left out here" in stale_section and "```text" not in stale_section
+    assert page.count("```text") == 1, "the current run keeps its table"
+    assert "| Navigation: success %" in headline_block(page)
 
 
 def test_a_task_where_every_agent_succeeds_every_time_is_flagged_at_ceiling(tmp_path, kept_run):
@@ -111,7 +118,7 @@ def test_a_task_where_every_agent_succeeds_every_time_is_flagged_at_ceiling(tmp_
              for group in run.groups if group.task.endswith("flat")}
     assert set(rates.values()) == {100.0}, "both navigators reach every flat goal"
     assert "**At ceiling** on 1 of 2 tasks (flat):" in report([out])
-    for name in ("summary.flat.depth.json", "summary.flat.straight.json"):
+    for name in ("summary.flat.learned.json", "summary.flat.straight.json"):
         summary = json.loads((out / name).read_text())
         summary["metrics"]["success_rate"]["mean"] = 50.0 if "straight" in name else 100.0
         (out / name).write_text(json.dumps(summary))
@@ -181,8 +188,8 @@ def test_the_page_needs_finished_runs_of_this_version(tmp_path, kept_run):
     with pytest.raises(ValueError, match="did not finish"):
         load_run(out)
     (out / "manifest.json").write_text(json.dumps(manifest))
-    (out / "summary.flat.depth.json").unlink()
-    with pytest.raises(ValueError, match="group flat.depth has no summary"):
+    (out / "summary.flat.learned.json").unlink()
+    with pytest.raises(ValueError, match="group flat.learned has no summary"):
         load_run(out)
     with pytest.raises(ValueError, match="not a run folder"):
         load_run(out / "plots")
