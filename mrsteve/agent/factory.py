@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from functools import singledispatch
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from mrsteve.agent.baselines import Steve1
@@ -198,23 +199,49 @@ def explorer_config(kind: str, navigator: str, patch_size: float) -> ExplorerCon
                           direction=DirectionConfig(cell_size=0.6 * patch_size))
 
 
+PARTS: Mapping[str, Mapping[str, str]] = MappingProxyType({
+    "learned": MappingProxyType({"encoder": "pixels", "navigator": "learned",
+                                 "instruction_policy": "learned"}),
+    "stand-in": MappingProxyType({"encoder": "semantic", "navigator": "depth",
+                                  "instruction_policy": "scripted"}),
+})
+"""The agent's part of each kind by ``parts`` value (``--parts`` on the command line):
+``learned`` (the default, the paper's agent: MineCLIP's, VPT-Nav's and STEVE-1's roles played by
+models that see the RGB frame and the pose alone) or ``stand-in`` (the embedded world's stand-ins,
+which also read the renderer's depth and semantic frames). A part named on its own (``encoder=``,
+``--encoder``, ...) overrides its entry."""
+
+DEFAULT_PARTS = "learned"
+"""The ``parts`` value when none is given."""
+
+
+def part_names(parts: str, **given: str | None) -> dict[str, str]:
+    """The part of each kind in ``given`` (``encoder=None, navigator="depth"``): as given, else
+    the one ``parts`` names (:data:`PARTS`); an unknown ``parts`` is a ``ValueError`` naming the
+    accepted values."""
+    chosen = lookup(PARTS, parts, "parts")
+    return {kind: chosen[kind] if name is None else name for kind, name in given.items()}
+
+
 def agent_config(
     name: str,
     *,
     patch_size: float = 15.0,
     capacity: int | None = None,
-    encoder: str = "semantic",
-    navigator: str = "depth",
+    parts: str = DEFAULT_PARTS,
+    encoder: str | None = None,
+    navigator: str | None = None,
     navigator_weights: str | None = None,
-    instruction_policy: str = "scripted",
+    instruction_policy: str | None = None,
     mode_selector: ModeSelectorConfig | None = None,
     weights_files: WeightsPaths | None = None,
 ) -> AgentConfig:
     """The configuration tree of the agent called ``name`` (:data:`AGENTS`). ``patch_size`` is
     the exploration goal patch side G, a task-level setting as in the paper (15 on 100 x 100
     maps, 30 on 200 x 200: :func:`mrsteve.tasks.catalog.exploration_patch_size`); the agent is
-    told nothing else of the world. ``capacity``: its memory's; ``encoder``: one of
-    :data:`ENCODERS`; ``navigator``: one of :data:`AGENT_NAVIGATORS` (the VPT-Nav stand-in
+    told nothing else of the world. ``capacity``: its memory's; ``parts``: the parts of
+    :data:`PARTS` (the learned ones by default, as ``mrsteve eval``), which a part given on its
+    own overrides: ``encoder``, one of :data:`ENCODERS`; ``navigator``, one of :data:`AGENT_NAVIGATORS` (the VPT-Nav stand-in
     ``depth``, the learned policy ``learned``), for the Execute mode's travel and the explorer
     (an explorer that keeps a navigator of its own, Plan4MC's straight walking, keeps it);
     ``navigator_weights``: a weights file the learned policy runs with in place of the shipped
@@ -223,6 +250,10 @@ def agent_config(
     weights files the parts of :mod:`mrsteve.minecraft` among these run with, by kind
     (:func:`released_files`)."""
     spec = lookup(AGENTS, name, "agent")
+    chosen = part_names(parts, encoder=encoder, navigator=navigator,
+                        instruction_policy=instruction_policy)
+    encoder, navigator = chosen["encoder"], chosen["navigator"]
+    instruction_policy = chosen["instruction_policy"]
     check_name(navigator, AGENT_NAVIGATORS, "navigator")
     policy = instruction_policy_spec(instruction_policy)
     explorer_navigator = explorer_spec(spec.explorer).navigator or navigator
@@ -434,23 +465,26 @@ def make_agent(
     patch_size: float = 15.0,
     capacity: int | None = None,
     config: ModeSelectorConfig | AgentConfig | None = None,
-    encoder: str = "semantic",
-    navigator: str = "depth",
+    parts: str = DEFAULT_PARTS,
+    encoder: str | None = None,
+    navigator: str | None = None,
     navigator_weights: str | None = None,
-    instruction_policy: str = "scripted",
+    instruction_policy: str | None = None,
     weights_files: WeightsPaths | None = None,
 ) -> Agent:
-    """The agent called ``name`` (see :func:`agent_config`). ``config`` is the mode selector's
-    configuration, or a whole :class:`AgentConfig` tree (``name`` wins; ``encoder`` and
-    ``navigator`` are then the tree's); the built agent keeps its tree as
-    ``agent.config_tree``."""
+    """The agent called ``name`` (see :func:`agent_config`) over the parts ``parts`` names
+    (:data:`PARTS`: the learned ones by default, as ``mrsteve eval``), a part given on its own
+    (``encoder``, ``navigator``, ``instruction_policy``) overriding it. ``config`` is the mode
+    selector's configuration, or a whole :class:`AgentConfig` tree (``name`` wins; the parts
+    are then the tree's); the built agent keeps its tree as ``agent.config_tree``."""
     if isinstance(config, AgentConfig):
         tree = replace(config, name=name)
     else:
-        tree = agent_config(name, patch_size=patch_size, capacity=capacity, mode_selector=config,
+        tree = agent_config(name, patch_size=patch_size, capacity=capacity, parts=parts,
                             encoder=encoder, navigator=navigator,
                             navigator_weights=navigator_weights,
-                            instruction_policy=instruction_policy, weights_files=weights_files)
+                            instruction_policy=instruction_policy, mode_selector=config,
+                            weights_files=weights_files)
     agent = build_agent(tree)
     agent.config_tree = tree
     return agent

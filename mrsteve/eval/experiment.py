@@ -30,9 +30,12 @@ from mrsteve.agent.config import AgentConfig
 from mrsteve.agent.factory import (
     AGENT_NAVIGATORS,
     AGENTS,
+    DEFAULT_PARTS,
     INSTRUCTION_POLICIES,
+    PARTS,
     agent_config,
     navigator_weights_file,
+    part_names,
     released_files,
 )
 from mrsteve.agent.mrsteve import IMAGE_GOAL_TARGETS, ModeSelectorConfig
@@ -40,7 +43,7 @@ from mrsteve.eval.options import SweepOptions
 from mrsteve.eval.records import Record
 from mrsteve.eval.spec import Group
 from mrsteve.eval.sweep import run_sweep
-from mrsteve.naming import check_name, entry_point, lookup
+from mrsteve.naming import check_name, entry_point
 from mrsteve.perception import ENCODERS
 from mrsteve.tasks.catalog import exploration_patch_size
 
@@ -56,21 +59,6 @@ PAPER_CAPACITIES = (100, 500, 1000, 2000, 12000)
 RELEASED_WEIGHTS = {"mineclip": "mineclip_weights", "vpt-nav": "vpt_nav_weights",
                     "steve1": "steve1_weights", "steve1-prior": "steve1_prior"}
 """The option (an :class:`AgentOptions` field) giving the released weights file of each kind."""
-
-PARTS: Mapping[str, Mapping[str, str]] = MappingProxyType({
-    "learned": MappingProxyType({"encoder": "pixels", "navigator": "learned",
-                                 "instruction_policy": "learned"}),
-    "stand-in": MappingProxyType({"encoder": "semantic", "navigator": "depth",
-                                  "instruction_policy": "scripted"}),
-})
-"""The agent's part of each kind by ``--parts`` value: ``learned`` (the default, the paper's
-agent: MineCLIP's, VPT-Nav's and STEVE-1's roles played by models that see the RGB frame and the
-pose alone) or ``stand-in`` (the embedded world's stand-ins, which also read the renderer's depth
-and semantic frames). A part's own option (``--encoder``, ...) overrides its entry."""
-
-DEFAULT_PARTS = "learned"
-"""The ``--parts`` value when none is given."""
-
 
 def _parts_text(name: str) -> str:
     chosen = PARTS[name]
@@ -95,14 +83,6 @@ command-line options of every experiment that takes agent parts."""
 
 def _flag(name: str) -> str:
     return f"--{name.replace('_', '-')}"
-
-
-def part_names(parts: str, **given: str | None) -> dict[str, str]:
-    """The part of each kind in ``given`` (``encoder=None, navigator="depth"``): as given, else
-    the one ``parts`` names (:data:`PARTS`); an unknown ``parts`` is a ``ValueError`` naming the
-    accepted values."""
-    chosen = lookup(PARTS, parts, "parts")
-    return {kind: chosen[kind] if name is None else name for kind, name in given.items()}
 
 
 def resolve_parts(config: Any, *kinds: str) -> None:

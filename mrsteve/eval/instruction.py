@@ -239,7 +239,7 @@ class Instruction(Experiment):
                 task = InstructionTask(item, placement, tuple(distances[placement]),
                                        config.world, config.max_steps, tuple(config.obs_size))
                 for policy in config.policies:
-                    tree = agent_config("steve1", instruction_policy=policy)
+                    tree = agent_config("steve1", parts=config.parts, instruction_policy=policy)
                     groups.append(Group(RunSpec(self.name, f"{item}.{placement}.{policy}",
                                                 f"instruction/{item}/{placement}", task, tree),
                                         cost=config.max_steps))

@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 
 from mrsteve.agent.config import EncoderConfig
-from mrsteve.agent.factory import agent_config, build_agent, make_agent
+from mrsteve.agent.factory import DEFAULT_PARTS, PARTS, agent_config, build_agent, make_agent
 from mrsteve.eval.ablation import AblationConfig
 from mrsteve.eval.long_tasks import LongTaskConfig
 from mrsteve.eval.memory_tasks import MemoryTasksConfig
@@ -23,25 +23,38 @@ AGENT_CONFIGS = (SequentialConfig, AblationConfig, MemoryTasksConfig, LongTaskCo
 
 
 def test_the_pixels_agent_perceives_with_the_pixel_encoder_and_records_its_weights():
-    agent = make_agent("mrsteve", encoder="pixels")
+    agent = make_agent("mrsteve", parts="stand-in", encoder="pixels")
     assert isinstance(agent.encoder, PixelEncoder)
     assert agent.config_tree.encoder == EncoderConfig("pixels", load_shipped_weights().sha256)
     assert agent.memory.dim == agent.encoder.dim
 
 
-def test_the_default_agent_keeps_the_semantic_encoder():
-    agent = make_agent("mrsteve")
+def test_the_default_agent_is_the_papers_and_the_stand_ins_are_one_argument_away():
+    """``make_agent`` and ``agent_config`` build the parts ``mrsteve eval`` runs by default (the
+    learned ones); ``parts="stand-in"`` gives the ground-truth stand-ins, a part named on its own
+    overrides either."""
+    tree = make_agent("mrsteve").config_tree
+    assert tree.encoder == EncoderConfig("pixels", load_shipped_weights().sha256)
+    assert (tree.navigator_kind, tree.instruction_policy) == ("learned", "learned")
+    assert agent_config("mrsteve") == agent_config("mrsteve", **PARTS[DEFAULT_PARTS])
+    agent = make_agent("mrsteve", parts="stand-in")
     assert isinstance(agent.encoder, SemanticEncoder)
     assert agent.config_tree.encoder == EncoderConfig("semantic", None)
+    assert (agent.config_tree.navigator_kind, agent.config_tree.instruction_policy) == (
+        "depth", "scripted")
+    mixed = agent_config("mrsteve", parts="stand-in", navigator="learned")
+    assert (mixed.encoder.kind, mixed.navigator_kind) == ("semantic", "learned")
+    with pytest.raises(ValueError, match="unknown parts 'fast'; known: learned, stand-in"):
+        make_agent("mrsteve", parts="fast")
 
 
 def test_an_unknown_encoder_is_an_error_naming_the_known_ones():
     with pytest.raises(ValueError, match="unknown encoder 'clip'; known: semantic, pixels"):
-        make_agent("mrsteve", encoder="clip")
+        make_agent("mrsteve", parts="stand-in", encoder="clip")
 
 
 def test_a_tree_naming_other_weights_is_refused():
-    tree = agent_config("mrsteve", encoder="pixels")
+    tree = agent_config("mrsteve", parts="stand-in", encoder="pixels")
     stale = replace(tree, encoder=EncoderConfig("pixels", "0" * 64))
     with pytest.raises(ValueError, match="names pixels encoder weights 0000"):
         build_agent(stale)

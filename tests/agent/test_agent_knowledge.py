@@ -92,7 +92,7 @@ def test_agent_parts_receive_only_the_agent_observation_and_never_the_world(name
     learned = "learned" in (navigator, policy)
     obs_size = (40, 64) if learned else (24, 40)
     env = LeakyObservations(gym.make("mrsteve/Voxel-v0", world=world, obs_size=obs_size))
-    agent = make_agent(name, navigator=navigator, instruction_policy=policy)
+    agent = make_agent(name, parts="stand-in", navigator=navigator, instruction_policy=policy)
     seen: list[frozenset[str]] = []
     for part, methods in [("explorer", ("reset", "observe", "act")),
                           ("navigator", ("observe", "act", "reached", "blocked")),
@@ -143,7 +143,8 @@ def test_a_planner_over_the_agent_sees_only_the_agent_observation_and_never_the_
     env = LeakyObservations(gym.make("mrsteve/Voxel-v0", **crafting_env_kwargs(task),
                                      obs_size=(24, 40)))
     agent = build_agent(hierarchical_agent_config(
-        agent_config("mrsteve", patch_size=19.0), PlannerConfig("gt", memory_access=True),
+        agent_config("mrsteve", parts="stand-in", patch_size=19.0),
+        PlannerConfig("gt", memory_access=True),
         mining_instructions()))
     seen: list[frozenset[str]] = []
     agent.controller = KeySpy(agent.controller, ("reset", "observe", "act", "sighting"), seen)

@@ -28,7 +28,7 @@ MEMORY_OF = {
 
 @pytest.mark.parametrize("name", sorted(AGENTS))
 def test_every_named_agent_is_built_with_its_memory(name):
-    agent = make_agent(name, capacity=2000)
+    agent = make_agent(name, parts="stand-in", capacity=2000)
     assert agent.name == name
     if name == "steve1":
         assert isinstance(agent, Steve1) and not hasattr(agent, "memory"), "STEVE-1 has no memory"
@@ -48,20 +48,21 @@ def test_make_agent_builds_the_config_tree_with_the_papers_defaults():
     from mrsteve.agent.mrsteve import ModeSelectorConfig
     from mrsteve.memory import MemoryConfig
 
-    agent = make_agent("pmc-fm", capacity=500)
+    agent = make_agent("pmc-fm", parts="stand-in", capacity=500)
     tree = agent.config_tree
-    assert tree == agent_config("pmc-fm", capacity=500)
+    assert tree == agent_config("pmc-fm", parts="stand-in", capacity=500)
     assert tree.memory == MemoryPart("fifo", 500, MemoryConfig())
     assert (tree.explorer.kind, tree.explorer.navigator) == ("plan4mc", "straight")
     assert tree.explorer.goals.patch_size == 15.0 and tree.explorer.direction.cell_size == 9.0
     assert tree.mode_selector == ModeSelectorConfig() and tree.mode_selector.requery_interval == 600
-    mrsteve = agent_config("mrsteve", patch_size=exploration_patch_size("long_instruction"))
+    mrsteve = agent_config("mrsteve", parts="stand-in",
+                           patch_size=exploration_patch_size("long_instruction"))
     assert mrsteve.explorer.goals.patch_size == 30.0, "G = 30 on 200 x 200"
     assert exploration_patch_size("map1") == 15.0
     assert mrsteve.memory.capacity is None, "unlimited, as in ABA-Sparse"
-    assert agent_config("steve1").memory is None
+    assert agent_config("steve1", parts="stand-in").memory is None
     assert asdict(tree)["explorer"]["kind"] == "plan4mc"  # what summaries save
-    custom = make_agent("mrsteve", config=ModeSelectorConfig(requery_interval=50))
+    custom = make_agent("mrsteve", parts="stand-in", config=ModeSelectorConfig(requery_interval=50))
     assert custom.config.requery_interval == 50
     rebuilt = make_agent("mrsteve", config=AgentConfig("mrsteve"))
     assert rebuilt.config_tree.memory == MemoryPart()
@@ -70,17 +71,17 @@ def test_make_agent_builds_the_config_tree_with_the_papers_defaults():
 def test_agents_are_told_their_prompts_by_the_task():
     from mrsteve.tasks import task_prompts
 
-    steve1 = make_agent("steve1")
+    steve1 = make_agent("steve1", parts="stand-in")
     steve1.set_task(task_prompts("beef"), 0)
     assert steve1.prompt == "kill cow"
-    mrsteve = make_agent("mrsteve")
+    mrsteve = make_agent("mrsteve", parts="stand-in")
     mrsteve.set_task(task_prompts("water_bucket"), 0)
     assert mrsteve.task.explore == "near water"
 
 
 def test_unknown_agent_lists_the_known_ones():
     with pytest.raises(ValueError, match="known: mrsteve"):
-        make_agent("mr-steve")
+        make_agent("mr-steve", parts="stand-in")
 
 
 class ModeTrace(EpisodeCallback):
@@ -103,7 +104,7 @@ class ModeTrace(EpisodeCallback):
 def test_after_A_and_B_mrsteve_walks_back_to_where_it_found_A():
     world = "map1"
     env = gym.make("mrsteve/Voxel-v0", world=world)
-    agent = make_agent("mrsteve", patch_size=exploration_patch_size(world))
+    agent = make_agent("mrsteve", parts="stand-in", patch_size=exploration_patch_size(world))
     trace = ModeTrace()
     result = run_tasks(env, agent, ["water_bucket", "log", "water_bucket"], seed=0,
                        max_steps=12000, callbacks=[trace])
@@ -127,7 +128,7 @@ def test_after_A_and_B_mrsteve_walks_back_to_where_it_found_A():
 
 def test_steve1_without_memory_does_not_know_where_A_was():
     env = gym.make("mrsteve/Voxel-v0", world="map1")
-    agent = make_agent("steve1")
+    agent = make_agent("steve1", parts="stand-in")
     result = run_tasks(env, agent, ["water_bucket"], seed=0, max_steps=1500)
     (task,) = result.tasks
     assert not task.success, "the pond is hidden: wandering does not find it in 1,500 steps"
@@ -138,7 +139,7 @@ def test_task_conditioned_mrsteve_explores_toward_the_tasks_place_prompt():
     from mrsteve.tasks import task_prompts
 
     env = gym.make("mrsteve/Voxel-v0", world="map2")
-    agent = make_agent("mrsteve-tc")
+    agent = make_agent("mrsteve-tc", parts="stand-in")
     selector = agent.explorer.selector
     assert isinstance(selector, TaskConditionedGoalSelector) and selector.events is agent.memory
     queries = []
@@ -171,7 +172,7 @@ def test_an_agent_runs_episode_after_episode_with_a_fresh_memory_unless_it_keeps
     """A second ``run_tasks`` on one agent starts a new episode: the memory is cleared (its
     times never go back); ``keep_memory=True`` carries it over and time goes on."""
     env = gym.make("mrsteve/Voxel-v0", world="map2", obs_size=(24, 40))
-    agent = make_agent("mrsteve")
+    agent = make_agent("mrsteve", parts="stand-in")
     first = run_tasks(env, agent, ["beef"], seed=0, max_steps=150)
     assert len(agent.memory) == first.steps
     second = run_tasks(env, agent, ["beef"], seed=1, max_steps=120)
@@ -194,7 +195,7 @@ def test_the_explorers_visitation_map_is_painted_from_the_frames_the_memory_hold
     from mrsteve.memory.base import held_frames
 
     env = gym.make("mrsteve/Voxel-v0", world="map2", obs_size=(24, 40))
-    agent = make_agent(name, capacity=100)
+    agent = make_agent(name, parts="stand-in", capacity=100)
     selector = agent.explorer.selector
     assert selector.memory is agent.memory
     result = run_tasks(env, agent, ["wool"], seed=0, max_steps=300)
@@ -221,6 +222,7 @@ def test_agents_without_a_count_based_map_keep_their_explorers():
     from mrsteve.agent.factory import build_agent, explorer_agent_config
     from mrsteve.control.goals import DirectionGoalSelector
 
-    assert isinstance(make_agent("pmc-fm").explorer.selector, DirectionGoalSelector)
+    selector = make_agent("pmc-fm", parts="stand-in").explorer.selector
+    assert isinstance(selector, DirectionGoalSelector)
     explorer = build_agent(explorer_agent_config("count-based")).explorer
     assert explorer.selector.memory is None

@@ -59,13 +59,14 @@ def test_every_learned_navigator_of_the_agent_runs_the_given_weights(trained, na
     a worker started elsewhere finds it."""
     path, sha256 = trained
     monkeypatch.chdir(Path(path).parent)
-    tree = agent_config(name, navigator="learned", navigator_weights=Path(path).name)
+    tree = agent_config(name, parts="stand-in", navigator="learned",
+                        navigator_weights=Path(path).name)
     assert (tree.navigator_weights, tree.navigator_weights_sha256) == (path, sha256)
     assert SHIPPED_NAVIGATOR not in data_files(tree) and path in tree.description
     navigators = learned_navigators(build_agent(tree))
     assert len(navigators) == walkers
     assert {navigator.weights.sha256 for navigator in navigators} == {sha256}
-    shipped = agent_config(name, navigator="learned")
+    shipped = agent_config(name, parts="stand-in", navigator="learned")
     assert shipped.navigator_weights is None and SHIPPED_NAVIGATOR in data_files(shipped)
     assert {navigator.weights.sha256 for navigator in learned_navigators(build_agent(shipped))} \
         == {load_shipped_navigator().sha256}
@@ -80,14 +81,15 @@ def test_the_explorers_that_walk_with_the_learned_navigator_run_the_weights_othe
     for name in ("count-based-straight", "plan4mc-straight", "go-explore"):
         other = explorer_agent_config(name, navigator="learned", navigator_weights=path)
         assert other == explorer_agent_config(name, navigator="learned")
-    assert agent_config("steve1", navigator="learned", navigator_weights=path) == agent_config(
-        "steve1", navigator="learned")
+    assert agent_config("steve1", parts="stand-in", navigator="learned",
+                        navigator_weights=path) == agent_config(
+        "steve1", parts="stand-in", navigator="learned")
 
 
 def test_weights_for_an_agent_that_walks_with_the_depth_navigator_are_refused(trained):
     path, _ = trained
     with pytest.raises(ValueError, match="for the learned navigator; give navigator 'learned'"):
-        agent_config("mrsteve", navigator_weights=path)
+        agent_config("mrsteve", parts="stand-in", navigator_weights=path)
     with pytest.raises(ValueError, match="for the learned navigator; give navigator 'learned'"):
         MemoryTasksConfig(parts="stand-in", navigator_weights=path)
     with pytest.raises(ValueError, match="for the learned navigator; give navigator 'learned'"):
@@ -107,7 +109,7 @@ def test_a_bad_file_is_refused_and_a_file_changed_after_its_tree_was_made_too(tr
     with pytest.raises(ValueError, match="not a navigator weights file"):
         ExplorationTaskConfig(navigator="learned", navigator_weights=str(bad))
     path, sha256 = trained
-    tree = agent_config("mrsteve", navigator="learned", navigator_weights=path)
+    tree = agent_config("mrsteve", parts="stand-in", navigator="learned", navigator_weights=path)
     small_weights(seed=1).save(path)  # retrained in place after the sweep was set up
     with pytest.raises(ValueError, match=f"holds other weights .* than the configuration names "
                                          f"\\({sha256}\\)"):

@@ -210,8 +210,8 @@ def deps_spec(url: str, controller: str = "mrsteve", task: str = "sign", seed: i
     crafting = find_crafting(task)[0]
     planner = PlannerConfig("deps", memory_access, max_replans=3,
                             llm=LLMConfig(url, "scripted", timeout=2.0, retries=1, backoff=0.0))
-    tree = hierarchical_agent_config(agent_config(controller, patch_size=19.0), planner,
-                                     mining_instructions())
+    tree = hierarchical_agent_config(agent_config(controller, parts="stand-in", patch_size=19.0),
+                                     planner, mining_instructions())
     return RunSpec("llm-planner", f"{task}.{controller}", crafting.key, crafting, tree,
                    seed=seed)
 
@@ -255,7 +255,8 @@ def test_the_memory_summary_says_only_what_the_memory_holds():
     """A FIFO memory of 30 frames sees the cows, then 60 frames of trees (a frame's embedding is
     of the 16-frame clip ending there): the cows are forgotten, and neither the summary nor the
     planner's prompt says it saw them."""
-    tree = hierarchical_agent_config(agent_config("fm", patch_size=15.0, capacity=30),
+    tree = hierarchical_agent_config(agent_config("fm", parts="stand-in", patch_size=15.0,
+                                                  capacity=30),
                                      PlannerConfig(memory_access=True), mining_instructions())
     agent = build_agent(tree)
     cows = {"teleport": {"x": 70.5, "z": 32.5, "yaw": -90.0, "pitch": 10.0}}
@@ -283,7 +284,7 @@ def test_steve1_remembers_nothing_so_memory_access_changes_nothing():
     records = []
     for access in (False, True):
         crafting = find_crafting("bed")[0]
-        tree = hierarchical_agent_config(agent_config("steve1", patch_size=19.0),
+        tree = hierarchical_agent_config(agent_config("steve1", parts="stand-in", patch_size=19.0),
                                          PlannerConfig("gt", access), mining_instructions())
         records.append(crafting_episode(RunSpec("llm-planner", "bed", crafting.key, crafting,
                                                 tree, seed=43)))

@@ -117,7 +117,7 @@ def test_a_navigator_entry_is_all_it_takes_to_build_agents_with_it(careful):
     entry."""
     assert careful in AGENT_NAVIGATORS and careful not in LEARNED_NAVIGATORS
     MemoryTasksConfig(navigator=careful)  # the experiments' options accept it
-    tree = agent_config("mrsteve", navigator=careful)
+    tree = agent_config("mrsteve", parts="stand-in", navigator=careful)
     assert (tree.navigator_kind, tree.explorer.navigator) == (careful, careful)
     agent = build_agent(tree)
     assert type(agent.navigator) is CarefulNavigator
@@ -148,7 +148,7 @@ def test_a_navigator_not_registered_is_refused_listing_those_that_are(careful, t
         AgentConfig("mrsteve", navigator_kind="reckless")
     with pytest.raises(ValueError, match="unknown navigator 'straight'; known: depth, learned, "
                                          "vpt-nav, careful"):
-        agent_config("mrsteve", navigator="straight")
+        agent_config("mrsteve", parts="stand-in", navigator="straight")
     result = CliRunner().invoke(app, ["eval", "memory-tasks", "--navigator", "reckless",
                                       "--out", str(tmp_path / "run"), "--no-progress"])
     assert result.exit_code == 2
@@ -163,10 +163,10 @@ def test_a_learned_navigator_entry_runs_on_the_weights_it_names(monkeypatch, tmp
     spec = NavigatorSpec("second", "A second learned navigator", LearnedNavigator,
                          weights=SHIPPED_NAVIGATOR)
     monkeypatch.setitem(NAVIGATORS, spec.name, spec)
-    tree = agent_config("mrsteve", navigator="second")
+    tree = agent_config("mrsteve", parts="stand-in", navigator="second")
     assert SHIPPED_NAVIGATOR in dict(tree.data)
     assert type(build_agent(tree).navigator) is LearnedNavigator
-    trained = agent_config("mrsteve", navigator="second", navigator_weights=path)
+    trained = agent_config("mrsteve", parts="stand-in", navigator="second", navigator_weights=path)
     agent = build_agent(trained)
     assert agent.navigator.weights.sha256 == trained.navigator_weights_sha256
     assert trained.navigator_weights_sha256 != load_shipped_navigator().sha256
@@ -177,7 +177,8 @@ def test_a_weights_file_is_read_once_per_process_for_every_episode(tmp_path, rea
     """Making the trees and building the agent of every episode (as a worker does) read the file
     once; a file replaced since is read again, and refused if it no longer matches the tree."""
     path = Path(weights_file(tmp_path / "navigator.npz", 0.5))
-    trees = [agent_config("mrsteve", navigator="learned", navigator_weights=str(path)),
+    trees = [agent_config("mrsteve", parts="stand-in", navigator="learned",
+                          navigator_weights=str(path)),
              explorer_agent_config("count-based", navigator="learned",
                                    navigator_weights=str(path)),
              navigator_agent_config("learned", weights=str(path))]
@@ -192,7 +193,7 @@ def test_a_weights_file_is_read_once_per_process_for_every_episode(tmp_path, rea
 
 
 def test_the_shipped_weights_are_read_once_from_the_path_the_tree_records(reads):
-    tree = agent_config("mrsteve", navigator="learned")
+    tree = agent_config("mrsteve", parts="stand-in", navigator="learned")
     assert SHIPPED_NAVIGATOR in dict(tree.data)
     for _ in range(4):
         build_agent(tree)

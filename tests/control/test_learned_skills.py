@@ -168,15 +168,15 @@ def test_mrsteve_and_steve1_take_the_learned_policy_and_name_its_weights():
     from mrsteve.agent.baselines import Steve1
     from mrsteve.control.instruction import SHIPPED_INSTRUCTION_POLICY
 
-    mrsteve = make_agent("mrsteve", instruction_policy="learned")
-    steve1 = make_agent("steve1", instruction_policy="learned")
+    mrsteve = make_agent("mrsteve", parts="stand-in", instruction_policy="learned")
+    steve1 = make_agent("steve1", parts="stand-in", instruction_policy="learned")
     for agent in (mrsteve, steve1):
         assert isinstance(agent.policy, LearnedSkills)
         assert agent.config_tree.instruction_policy == "learned"
         assert SHIPPED_INSTRUCTION_POLICY in dict(agent.config_tree.data)
     assert isinstance(steve1, Steve1) and steve1.wanderer is not None  # "go explore"
     with pytest.raises(ValueError, match="known: scripted, learned"):
-        make_agent("steve1", instruction_policy="steve")
+        make_agent("steve1", parts="stand-in", instruction_policy="steve")
 
 
 def test_the_guidance_scale_defaults_to_the_one_the_training_validated():

@@ -211,7 +211,7 @@ def test_the_explore_mode_length_is_recorded_per_sub_task():
 
     def episode(agent: str) -> dict:
         spec = RunSpec("aba-sparse", agent, task.key, SequentialRun.of(task, (32, 32)),
-                       agent_config(agent), seed=42)
+                       agent_config(agent, parts="stand-in"), seed=42)
         return sequential_episode(spec)
 
     record = episode("mrsteve")

@@ -60,7 +60,7 @@ class Watchers:
 
 def test_the_route_is_the_same_for_every_agent_and_seed():
     task = memory_task("find-water")
-    runs = [episode(task, make_agent(name, capacity=200), seed, explore_steps=560)
+    runs = [episode(task, make_agent(name, parts="stand-in", capacity=200), seed, explore_steps=560)
             for name, seed in (("fm", 3), ("steve1", 3), ("mrsteve", 4))]
     np.testing.assert_array_equal(runs[0].trajectory[:561], runs[1].trajectory[:561])
     assert runs[0].goal_t == runs[1].goal_t
@@ -70,7 +70,7 @@ def test_the_route_is_the_same_for_every_agent_and_seed():
 
 def test_the_image_goal_is_a_clip_the_agent_saw():
     task = memory_task("first-house")
-    agent = make_agent("mrsteve")  # unlimited memory keeps every frame
+    agent = make_agent("mrsteve", parts="stand-in")  # unlimited memory keeps every frame
     run = episode(task, agent, 0, explore_steps=160)
     assert 15 <= run.goal_t < task.goal_window
     found = agent.memory.read(run.goal, 0.9999)
@@ -127,14 +127,16 @@ def test_success_needs_the_player_to_stay_at_the_goals_place():
     the task phase ends once the player has stayed ``dwell`` steps."""
     task = replace(memory_task("find-water"), stays=(Stay("water", 100),), goal_window=100)
     explore = 180
-    first = episode(task, make_agent("steve1"), 5, explore_steps=explore)  # where the goal is
+    # where the goal is
+    first = episode(task, make_agent("steve1", parts="stand-in"), 5, explore_steps=explore)
     place = np.asarray(first.goal_place)
     away = place + 2.0 * (place - first.trajectory[explore])  # beyond it, from where travel ended
     x0, z0 = first.trajectory[0]
     origin = np.asarray(AgentFrame((x0, 0.0, z0)).origin)[[0, 2]]
 
     def judged(points):
-        agent = make_agent("steve1")  # no memory: it wanders (here: walks) when given the goal
+        # no memory: it wanders (here: walks) when given the goal
+        agent = make_agent("steve1", parts="stand-in")
         agent.wanderer = Walker([tuple(p - origin) for p in points])  # in the agent's frame
         run = episode(task, agent, 5, explore_steps=explore, task_steps=400, dwell=100)
         assert run.goal_place == first.goal_place
@@ -168,7 +170,8 @@ def test_which_memories_keep_the_goal(name):
     merges the look-alike houses and loses the first, FIFO the first frames."""
     changes, steps, capacity, keepers = SMALL[name]
     task = replace(memory_task(name), **changes)
-    agents = {kind: make_agent(kind, capacity=capacity) for kind in ("mrsteve", "pm", "em", "fm")}
+    agents = {kind: make_agent(kind, parts="stand-in", capacity=capacity)
+              for kind in ("mrsteve", "pm", "em", "fm")}
     watchers = Watchers(list(agents.values()))
     run = episode(task, watchers, 0, explore_steps=steps)
     frame = AgentFrame((run.trajectory[0][0], 0.0, run.trajectory[0][1]))

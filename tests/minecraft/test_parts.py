@@ -93,8 +93,9 @@ def test_each_part_runs_aba_sparse_and_the_tree_names_its_files(weights, short_t
 def test_a_tree_without_released_files_is_what_it_was():
     """The new field is left out of the plain tree while empty: every existing tree, and so
     every record key, keeps its digest."""
-    assert "weights_files" not in plain(agent_config("mrsteve"))
-    assert "weights_files" not in plain(agent_config("steve1", instruction_policy="learned"))
+    assert "weights_files" not in plain(agent_config("mrsteve", parts="stand-in"))
+    assert "weights_files" not in plain(agent_config("steve1", parts="stand-in",
+                                                     instruction_policy="learned"))
 
 
 def one_line_refusal(result, out: Path, *words: str) -> None:
@@ -130,7 +131,7 @@ def test_the_demo_takes_the_same_options(weights, tmp_path, monkeypatch):
     one_line_refusal(result, out, "--vpt-nav-weights FILE")
     built = []
 
-    def make_agent(*args, **kwargs):
+    def make_agent(*args, parts="stand-in", **kwargs):
         built.append(kwargs)
         raise ValueError("stopped by the test")
 
@@ -173,7 +174,8 @@ def test_each_file_is_read_once_per_process(weights, tmp_path, monkeypatch):
                         lambda path, kind: reads.append(path) or read(path, kind))
     path = tmp_path / "attn.pth"
     path.write_bytes(weights["mineclip"].read_bytes())
-    tree = agent_config("mrsteve", encoder="mineclip", weights_files={"mineclip": str(path)})
+    tree = agent_config("mrsteve", parts="stand-in", encoder="mineclip",
+                        weights_files={"mineclip": str(path)})
     first, second = build_agent(tree), build_agent(tree)
     assert len(reads) == 1
     shared = [next(agent.encoder.model.parameters()).data_ptr() for agent in (first, second)]
@@ -191,7 +193,8 @@ def test_each_file_is_read_once_per_process(weights, tmp_path, monkeypatch):
 def test_a_file_changed_since_the_tree_was_made_is_refused(weights, tmp_path):
     path = tmp_path / "attn.pth"
     path.write_bytes(weights["mineclip"].read_bytes())
-    tree = agent_config("mrsteve", encoder="mineclip", weights_files={"mineclip": str(path)})
+    tree = agent_config("mrsteve", parts="stand-in", encoder="mineclip",
+                        weights_files={"mineclip": str(path)})
     result = CliRunner().invoke(app, ["weights", "synth", "--kind", "mineclip", "--out",
                                       str(path), "--tiny", "--seed", "5", "--force"])
     assert result.exit_code == 0, result.output
