@@ -241,9 +241,10 @@ def agent_config(
     maps, 30 on 200 x 200: :func:`mrsteve.tasks.catalog.exploration_patch_size`); the agent is
     told nothing else of the world. ``capacity``: its memory's; ``parts``: the parts of
     :data:`PARTS` (the learned ones by default, as ``mrsteve eval``), which a part given on its
-    own overrides: ``encoder``, one of :data:`ENCODERS`; ``navigator``, one of :data:`AGENT_NAVIGATORS` (the VPT-Nav stand-in
-    ``depth``, the learned policy ``learned``), for the Execute mode's travel and the explorer
-    (an explorer that keeps a navigator of its own, Plan4MC's straight walking, keeps it);
+    own overrides: ``encoder``, one of :data:`ENCODERS`; ``navigator``, one of
+    :data:`AGENT_NAVIGATORS` (the VPT-Nav stand-in ``depth``, the learned policy ``learned``),
+    for the Execute mode's travel and the explorer (an explorer that keeps a navigator of its
+    own, Plan4MC's straight walking, keeps it);
     ``navigator_weights``: a weights file the learned policy runs with in place of the shipped
     one; ``instruction_policy``: one of :data:`INSTRUCTION_POLICIES` (MrSteve's Execute mode and
     STEVE-1 alike); ``mode_selector``: MrSteve's mode selector; ``weights_files``: the released

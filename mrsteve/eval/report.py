@@ -416,8 +416,8 @@ Each section below is one run: the command and the commit that made it, the part
 ran with, and the experiment's table, with the paper's figures beside ours where the set-up is
 the paper's. A run made with other versions of the package's data files or weights than those
 installed is marked **stale**, its table left out; a task where every agent succeeds every time
-is marked **at ceiling**. The embedded world is not Minecraft: read each comparison as "the same experiment in
-the embedded world". Generated from the runs' summaries and manifests by
+is marked **at ceiling**. The embedded world is not Minecraft: read each comparison as "the
+same experiment in the embedded world". Generated from the runs' summaries and manifests by
 
     mrsteve report {command}
 """
