@@ -337,44 +337,54 @@ HEADLINES = {
 baseline STEVE-1 (or the paper's weakest memory, FIFO, on the long tasks)."""
 
 
-def task_means(run: Run, agent: str, metric: str) -> dict[str, float]:
-    """``agent``'s mean ``metric`` per task of the run, from its groups at the experiment's
-    default memory capacity (tasks where no episode reported it left out)."""
+SIGNIFICANT = 2.0
+"""How many standard errors MrSteve's lead over the baseline must exceed for the first table to
+say the paper's ordering holds (the standard error of the difference of the task means, the
+groups' episodes taken as independent samples)."""
+
+
+def task_stats(run: Run, agent: str, metric: str) -> dict[str, tuple[float, float]]:
+    """``agent``'s mean ``metric`` and its standard error per task of the run, from its groups at
+    the experiment's default memory capacity (tasks where no episode reported it left out)."""
     default = getattr(type(run.config)(), "capacities", (None,))[0]
-    means = {}
+    stats = {}
     for group in run.groups:
         memory = getattr(group.spec.agent, "memory", None)
         if group.agent != agent or (memory is not None and memory.capacity != default):
             continue
-        mean = run.summaries[group.label].get(metric, {}).get("mean")
+        summary = run.summaries[group.label].get(metric, {})
+        mean = summary.get("mean")
         if mean is not None and not math.isnan(mean):  # NaN: no episode reported it
-            means[group.task] = mean
-    return means
+            stats[group.task] = (mean, summary.get("stderr", math.nan))
+    return stats
 
 
-def headline_value(run: Run, agent: str, metric: str) -> float | None:
-    """The mean over the run's tasks of ``agent``'s ``metric`` (``None`` when the run has no
-    such group)."""
-    means = task_means(run, agent, metric)
-    return sum(means.values()) / len(means) if means else None
-
-
-def ordering(ours: dict[str, float], base: dict[str, float], ceiling: bool) -> str:
-    """Whether the paper's ordering (MrSteve above the baseline) holds in the tasks' means:
-    on every task, on the mean only, or not at all; tasks where both are at the ceiling
-    counted apart."""
+def ordering(ours: dict[str, tuple[float, float]], base: dict[str, tuple[float, float]],
+             ceiling: bool) -> str:
+    """Whether the paper's ordering (MrSteve above the baseline) holds, given each side's
+    ``(mean, stderr)`` per task: on every task, on the mean only, or not at all, and only where
+    the lead of the mean over the tasks exceeds :data:`SIGNIFICANT` standard errors; tasks where
+    both are at the ceiling counted apart."""
     tasks = sorted(set(ours) & set(base))
-    at_ceiling = [task for task in tasks if ceiling and min(ours[task], base[task]) >= CEILING]
-    ahead = [task for task in tasks if ours[task] > base[task]]
+    at_ceiling = [task for task in tasks
+                  if ceiling and min(ours[task][0], base[task][0]) >= CEILING]
+    ahead = [task for task in tasks if ours[task][0] > base[task][0]]
     rest = len(tasks) - len(at_ceiling)
     note = f", {len(at_ceiling)} at ceiling" if at_ceiling else ""
+    detail = f"ahead on {len(ahead)} of {len(tasks)}{note}"
     if rest == 0:
         return "at ceiling"
-    if sum(ours[task] for task in tasks) <= sum(base[task] for task in tasks):
-        return f"**does not hold** (ahead on {len(ahead)} of {len(tasks)}{note})"
+    lead = sum(ours[task][0] - base[task][0] for task in tasks)
+    if lead <= 0:
+        return f"**does not hold** ({detail})"
+    stderr = math.sqrt(sum(ours[task][1] ** 2 + base[task][1] ** 2 for task in tasks))
+    if not math.isnan(stderr) and lead <= SIGNIFICANT * stderr:
+        within = f"within {SIGNIFICANT:g} SE (ahead by {lead / stderr:.1f} SE"
+        return within + (f"; {detail})" if len(tasks) > 1 else ")")
+    unknown = "; standard error unknown" if math.isnan(stderr) else ""
     if len(ahead) == rest:
-        return "holds" + (f" (ahead on {len(ahead)} of {len(tasks)}{note})" if note else "")
-    return f"holds on the mean (ahead on {len(ahead)} of {len(tasks)}{note})"
+        return "holds" + (f" ({detail}{unknown})" if note or unknown else "")
+    return f"holds on the mean ({detail}{unknown})"
 
 
 def headline_table(runs: list[Run]) -> str | None:
@@ -387,11 +397,12 @@ def headline_table(runs: list[Run]) -> str | None:
         line = HEADLINES.get(run.experiment.name)
         if line is None or line.title in done or not line.comparable(run) or stale_files(run):
             continue
-        ours, base = (task_means(run, agent, line.metric) for agent in (line.ours, line.baseline))
+        ours, base = (task_stats(run, agent, line.metric) for agent in (line.ours, line.baseline))
         if not ours or not base:
             continue
         done.add(line.title)
-        mean_ours, mean_base = (sum(means.values()) / len(means) for means in (ours, base))
+        mean_ours, mean_base = (sum(mean for mean, _ in stats.values()) / len(stats)
+                                for stats in (ours, base))
         verdict = ordering(ours, base, ceiling=line.metric == "success_rate")
         rows.append(f"| {line.title} | {len(ours)} | {mean_ours:.{line.digits}f} | "
                     f"{mean_base:.{line.digits}f} ({line.baseline}) | {line.paper} | {verdict} |")
@@ -458,13 +469,19 @@ def report(sources: list[Path], out: Path | None = None) -> str:
     parts = [HEADER.format(command=command).rstrip()]
     headline = headline_table(runs)
     if headline is not None:
-        parts.append(f"## At a glance\n\n{HEADLINE_START}\n{headline}\n{HEADLINE_END}")
+        parts.append(f"## At a glance\n\n{HEADLINE_START}\n{headline}\n{HEADLINE_END}\n\n"
+                     f"{ORDERING_KEY}")
     if len(runs) > 1:
         parts.append(f"## Runs\n\n{run_index(runs, names)}")
     parts += [run_section(run, name, page_folder, brief_if_stale=len(runs) > 1)
               for run, name in zip(runs, names, strict=True)]
     return "\n\n".join(parts) + "\n"
 
+
+ORDERING_KEY = (f"The ordering holds where MrSteve's mean over the tasks leads the baseline's by "
+                f"more than {SIGNIFICANT:g} standard errors of the difference, and holds on the "
+                f"mean where it does so without leading on every task.")
+"""How the first table's last column reads, printed under it."""
 
 HEADLINE_START, HEADLINE_END = "<!-- headline -->", "<!-- /headline -->"
 """The markers around the first table (the README holds a copy between the same markers)."""

@@ -4,6 +4,7 @@ runs give."""
 from __future__ import annotations
 
 import json
+import math
 import shutil
 from pathlib import Path
 
@@ -172,13 +173,31 @@ def test_long_task_counts_enter_the_first_table_only_over_the_papers_500k_steps(
 
 
 def test_the_first_table_flags_an_ordering_of_the_paper_that_does_not_hold():
-    assert ordering({"a": 90.0, "b": 80.0}, {"a": 50.0, "b": 40.0}, ceiling=True) == "holds"
-    assert ordering({"a": 240.0}, {"a": 260.0}, ceiling=False).startswith("**does not hold**")
-    assert ordering({"a": 100.0, "b": 90.0}, {"a": 100.0, "b": 50.0},
+    def exact(means):  # standard errors small enough for every lead below to count
+        return {task: (mean, 0.1) for task, mean in means.items()}
+
+    assert ordering(exact({"a": 90.0, "b": 80.0}), exact({"a": 50.0, "b": 40.0}),
+                    ceiling=True) == "holds"
+    assert ordering(exact({"a": 240.0}), exact({"a": 260.0}),
+                    ceiling=False).startswith("**does not hold**")
+    assert ordering(exact({"a": 100.0, "b": 90.0}), exact({"a": 100.0, "b": 50.0}),
                     ceiling=True) == "holds (ahead on 1 of 2, 1 at ceiling)"
-    assert ordering({"a": 100.0}, {"a": 100.0}, ceiling=True) == "at ceiling"
-    assert ordering({"a": 90.0, "b": 40.0}, {"a": 50.0, "b": 60.0},
+    assert ordering(exact({"a": 100.0}), exact({"a": 100.0}), ceiling=True) == "at ceiling"
+    assert ordering(exact({"a": 90.0, "b": 40.0}), exact({"a": 50.0, "b": 60.0}),
                     ceiling=True) == "holds on the mean (ahead on 1 of 2)"
+
+
+def test_the_first_table_says_the_ordering_holds_only_beyond_two_standard_errors():
+    # Long-Instruction at 500K steps: 147.6 +- 10.3 against FIFO's 139.0 +- 5.5 is 0.7 SE
+    assert ordering({"li": (147.6, 10.3)}, {"li": (139.0, 5.5)},
+                    ceiling=False) == "within 2 SE (ahead by 0.7 SE)"
+    assert ordering({"li": (169.0, 10.3)}, {"li": (139.0, 5.5)}, ceiling=False) == "holds"
+    # two tasks: the lead of the sum (10) against sqrt(4 * 3^2) = 6 standard errors' worth
+    assert ordering({"a": (60.0, 3.0), "b": (40.0, 3.0)}, {"a": (50.0, 3.0), "b": (40.0, 3.0)},
+                    ceiling=True) == "within 2 SE (ahead by 1.7 SE; ahead on 1 of 2)"
+    # one episode per group: no standard error, so the verdict says it cannot tell
+    assert ordering({"a": (60.0, math.nan)}, {"a": (50.0, math.nan)},
+                    ceiling=True) == "holds (ahead on 1 of 1; standard error unknown)"
 
 
 def test_the_page_needs_finished_runs_of_this_version(tmp_path, kept_run):
