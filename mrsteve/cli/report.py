@@ -25,10 +25,11 @@ def command(
     out: Annotated[Path | None, typer.Option(help="Write the page here (default: print it).")
                    ] = None,
 ) -> None:
-    """Write the results page of runs: per run, the command and commit that made it, the parts
-    that ran and the experiment's table beside the paper's figures, a link to the folder's
-    NOTES.md, and whether the run is stale (other weights or data files than those installed)
-    or at ceiling (every agent at 100 %)."""
+    """Write the results page of runs: first MrSteve against its baseline per experiment (the
+    paper's ordering holds where the lead exceeds two standard errors), then per run the command
+    and commit that made it, the parts that ran and the experiment's table beside the paper's
+    figures, a link to the folder's NOTES.md, and whether the run is stale (other weights or
+    data files than those installed) or at ceiling (every agent at 100 %)."""
     from mrsteve.eval.report import report
 
     check_outputs([out])
