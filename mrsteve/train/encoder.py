@@ -17,6 +17,11 @@ contrastive loss on clips and their captions.
   clip far below a true one costs it nothing whatever its score; the agent compares scores with
   one threshold per prompt over thousands of frames, so the absolute score of the false ones is
   what sends it to the wrong place.
+* Hard negatives (``TrainingConfig.hard_negatives``; off for the shipped weights): bootstrapped
+  mining as Dalal and Triggs (2005) did for detectors. The installed encoder scores a pool of
+  fresh clips of random poses and exploring views of the calibration worlds, and the clips whose
+  false prompts it scores furthest above its thresholds join the training set: the views an
+  agent stores by the thousand, where a rare false match sends it to the wrong place.
 * Each step averages a random subset of each clip's frames (the last one always among them); the
   image tower's mean pooling makes that an unbiased estimate of the full clip's pooled feature, at a
   fraction of the cost. Validation embeds whole clips.
@@ -97,6 +102,12 @@ class TrainingConfig:
     with only pitches of 0-20 degrees)."""
     pairwise: float = 1.0
     """Weight of the pairwise sigmoid loss (:func:`pairwise_sigmoid_loss`) added to InfoNCE."""
+    hard_negatives: int = 0
+    """Clips mined into the training set (:func:`mine_hard_negatives`): those of
+    ``hard_negative_pool`` fresh clips whose false prompts the installed encoder scores furthest
+    above its thresholds. 0 mines none (the shipped weights)."""
+    hard_negative_pool: int = 20000
+    """Fresh clips the mining scores (random poses and exploring views, another seed stream)."""
     channels: tuple[int, ...] = (16, 32, 64)
     strides: tuple[int, ...] = (2, 2, 2)
     frame_dim: int = 256
@@ -111,15 +122,30 @@ class TrainingConfig:
             raise ValueError(f"learning_rate must be in (0, 1), got {self.learning_rate}")
         if not 0 <= self.pairwise:
             raise ValueError(f"pairwise is a loss weight (>= 0), got {self.pairwise}")
+        if not 0 <= self.hard_negatives <= self.hard_negative_pool:
+            raise ValueError(f"hard_negatives must be in [0, hard_negative_pool = "
+                             f"{self.hard_negative_pool}], got {self.hard_negatives}")
+
+    def recipe(self) -> dict:
+        """The settings as the weights record them (``info["training"]``): all of them, the
+        mining's only when it is on, so weights and run folders made before it existed keep the
+        recipe they recorded."""
+        settings = asdict(self)
+        if not self.hard_negatives:
+            del settings["hard_negatives"], settings["hard_negative_pool"]
+        return settings
 
     def data_key(self) -> str:
         """Hash of what decides the rendered clips (a run folder's cache is reused on a match)."""
-        # ``explored`` and ``any_pitch`` join the key only when set, so caches rendered before
-        # they existed stay valid
+        # ``explored``, ``any_pitch`` and the mining join the key only when set, so caches
+        # rendered before they existed stay valid
         return hashlib.sha256(json.dumps(
             [self.clips, self.validation_clips, self.seed, self.facing_wall]
             + ([self.explored] if self.explored else [])
-            + ([{"any_pitch": self.any_pitch}] if self.any_pitch else []),
+            + ([{"any_pitch": self.any_pitch}] if self.any_pitch else [])
+            + ([{"hard_negatives": [self.hard_negatives, self.hard_negative_pool,
+                                    mining_encoder().weights.sha256]}]
+               if self.hard_negatives else []),
             sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -138,10 +164,11 @@ class ClipSet:
 
 def render_clips(count: int, rng: np.random.Generator, lexicon: Lexicon,
                  facing_wall: float = 0.0, explored: float = 0.0,
-                 any_pitch: float = 0.0) -> ClipSet:
-    """``count`` labelled RGB clips of the calibration worlds."""
+                 any_pitch: float = 0.0, aimed: float = ClipConfig.aimed) -> ClipSet:
+    """``count`` labelled RGB clips of the calibration worlds (the shares as
+    :class:`~mrsteve.calibration.clips.ClipConfig`'s)."""
     config = ClipConfig(worlds=CALIBRATION_WORLDS, frame_keys=("rgb",), facing_wall=facing_wall,
-                        explored=explored, any_pitch=any_pitch)
+                        explored=explored, any_pitch=any_pitch, aimed=aimed)
     clips = collect_clips(count, rng, config, lexicon)
     rgb = np.stack([np.stack([frame["rgb"] for frame in clip.frames]) for clip in clips])
     labels = np.zeros((count, len(lexicon.texts)), dtype=np.int8)
@@ -149,6 +176,48 @@ def render_clips(count: int, rng: np.random.Generator, lexicon: Lexicon,
         for p, text in enumerate(lexicon.texts):
             labels[i, p] = 1 if text in clip.prompts else (-1 if text in clip.ambiguous else 0)
     return ClipSet(rgb, labels)
+
+
+def mining_encoder():
+    """The encoder that mines hard negatives: the installed pixel encoder and its thresholds."""
+    from mrsteve.perception.pixels import PixelEncoder
+
+    return PixelEncoder()
+
+
+def hard_negative_order(scores: np.ndarray, labels: np.ndarray,
+                        thresholds: np.ndarray) -> np.ndarray:
+    """Clips with a false prompt, hardest first: by the largest ``score - threshold`` over their
+    false prompts (``scores [clips, prompts]``, ``labels`` 1 / 0 / -1, ``thresholds [prompts]``);
+    ties keep the clips' order."""
+    margins = np.where(labels == 0, scores - thresholds, -np.inf).max(axis=1)
+    order = np.argsort(-margins, kind="stable")
+    return order[np.isfinite(margins[order])]
+
+
+def mine_hard_negatives(config: TrainingConfig, lexicon: Lexicon, rng: np.random.Generator,
+                        say: Callable[[str], None] = print, chunk: int = 1000) -> ClipSet:
+    """The ``config.hard_negatives`` clips, of ``config.hard_negative_pool`` fresh clips of the
+    calibration worlds (random poses, and exploring views in ``config.explored``'s share), whose
+    false prompts the installed encoder scores furthest above its thresholds; rendered ``chunk``
+    clips at a time, keeping the hardest so far."""
+    encoder = mining_encoder()
+    texts = np.stack([encoder.encode_text(text) for text in lexicon.texts])
+    thresholds = np.array([encoder.task_threshold(text) for text in lexicon.texts])
+    kept: ClipSet | None = None
+    for start in range(0, config.hard_negative_pool, chunk):
+        count = min(chunk, config.hard_negative_pool - start)
+        pool = render_clips(count, rng, lexicon, explored=config.explored,
+                            any_pitch=config.any_pitch, aimed=0.0)
+        if kept is not None:
+            pool = ClipSet(np.concatenate([kept.rgb, pool.rgb]),
+                           np.concatenate([kept.labels, pool.labels]))
+        scores = np.stack([encoder.encode_frames([{"rgb": frame} for frame in clip])
+                           for clip in pool.rgb]) @ texts.T
+        hardest = hard_negative_order(scores, pool.labels, thresholds)[:config.hard_negatives]
+        kept = ClipSet(pool.rgb[hardest], pool.labels[hardest])
+        say(f"mined {start + count} of {config.hard_negative_pool} clips")
+    return kept
 
 
 def load_or_render(folder: Path, config: TrainingConfig, lexicon: Lexicon,
@@ -165,13 +234,19 @@ def load_or_render(folder: Path, config: TrainingConfig, lexicon: Lexicon,
                 return (ClipSet(saved["train_rgb"], saved["train_labels"]),
                         ClipSet(saved["val_rgb"], saved["val_labels"]))
         say(f"{path} was rendered for another configuration; rendering again")
-    train_stream, val_stream = np.random.SeedSequence(config.seed).spawn(2)
+    train_stream, val_stream, mining_stream = np.random.SeedSequence(config.seed).spawn(3)
     say(f"rendering {config.clips} training clips in {', '.join(CALIBRATION_WORLDS)}")
     train = render_clips(config.clips, np.random.default_rng(train_stream), lexicon,
                          config.facing_wall, config.explored, config.any_pitch)
     say(f"rendering {config.validation_clips} validation clips")
     val = render_clips(config.validation_clips, np.random.default_rng(val_stream), lexicon,
                        config.facing_wall, config.explored, config.any_pitch)
+    if config.hard_negatives:
+        say(f"mining {config.hard_negatives} hard negatives from {config.hard_negative_pool} "
+            f"fresh clips")
+        mined = mine_hard_negatives(config, lexicon, np.random.default_rng(mining_stream), say)
+        train = ClipSet(np.concatenate([train.rgb, mined.rgb]),
+                        np.concatenate([train.labels, mined.labels]))
     with atomic_path(path) as tmp, open(tmp, "wb") as handle:
         np.savez(handle, key=key, prompts=np.array(lexicon.texts), train_rgb=train.rgb,
                  train_labels=train.labels, val_rgb=val.rgb, val_labels=val.labels)
@@ -337,7 +412,7 @@ def _train(out: Path, config: TrainingConfig, lexicon: Lexicon, progress: bool,
     history: list[dict] = []
     start_epoch = 0
     checkpoint_path = out / "checkpoint.pt"
-    fingerprint = json.dumps(asdict(config), sort_keys=True)
+    fingerprint = json.dumps(config.recipe(), sort_keys=True)
     if checkpoint_path.exists():
         saved = torch.load(checkpoint_path, weights_only=False)
         if saved["config"] == fingerprint:
@@ -378,8 +453,11 @@ def _train(out: Path, config: TrainingConfig, lexicon: Lexicon, progress: bool,
             torch.save({"config": fingerprint, "model": model.state_dict(),
                         "optimiser": optimiser.state_dict(), "schedule": schedule.state_dict(),
                         "history": history, "epoch": epoch + 1}, tmp)
-    info = {"training": asdict(config), "history": history[-1] if history else {},
-            "data": f"{config.clips} clips of {', '.join(CALIBRATION_WORLDS)}, seed {config.seed}"}
+    info = {"training": config.recipe(), "history": history[-1] if history else {},
+            "data": f"{config.clips} clips of {', '.join(CALIBRATION_WORLDS)}, seed {config.seed}"
+                    + (f", {config.hard_negatives} hard negatives mined from "
+                       f"{config.hard_negative_pool} by weights {mining_encoder().weights.sha256}"
+                       if config.hard_negatives else "")}
     weights = export_weights(model, architecture, info)
     weights.save(out / "pixels.npz")
     with atomic_path(out / "history.json") as tmp:
@@ -460,9 +538,12 @@ __all__ = [
     "build_model",
     "caption_variants",
     "export_weights",
+    "hard_negative_order",
     "mean_average_precision",
+    "mine_hard_negatives",
     "multi_positive_loss",
     "pairwise_sigmoid_loss",
+    "render_clips",
     "train_encoder",
     "vocabulary",
 ]

@@ -19,7 +19,8 @@ from mrsteve.eval.experiment import field_docs
 
 FLAGS = {
     "encoder": {"--out", "--clips", "--epochs", "--seed", "--explored", "--any-pitch",
-                "--pairwise", "--threads", "--progress", "--no-progress", "--json"},
+                "--pairwise", "--hard-negatives", "--hard-negative-pool", "--threads",
+                "--progress", "--no-progress", "--json"},
     "navigator": {"--out", "--segments", "--conditioning", "--finetune", "--kl",
                   "--dagger-rounds", "--finetune-epochs", "--anneal-epochs", "--ppo-iterations",
                   "--nudge-rate", "--across-water", "--expert-map", "--give-up-goals",
@@ -93,7 +94,8 @@ def test_a_switch_reaches_the_config(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize(("command", "option", "value"), [
     ("navigator", "--across-water", "1.5"), ("navigator", "--give-up-false-alarms", "0.9"),
-    ("instruction-policy", "--nudge-rate", "0.995"), ("encoder", "--explored", "-0.1")])
+    ("instruction-policy", "--nudge-rate", "0.995"), ("encoder", "--explored", "-0.1"),
+    ("encoder", "--hard-negatives", "-1")])
 def test_a_value_out_of_its_range_is_refused_before_any_work(command, option, value, tmp_path,
                                                              monkeypatch):
     configs = capture(monkeypatch, {"encoder": "mrsteve.train.encoder.train_encoder",

@@ -11,6 +11,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from mrsteve.calibration.thresholds import average_precision
+from mrsteve.perception.lexicon import load_lexicon
 from mrsteve.perception.pixels import (
     PixelEncoder,
     load_shipped_weights,
@@ -22,8 +23,11 @@ from mrsteve.train.encoder import (
     TrainingConfig,
     build_model,
     caption_variants,
+    hard_negative_order,
+    mine_hard_negatives,
     multi_positive_loss,
     pairwise_sigmoid_loss,
+    render_clips,
     train_encoder,
 )
 
@@ -131,3 +135,44 @@ def test_the_same_seed_trains_the_same_weights(tmp_path):
     (tmp_path / "b" / "clips.npz").write_bytes((tmp_path / "a" / "clips.npz").read_bytes())
     two = train_encoder(tmp_path / "b", TINY, progress=False, say=lambda line: None)
     assert one.weights.sha256 == two.weights.sha256
+
+
+def test_hard_negatives_are_false_clips_ranked_by_how_far_above_a_threshold_they_score():
+    thresholds = np.array([0.5, 0.4])
+    scores = np.array([[0.9, 0.1],    # true for prompt 0: its high score is no mistake
+                       [0.6, 0.45],   # false for both: 0.1 above prompt 0's threshold
+                       [0.2, 0.6],    # false for prompt 1 only: 0.2 above
+                       [0.3, 0.3],    # false for both, below both thresholds: -0.1
+                       [0.9, 0.9]])   # ambiguous and true: never a negative
+    labels = np.array([[1, -1], [0, 0], [1, 0], [0, 0], [-1, 1]])
+    assert hard_negative_order(scores, labels, thresholds).tolist() == [2, 1, 3]
+
+
+def test_mining_keeps_the_pools_hardest_false_clips():
+    config = TrainingConfig(hard_negatives=3, hard_negative_pool=10, explored=0.0)
+    lexicon = load_lexicon()
+    mined = mine_hard_negatives(config, lexicon, np.random.default_rng(0), say=lambda _: None,
+                                chunk=5)
+    assert mined.rgb.shape[:2] == (3, 16) and mined.labels.shape == (3, len(lexicon.texts))
+    # the same pool, rendered whole and ranked at once: the two chunks kept its hardest three
+    rng = np.random.default_rng(0)
+    chunks = [render_clips(5, rng, lexicon, any_pitch=config.any_pitch, aimed=0.0)
+              for _ in range(2)]
+    rgb = np.concatenate([chunk.rgb for chunk in chunks])
+    labels = np.concatenate([chunk.labels for chunk in chunks])
+    encoder = PixelEncoder()
+    texts = np.stack([encoder.encode_text(text) for text in lexicon.texts])
+    thresholds = np.array([encoder.task_threshold(text) for text in lexicon.texts])
+    scores = np.stack([encoder.encode_frames([{"rgb": frame} for frame in clip])
+                       for clip in rgb]) @ texts.T
+    hardest = hard_negative_order(scores, labels, thresholds)[:3]
+    assert (mined.labels == 0).any(axis=1).all()  # each has a false prompt
+    np.testing.assert_array_equal(mined.rgb, rgb[hardest])
+    np.testing.assert_array_equal(mined.labels, labels[hardest])
+
+
+def test_mining_joins_the_clip_cache_key_only_when_on():
+    assert TrainingConfig().data_key() == TrainingConfig(hard_negative_pool=50).data_key()
+    assert TrainingConfig().data_key() != TrainingConfig(hard_negatives=1).data_key()
+    with pytest.raises(ValueError, match="hard_negatives must be in"):
+        TrainingConfig(hard_negatives=11, hard_negative_pool=10)
