@@ -144,7 +144,7 @@ class TrainingConfig:
             + ([self.explored] if self.explored else [])
             + ([{"any_pitch": self.any_pitch}] if self.any_pitch else [])
             + ([{"hard_negatives": [self.hard_negatives, self.hard_negative_pool,
-                                    mining_encoder().weights.sha256]}]
+                                    miner_sha256()]}]
                if self.hard_negatives else []),
             sort_keys=True).encode()).hexdigest()[:16]
 
@@ -178,19 +178,23 @@ def render_clips(count: int, rng: np.random.Generator, lexicon: Lexicon,
     return ClipSet(rgb, labels)
 
 
-def mining_encoder():
-    """The encoder that mines hard negatives: the installed pixel encoder and its thresholds."""
-    from mrsteve.perception.pixels import PixelEncoder
+def miner_sha256() -> str:
+    """SHA-256 of the weights that mine hard negatives: the installed pixel encoder's."""
+    from mrsteve.perception.pixels import load_shipped_weights
 
-    return PixelEncoder()
+    return load_shipped_weights().sha256
 
 
-def hard_negative_order(scores: np.ndarray, labels: np.ndarray,
+def false_match_margins(scores: np.ndarray, labels: np.ndarray,
                         thresholds: np.ndarray) -> np.ndarray:
-    """Clips with a false prompt, hardest first: by the largest ``score - threshold`` over their
-    false prompts (``scores [clips, prompts]``, ``labels`` 1 / 0 / -1, ``thresholds [prompts]``);
-    ties keep the clips' order."""
-    margins = np.where(labels == 0, scores - thresholds, -np.inf).max(axis=1)
+    """Per clip, the largest ``score - threshold`` over its false prompts (``-inf`` without one):
+    ``scores [clips, prompts]``, ``labels`` 1 / 0 / -1, ``thresholds [prompts]``."""
+    return np.where(labels == 0, scores - thresholds, -np.inf).max(axis=1)
+
+
+def hard_negative_order(margins: np.ndarray) -> np.ndarray:
+    """Clips with a false prompt, hardest first (by :func:`false_match_margins`); ties keep the
+    clips' order."""
     order = np.argsort(-margins, kind="stable")
     return order[np.isfinite(margins[order])]
 
@@ -200,23 +204,26 @@ def mine_hard_negatives(config: TrainingConfig, lexicon: Lexicon, rng: np.random
     """The ``config.hard_negatives`` clips, of ``config.hard_negative_pool`` fresh clips of the
     calibration worlds (random poses, and exploring views in ``config.explored``'s share), whose
     false prompts the installed encoder scores furthest above its thresholds; rendered ``chunk``
-    clips at a time, keeping the hardest so far."""
-    encoder = mining_encoder()
+    clips at a time, keeping the hardest so far with their margins."""
+    from mrsteve.perception.pixels import PixelEncoder
+
+    encoder = PixelEncoder()
     texts = np.stack([encoder.encode_text(text) for text in lexicon.texts])
     thresholds = np.array([encoder.task_threshold(text) for text in lexicon.texts])
-    kept: ClipSet | None = None
+    kept, kept_margins = None, np.empty(0)
     for start in range(0, config.hard_negative_pool, chunk):
-        count = min(chunk, config.hard_negative_pool - start)
-        pool = render_clips(count, rng, lexicon, explored=config.explored,
-                            any_pitch=config.any_pitch, aimed=0.0)
+        pool = render_clips(min(chunk, config.hard_negative_pool - start), rng, lexicon,
+                            explored=config.explored, any_pitch=config.any_pitch, aimed=0.0)
+        scores = np.stack([encoder.encode_frames([{"rgb": frame} for frame in clip])
+                           for clip in pool.rgb]) @ texts.T
+        margins = false_match_margins(scores, pool.labels, thresholds)
         if kept is not None:
             pool = ClipSet(np.concatenate([kept.rgb, pool.rgb]),
                            np.concatenate([kept.labels, pool.labels]))
-        scores = np.stack([encoder.encode_frames([{"rgb": frame} for frame in clip])
-                           for clip in pool.rgb]) @ texts.T
-        hardest = hard_negative_order(scores, pool.labels, thresholds)[:config.hard_negatives]
-        kept = ClipSet(pool.rgb[hardest], pool.labels[hardest])
-        say(f"mined {start + count} of {config.hard_negative_pool} clips")
+            margins = np.concatenate([kept_margins, margins])
+        hardest = hard_negative_order(margins)[:config.hard_negatives]
+        kept, kept_margins = ClipSet(pool.rgb[hardest], pool.labels[hardest]), margins[hardest]
+        say(f"mined {start + len(scores)} of {config.hard_negative_pool} clips")
     return kept
 
 
@@ -456,7 +463,7 @@ def _train(out: Path, config: TrainingConfig, lexicon: Lexicon, progress: bool,
     info = {"training": config.recipe(), "history": history[-1] if history else {},
             "data": f"{config.clips} clips of {', '.join(CALIBRATION_WORLDS)}, seed {config.seed}"
                     + (f", {config.hard_negatives} hard negatives mined from "
-                       f"{config.hard_negative_pool} by weights {mining_encoder().weights.sha256}"
+                       f"{config.hard_negative_pool} by weights {miner_sha256()}"
                        if config.hard_negatives else "")}
     weights = export_weights(model, architecture, info)
     weights.save(out / "pixels.npz")
@@ -538,6 +545,7 @@ __all__ = [
     "build_model",
     "caption_variants",
     "export_weights",
+    "false_match_margins",
     "hard_negative_order",
     "mean_average_precision",
     "mine_hard_negatives",

@@ -23,6 +23,7 @@ from mrsteve.train.encoder import (
     TrainingConfig,
     build_model,
     caption_variants,
+    false_match_margins,
     hard_negative_order,
     mine_hard_negatives,
     multi_positive_loss,
@@ -145,7 +146,8 @@ def test_hard_negatives_are_false_clips_ranked_by_how_far_above_a_threshold_they
                        [0.3, 0.3],    # false for both, below both thresholds: -0.1
                        [0.9, 0.9]])   # ambiguous and true: never a negative
     labels = np.array([[1, -1], [0, 0], [1, 0], [0, 0], [-1, 1]])
-    assert hard_negative_order(scores, labels, thresholds).tolist() == [2, 1, 3]
+    assert hard_negative_order(false_match_margins(scores, labels, thresholds)
+                               ).tolist() == [2, 1, 3]
 
 
 def test_mining_keeps_the_pools_hardest_false_clips():
@@ -165,7 +167,7 @@ def test_mining_keeps_the_pools_hardest_false_clips():
     thresholds = np.array([encoder.task_threshold(text) for text in lexicon.texts])
     scores = np.stack([encoder.encode_frames([{"rgb": frame} for frame in clip])
                        for clip in rgb]) @ texts.T
-    hardest = hard_negative_order(scores, labels, thresholds)[:3]
+    hardest = hard_negative_order(false_match_margins(scores, labels, thresholds))[:3]
     assert (mined.labels == 0).any(axis=1).all()  # each has a false prompt
     np.testing.assert_array_equal(mined.rgb, rgb[hardest])
     np.testing.assert_array_equal(mined.labels, labels[hardest])
