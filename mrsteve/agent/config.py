@@ -180,12 +180,17 @@ class ExplorerAgentConfig:
     place of the shipped one."""
     navigator_weights_sha256: str | None = None
     """The hash of :attr:`navigator_weights`."""
+    instruction_policy: str | None = field(default=None, metadata=OMITTED_WHEN_DEFAULT)
+    """The instruction policy an instructed explorer (STEVE-1 told to "go explore") is, one of
+    :data:`mrsteve.agent.registry.INSTRUCTION_POLICIES`; left out of the tree of the others."""
     weights_files: tuple[WeightsFile, ...] = field(default=(), metadata=OMITTED_WHEN_DEFAULT)
-    """The released weights file of its navigator (VPT-Nav), by path and hash; left out of the
-    tree while there is none."""
+    """The released weights files of its navigator (VPT-Nav) or instruction policy, by path and
+    hash; left out of the tree while there are none."""
 
     def __post_init__(self) -> None:
         check_navigator_weights(self.navigator_weights, (self.explorer.navigator,))
+        if self.instruction_policy is not None:
+            check_name(self.instruction_policy, INSTRUCTION_POLICIES, "instruction policy")
 
 
 @dataclass(frozen=True)

@@ -61,7 +61,7 @@ from mrsteve.control.registry import (
     navigator_data,
     navigator_spec,
 )
-from mrsteve.control.wander import WanderExplorer
+from mrsteve.control.skills import GoalConditionedPolicy, InstructionPolicy
 from mrsteve.digests import WeightsFile, data_digest, data_digests
 from mrsteve.memory import Memory, memory_variant
 from mrsteve.naming import check_name, entry_point, lookup
@@ -292,28 +292,41 @@ def agent_config(
 
 def explorer_agent_config(name: str, *, patch_size: float = 15.0, navigator: str = "depth",
                           navigator_weights: str | None = None,
+                          instruction_policy: str = "scripted",
                           weights_files: WeightsPaths | None = None) -> ExplorerAgentConfig:
     """The tree of the Exploration experiment's explorer called ``name`` (:data:`EXPLORERS`);
     another ``navigator`` of :data:`AGENT_NAVIGATORS` (the learned policy) takes the place of the
     VPT-Nav stand-in under an explorer that walks with it, with ``navigator_weights`` in place
     of the shipped ones if given, or the released weights file of ``weights_files`` it runs on
-    (VPT-Nav's; the explorers that walk otherwise ignore them)."""
+    (VPT-Nav's; the explorers that walk otherwise ignore them). An instructed explorer (STEVE-1
+    told to "go explore") is ``instruction_policy`` of :data:`INSTRUCTION_POLICIES`, and records
+    ``navigator`` as the parts the run was given (it walks with none)."""
     spec = lookup(EXPLORERS, name, "explorer")
     check_name(navigator, AGENT_NAVIGATORS, "navigator")
+    kind = explorer_spec(spec.explorer)
     navigator_weights, weights_sha256 = navigator_weights_file(navigator_weights, navigator)
     low, description = spec.navigator, spec.description
-    if low == "depth" and navigator != low and explorer_spec(spec.explorer).walks:
-        low, description = navigator, f"{description}, {navigator} navigator"
-    if low not in LEARNED_NAVIGATORS:
+    if low == "depth" and navigator != low and (kind.walks or kind.instructed):
+        low = navigator
+        if kind.walks:
+            description = f"{description}, {navigator} navigator"
+    if low not in LEARNED_NAVIGATORS or not kind.walks:
         navigator_weights = weights_sha256 = None
     elif navigator_weights is not None:
         description = f"{description} (weights {navigator_weights})"
+    parts = [(f"the {low} navigator", navigator_spec(low))] if kind.walks else []
+    data = navigator_data(low, trained=navigator_weights is not None) if kind.walks else ()
+    policy = None
+    if kind.instructed:
+        policy = instruction_policy
+        parts.append((f"the {policy} instruction policy", instruction_policy_spec(policy)))
+        data = (*data, *instruction_policy_spec(policy).data)
+        description = f"{description} ({policy} instruction policy)"
     return ExplorerAgentConfig(
         name, description, explorer_config(spec.explorer, low, patch_size),
-        data=data_digests(navigator_data(low, trained=navigator_weights is not None)),
+        data=data_digests(tuple(dict.fromkeys(data))),
         navigator_weights=navigator_weights, navigator_weights_sha256=weights_sha256,
-        weights_files=released_files([(f"the {low} navigator", navigator_spec(low))],
-                                     weights_files))
+        instruction_policy=policy, weights_files=released_files(parts, weights_files))
 
 
 def navigator_agent_config(name: str, *, success_radius: float = 3.0,
@@ -389,8 +402,9 @@ def _(config: AgentConfig) -> Agent:
         config.instruction_policy, config.skills, config.instruction,
         _files_of(instruction_policy_spec(config.instruction_policy), what, files))
     if config.memory is None:
-        wanders = instruction_policy_spec(config.instruction_policy).needs_wanderer
-        return Steve1(policy, name=config.name, wanderer=WanderExplorer() if wanders else None)
+        visual_goals = (isinstance(policy, GoalConditionedPolicy)
+                        and policy.goal_encoder == config.encoder.weights_sha256)
+        return Steve1(policy, name=config.name, visual_goals=visual_goals)
     kind, expected = config.encoder.kind, config.encoder.weights_sha256
     if expected is not None and expected != encoder_weights(kind):
         raise ValueError(f"the configuration names {kind} encoder weights {expected}, but the "
@@ -418,10 +432,18 @@ def _(config: AgentConfig) -> Agent:
 @build_agent.register
 def _(config: ExplorerAgentConfig) -> Agent:
     check_data(config.data)
+    policy = None
+    if config.instruction_policy is not None:
+        kind = config.instruction_policy
+        policy = make_instruction_policy(kind, files=_files_of(
+            instruction_policy_spec(kind), f"its {kind} instruction policy",
+            config.weights_files))
+    walks = explorer_spec(config.explorer.kind).walks
     weights = recorded_weights(config.explorer.navigator, config.data, config.navigator_weights,
-                               config.navigator_weights_sha256)
+                               config.navigator_weights_sha256) if walks else None
     return ExplorerAgent(build_explorer(config.explorer, navigator=config.navigator,
-                                        weights=weights, files=config.weights_files),
+                                        weights=weights, files=config.weights_files,
+                                        policy=policy),
                          name=config.name)
 
 
@@ -447,17 +469,21 @@ def _(config: HierarchicalAgentConfig) -> Agent:
 
 def build_explorer(config: ExplorerConfig, memory: Memory | None = None,
                    navigator: NavigatorConfig | None = None, weights: Weights | None = None,
-                   files: tuple[WeightsFile, ...] = ()):
+                   files: tuple[WeightsFile, ...] = (), policy: InstructionPolicy | None = None):
     """The explorer of ``config`` (:data:`EXPLORER_KINDS`; ``memory``: the event source of goals
     that read the agent's memory; ``weights``: its learned navigator's, default the shipped
-    ones; ``files``: the tree's released weights files, its navigator's among them)."""
+    ones; ``files``: the tree's released weights files, its navigator's among them;
+    ``policy``: the instruction policy an instructed explorer is told to "go explore")."""
     spec = explorer_spec(config.kind)
+    if spec.instructed and policy is None:
+        raise ValueError(f"the {config.kind} explorer is an instruction policy told to "
+                         "explore: give the tree an instruction policy")
     low = None
     if spec.walks:
         kind = config.navigator
         low = make_navigator(kind, navigator, weights,
                              _files_of(navigator_spec(kind), f"its {kind} navigator", files))
-    return spec.build(config, low, memory)
+    return spec.build(config, low, memory, policy)
 
 
 def make_agent(

@@ -13,17 +13,20 @@ Algorithm 2 of the paper (appendix "MrSteve Algorithm") with the modes of the au
   state is reset and the mode selector runs again), so an agent that found nothing explores for L
   steps before it reads again; the authors' release reads every step while exploring instead,
   which :attr:`ModeSelectorConfig.memory_reads` ``every-explore-step`` chooses;
+- the re-read after L steps looks for *new* candidates, as the appendix gives it its purpose (a
+  wrong experience frame keeps the agent "in trouble for a long time", so it "queries the memory
+  to search for new candidates"): a target the agent reached within the L steps, the task not
+  ended when they ran out, is *searched*, and the frames seen within
+  :attr:`ModeSelectorConfig.searched_radius` of it are no longer candidates for this task, so the
+  next read moves on instead of returning to the same wrong frame (or to the agent's own views of
+  it); ``searched_radius = 0`` is the release's literal pick, the nearest match every time;
 - with candidates, the one nearest the agent is the target (for an image goal, by default the
   best-matching one: :attr:`ModeSelectorConfig.image_goal_target`): NAVIGATE to its position (done
   within the navigator's 3 blocks), CAM_ADJUST to its stored yaw and pitch (within 5 degrees),
   then EXECUTE the instruction policy with the task's *execute* prompt;
 - without candidates, EXPLORE with the hierarchical explorer (pi_H-Nav + pi_L-Nav; line 30:
   pi_H-Nav reads M_t, the count-based one's visitation map painted from the frames the memory
-  holds);
-- optionally (:attr:`ModeSelectorConfig.searched_radius`, off by default: beyond the paper and the
-  release), a target reached and executed at for L steps without the task ending is *searched*:
-  the frames seen around it are no longer candidates for this task, so the re-read finds a new
-  target instead of the same wrong one.
+  holds).
 
 Every part is pluggable (memory, encoder, explorer, navigator, instruction policy), so the paper's
 variants MrSteve-FM / -EM / -PM, Center Embed and PMC-MrSteve-FM are this class with other parts
@@ -77,14 +80,16 @@ class ModeSelectorConfig:
     start and after L steps in a mode, lines 9-17), or ``every-explore-step``, also on every step
     while exploring, so that exploration stops as soon as a candidate appears (the authors'
     release; beyond the paper)."""
-    searched_radius: float = 0.0
+    searched_radius: float = 8.0
     """Blocks around a searched target within which the frames are no longer candidates for the
-    rest of the task; 0 turns it off (the release's rule). A target is *searched* when the agent
-    reached it and ran the Execute mode there for the L steps of :attr:`requery_interval`
-    without the task ending. The paper re-reads after L steps because "the Mode Selector
-    retrieves a wrong experience frame" and "changing the navigation target can be helpful"
-    (appendix "MrSteve Algorithm"), but the nearest match is then the same wrong frame, or one
-    the agent saw again while it searched there. Beyond the paper and the release."""
+    rest of the task. A target is *searched* when the agent reached it (CAM_ADJUST and EXECUTE
+    there) within the L steps of :attr:`requery_interval` and the task had not ended when they
+    ran out (the selection's one timer counts the travel too). The paper re-reads
+    after L steps because "the Mode Selector retrieves a wrong experience frame" and "changing
+    the navigation target can be helpful" (appendix "MrSteve Algorithm"); without the exclusion
+    the nearest match is the same wrong frame again, or one of the agent's own views of it. The
+    same rule for every memory. 0: the authors' release's literal pick (the nearest match, no
+    exclusion)."""
 
     def __post_init__(self) -> None:
         if not (isinstance(self.requery_interval, int) and self.requery_interval >= 1):
@@ -307,8 +312,8 @@ class MrSteve:
         self._searched = np.empty((0, 2))
 
     def _searched_target(self) -> None:
-        """The target was reached and executed at for L steps without the task ending: remember
-        it as searched (when :attr:`ModeSelectorConfig.searched_radius` is on)."""
+        """The target was reached within the L steps and the task did not end: remember it as
+        searched (unless :attr:`ModeSelectorConfig.searched_radius` is 0, the release's pick)."""
         if self.config.searched_radius > 0:
             rel = self.memory_pose(np.asarray(self.target, dtype=np.float64))
             self._searched = np.vstack([self._searched, (rel[0], rel[2])])

@@ -54,9 +54,6 @@ class InstructionPolicySpec:
     ``config``: a learned policy's run-time settings; ``files``: the weights files of
     :attr:`files`), or the ``"module:function"`` that is it."""
     data: tuple[str, ...]
-    needs_wanderer: bool = False
-    """Whether STEVE-1 alone walks "go explore" with a wanderer beside it (a policy without a
-    wanderer of its own)."""
     files: tuple[str, ...] = ()
     """The kinds of the weights files it is built from that the package does not ship (a
     released checkpoint each, given on the command line)."""
@@ -89,10 +86,10 @@ INSTRUCTION_POLICIES: dict[str, InstructionPolicySpec] = {
                               _scripted, SKILL_DATA),
         InstructionPolicySpec("learned", "STEVE-1's recipe over RGB frames", _learned,
                               (*SKILL_DATA, SHIPPED_INSTRUCTION_POLICY,
-                               *encoder_data(TEXT_ENCODER)), needs_wanderer=True),
+                               *encoder_data(TEXT_ENCODER))),
         InstructionPolicySpec("steve1", "STEVE-1 and its prior, from released weights files",
                               "mrsteve.minecraft.parts:steve1_policy", SKILL_DATA,
-                              needs_wanderer=True, files=("steve1", "steve1-prior", "mineclip"),
+                              files=("steve1", "steve1-prior", "mineclip"),
                               extra="minecraft"),
     )
 }

@@ -34,7 +34,7 @@ from mrsteve.jitcache import CompileWatch
 
 eval_app = typer.Typer(help="Run the paper's experiments and write results.", no_args_is_help=True)
 
-SHARED_FLAGS = {"json_path": "--json", "progress": "--progress/--no-progress"}
+SHARED_FLAGS = {"json_path": "--json", "progress": "--progress/--no-progress", "plan": "--plan"}
 """Shared options whose flag is not the field's name (the rest: ``--episodes``, ``--seed``,
 ``--workers``, ``--plots``, each a field of :class:`~mrsteve.eval.options.SweepOptions`)."""
 

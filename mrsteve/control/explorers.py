@@ -16,7 +16,9 @@ explore". The embedded stand-ins:
   Plan4MC's explorer (appendix "Exploration Experiments Details"). Plan4MC's low level is a DQN
   goal reacher; the straight navigator (:class:`~mrsteve.control.navigation.StraightNavigator`,
   no terrain skills) stands in for it, our navigator for the VPT-Nav cross combination;
-- :class:`~mrsteve.control.wander.WanderExplorer`: STEVE-1 with "go explore" (its own module).
+- :class:`InstructedExplorer`: STEVE-1 told to "go explore", the agent's goal-conditioned
+  instruction policy given that instruction; :class:`~mrsteve.control.wander.WanderExplorer`
+  (its own module) stands in for it beside the scripted skills, reading the depth frame.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import numpy as np
 
 from mrsteve.control.goals import GoalSelector
 from mrsteve.control.navigation import Navigator
+from mrsteve.control.skills import GO_EXPLORE, InstructionPolicy
 from mrsteve.spaces import Action, Observation
 from mrsteve.world.camera import Camera
 
@@ -107,3 +110,25 @@ class HierarchicalExplorer:
             self.selector.give_up(self._t)
             self._goal = self.selector.propose(obs["pose"], self._t)
         return self.navigator.act(obs, self._goal)
+
+
+class InstructedExplorer:
+    """An instruction policy told to "go explore" (:data:`~mrsteve.control.skills.GO_EXPLORE`):
+    STEVE-1's exploration in the paper's Table 1. It has no goal of its own to show."""
+
+    goal = None
+
+    def __init__(self, policy: InstructionPolicy) -> None:
+        self.policy = policy
+
+    def reset(self, obs: Observation, rng: np.random.Generator, camera: Camera) -> None:
+        self.policy.reset(rng, camera)
+
+    def observe(self, obs: Observation) -> None:
+        """Nothing: the policy keeps its own memory of the frames it acts on."""
+
+    def set_task(self, query: np.ndarray, threshold: float) -> None:
+        """Nothing: told to go explore, whatever the task."""
+
+    def act(self, obs: Observation) -> Action:
+        return self.policy.act(obs, GO_EXPLORE)

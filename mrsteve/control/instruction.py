@@ -37,6 +37,7 @@ import numpy as np
 
 from mrsteve.control.learned_navigator import CAMERA_BINS, camera_bin_values
 from mrsteve.control.skill_book import SkillBook, load_skills
+from mrsteve.control.skills import GO_EXPLORE
 from mrsteve.digests import PACKAGE_ROOT
 from mrsteve.nn import (
     CausalCore,
@@ -186,12 +187,19 @@ class InstructionPolicyConfig:
 
 class LearnedSkills:
     """pi_Inst as a learned policy over the RGB frame (module docstring); implements
-    :class:`~mrsteve.control.skills.InstructionPolicy`. A prompt is one of the skill book's
+    :class:`~mrsteve.control.skills.GoalConditionedPolicy`. A prompt is one of the skill book's
     (:mod:`mrsteve.control.skill_book`, aliases included: what the agent is told in Execute
-    mode); a new prompt clears the core's memory. Actions are sampled with the generator passed
-    to :meth:`reset`. ``embed_text`` is the text tower of the pixel encoder whose SHA-256 is
-    ``text_encoder`` (:meth:`~mrsteve.perception.pixels.PixelEncoder.embed_words`): the one the
-    ``weights`` were trained with (the shipped ones: :func:`load_shipped_instruction_policy`)."""
+    mode), or :data:`~mrsteve.control.skills.GO_EXPLORE`; an image goal is a clip embedding of
+    the pixel encoder (:meth:`follow`). A new prompt or goal clears the core's memory. Actions
+    are sampled with the generator passed to :meth:`reset`. ``embed_text`` is the text tower of
+    the pixel encoder whose SHA-256 is ``text_encoder``
+    (:meth:`~mrsteve.perception.pixels.PixelEncoder.embed_words`): the one the ``weights`` were
+    trained with (the shipped ones: :func:`load_shipped_instruction_policy`).
+
+    "Go explore": the text tower knows no word for it (its vocabulary is the tasks' prompts), so
+    the policy is told it as no goal at all, STEVE-1's zero goal: the unconditioned pass, which
+    cloning learned from the skills' play over every goal (searching included) and which
+    classifier-free guidance mixes in at every step."""
 
     reads = ("rgb",)
     """The observation keys it reads."""
@@ -220,14 +228,23 @@ class LearnedSkills:
         self._goals: dict[str, np.ndarray] = {}
         self._camera_values = camera_bin_values()
         self._rng = np.random.default_rng(0)
-        self._prompt: str | None = None
+        self._prompt: str | bytes | None = None
+
+    @property
+    def goal_encoder(self) -> str:
+        """SHA-256 of the pixel encoder whose clip embeddings are its goals."""
+        return self.weights.architecture.goal_encoder
 
     def goal(self, prompt: str) -> np.ndarray:
-        """The prior's visual goal for ``prompt`` (an unknown prompt raises ``ValueError``
-        listing the known ones)."""
+        """The prior's visual goal for ``prompt``, zeros for
+        :data:`~mrsteve.control.skills.GO_EXPLORE` (class docstring; an unknown prompt raises
+        ``ValueError`` listing the known ones)."""
         if prompt not in self._goals:
-            skill = self.skills.skill(prompt)
-            self._goals[prompt] = self.net.prior(self._embed_text(skill.prompt))
+            if prompt == GO_EXPLORE:
+                self._goals[prompt] = np.zeros(self.weights.architecture.goal_dim, np.float32)
+            else:
+                skill = self.skills.skill(prompt)
+                self._goals[prompt] = self.net.prior(self._embed_text(skill.prompt))
         return self._goals[prompt]
 
     def reset(self, rng: np.random.Generator, camera: Camera) -> None:
@@ -236,9 +253,22 @@ class LearnedSkills:
         self.net.reset()
 
     def act(self, obs: Observation, prompt: str) -> Action:
-        goal = self.goal(prompt)
-        if prompt != self._prompt:
-            self._prompt = prompt
+        return self._act(obs, self.goal(prompt), prompt)
+
+    def follow(self, obs: Observation, goal: np.ndarray) -> Action:
+        """The next action toward an image goal: ``goal``, a clip embedding of the pixel encoder
+        :attr:`goal_encoder` names (STEVE-1's visual goals: the prior's text goals live in the
+        same space)."""
+        goal = np.asarray(goal, dtype=np.float32)
+        if goal.shape != (self.weights.architecture.goal_dim,):
+            raise ValueError(f"a goal is a clip embedding of {self.weights.architecture.goal_dim}"
+                             f" values, got shape {goal.shape}")
+        return self._act(obs, goal, goal.tobytes())
+
+    def _act(self, obs: Observation, goal: np.ndarray, key: str | bytes) -> Action:
+        """One step toward ``goal``; ``key`` names it (a new one clears the core's memory)."""
+        if key != self._prompt:
+            self._prompt = key
             self.net.reset()
         rgb = obs["rgb"]
         shape = (*self.weights.architecture.obs_size, 3)

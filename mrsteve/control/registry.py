@@ -14,7 +14,8 @@ Navigators (:data:`NAVIGATORS`, pi_L-Nav):
 
 Explorers (:data:`EXPLORER_KINDS`, pi_H-Nav over a navigator; Table 1): ``count-based``
 (MrSteve's pi_H-Cnt), ``task-conditioned`` (the appendix's), ``plan4mc`` (Plan4MC's direction
-picking) and ``go-explore`` (STEVE-1 told to "go explore", :mod:`mrsteve.control.wander`).
+picking) and ``go-explore`` (STEVE-1 told to "go explore": the instruction policy, or the
+wanderer of :mod:`mrsteve.control.wander` beside a policy that takes no goals).
 
 Each entry holds the part's name, what builds it, the data files it loads (paths below
 ``mrsteve/``) and its one-line description, so that a new navigator or explorer is one entry; a
@@ -29,7 +30,7 @@ from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any
 
-from mrsteve.control.explorers import Explorer, HierarchicalExplorer
+from mrsteve.control.explorers import Explorer, HierarchicalExplorer, InstructedExplorer
 from mrsteve.control.goals import (
     CountBasedGoalSelector,
     DirectionGoalSelector,
@@ -38,6 +39,7 @@ from mrsteve.control.goals import (
 )
 from mrsteve.control.learned_navigator import SHIPPED_NAVIGATOR, LearnedNavigator, NavigatorWeights
 from mrsteve.control.navigation import DepthNavigator, Navigator, NavigatorConfig, StraightNavigator
+from mrsteve.control.skills import GoalConditionedPolicy, InstructionPolicy
 from mrsteve.control.wander import WanderExplorer
 from mrsteve.digests import PACKAGE_ROOT, WeightsFile, check_files
 from mrsteve.naming import Selection, entry_point, lookup
@@ -171,36 +173,44 @@ class ExplorerSpec:
 
     name: str
     description: str
-    build: Callable[[Any, Navigator | None, EventSource | None], Explorer]
-    """``build(config, navigator, memory)``: the explorer of an explorer configuration (its
-    ``goals``, ``visitation``, ``direction`` and ``wander`` settings:
+    build: Callable[[Any, Navigator | None, EventSource | None, InstructionPolicy | None],
+                    Explorer]
+    """``build(config, navigator, memory, policy)``: the explorer of an explorer configuration
+    (its ``goals``, ``visitation``, ``direction`` and ``wander`` settings:
     :class:`mrsteve.agent.config.ExplorerConfig`) over ``navigator`` (``None`` when it does not
     walk with one), ``memory`` the agent's memory (``None`` without one), which count-based goals
-    build their visitation map from and task-conditioned goals read events from."""
+    build their visitation map from and task-conditioned goals read events from, and ``policy``
+    the instruction policy of an :attr:`instructed` one (``None`` otherwise)."""
     walks: bool = True
-    """Whether it walks with a navigator (the wanderer has its own motion)."""
+    """Whether it walks with a navigator (an instructed explorer has its own motion)."""
+    instructed: bool = False
+    """Whether it is an instruction policy told to "go explore" (built over one)."""
     navigator: str | None = None
     """The navigator it keeps inside an agent (Plan4MC's straight walking); ``None``: the
     agent's."""
 
 
-def _count_based(config, navigator, memory) -> Explorer:
+def _count_based(config, navigator, memory, policy) -> Explorer:
     return HierarchicalExplorer(CountBasedGoalSelector(config.goals, config.visitation, memory),
                                 navigator)
 
 
-def _task_conditioned(config, navigator, memory) -> Explorer:
+def _task_conditioned(config, navigator, memory, policy) -> Explorer:
     if memory is None:
         raise ValueError("task-conditioned exploration reads the agent's memory")
     return HierarchicalExplorer(TaskConditionedGoalSelector(memory, config.goals,
                                                             config.visitation, memory), navigator)
 
 
-def _plan4mc(config, navigator, memory) -> Explorer:
+def _plan4mc(config, navigator, memory, policy) -> Explorer:
     return HierarchicalExplorer(DirectionGoalSelector(config.direction), navigator)
 
 
-def _go_explore(config, navigator, memory) -> Explorer:
+def _go_explore(config, navigator, memory, policy) -> Explorer:
+    """STEVE-1 told to "go explore": a goal-conditioned policy follows it itself; beside one
+    that takes no goals (the scripted skills) the wanderer stands in, reading the depth frame."""
+    if isinstance(policy, GoalConditionedPolicy):
+        return InstructedExplorer(policy)
     return WanderExplorer(config.wander)
 
 
@@ -210,8 +220,8 @@ EXPLORER_KINDS: dict[str, ExplorerSpec] = {
         ExplorerSpec("count-based", "count-based goals (MrSteve)", _count_based),
         ExplorerSpec("task-conditioned", "task-conditioned goals (appendix)", _task_conditioned),
         ExplorerSpec("plan4mc", "Plan4MC's direction picking", _plan4mc, navigator="straight"),
-        ExplorerSpec("go-explore", "STEVE-1 told to 'go explore' (a wanderer)", _go_explore,
-                     walks=False),
+        ExplorerSpec("go-explore", "STEVE-1 told to 'go explore'", _go_explore, walks=False,
+                     instructed=True),
     )
 }
 """Every explorer by name (module docstring)."""

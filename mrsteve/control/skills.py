@@ -65,6 +65,29 @@ class InstructionPolicy(Protocol):
         ones."""
 
 
+GO_EXPLORE = "go explore"
+"""The instruction STEVE-1 is given to explore (the paper's Table 1 baseline)."""
+
+
+@runtime_checkable
+class GoalConditionedPolicy(InstructionPolicy, Protocol):
+    """An instruction policy conditioned on a visual goal, as STEVE-1 is: a prompt reaches it as
+    the goal its prior gives (:meth:`goal`), and an image goal as the clip embedding itself
+    (:meth:`follow`; STEVE-1's visual goals: text and images embed into one space). It follows
+    :data:`GO_EXPLORE` itself."""
+
+    goal_encoder: str
+    """SHA-256 of the encoder weights whose clip embeddings are its goals (``""``: none of the
+    package's encoders)."""
+
+    def goal(self, prompt: str) -> np.ndarray:
+        """The visual goal it acts toward for ``prompt`` (:data:`GO_EXPLORE` included)."""
+
+    def follow(self, obs: Observation, goal: np.ndarray) -> Action:
+        """The next action toward the visual goal ``goal`` (a clip embedding of
+        :attr:`goal_encoder`); a new goal clears the policy's memory of earlier frames."""
+
+
 @dataclass(frozen=True)
 class SkillConfig:
     """Parameters of :class:`ScriptedSkills`."""

@@ -193,10 +193,11 @@ class AgentOptions:
     capacity: str | None = None
     """Memory capacity in frames (default: unlimited), or a comma-separated grid of them,
     'unlimited' allowed (the appendix's: 100,500,1000,2000,12000)."""
-    searched_radius: float = 0.0
+    searched_radius: float = 8.0
     """Blocks around a target the agent reached and executed at for L steps without success
-    within which the mode selector skips remembered frames for the rest of the task (0: off, the
-    release's rule; beyond the paper)."""
+    within which the mode selector skips remembered frames for the rest of the task, so the
+    re-read every L steps finds new candidates as the paper's appendix intends (0: the release's
+    literal pick, the nearest match every time)."""
     memory_reads: str = "algorithm-2"
     """When the agent reads its memory: algorithm-2 (the paper's: when a task starts and after L =
     600 steps in a mode) or every-explore-step (also on every step while exploring, as the
@@ -321,6 +322,10 @@ class Experiment:
     """Episodes per group unless ``--episodes`` says otherwise."""
     examples: ClassVar[tuple[str, ...]] = ()
     """Example command lines (arguments after ``mrsteve eval <name>``) for the help."""
+    agent_options: ClassVar[tuple[str, ...]] = (*AGENT_PARTS, *MODE_SELECTOR_OPTIONS,
+                                                "image_goal_target")
+    """The config fields that set the agents' parts and settings (not which agents run): a run
+    where one differs from its default is not a run of the package's default agents."""
     episode: Callable[[Any], Record]
     """The module-level (picklable) function running one episode: ``RunSpec -> record``."""
 
@@ -387,12 +392,27 @@ class Experiment:
             echo: Callable[[str], Any] = print) -> Summaries:
         """Sweep every group, print the table and write summaries, plots and the manifest
         (:mod:`mrsteve.eval.manifest`: written when the run starts, again with its wall time when
-        it ends)."""
-        from mrsteve.eval.manifest import manifest
+        it ends); with ``sweep.plan`` write the run's plan instead and run nothing, and without
+        it refuse a run that is not the plan in its folder (:mod:`mrsteve.eval.plan`)."""
+        from mrsteve.eval.manifest import earlier_sittings, git_commit, manifest
+        from mrsteve.eval.plan import check_plan, plan_of, plan_path, plan_provenance, write_plan
         from mrsteve.fileio import write_json
 
         groups = self.groups(config)
+        command = self.command_line(config, sweep)
+        planned, kept = plan_of(self.name, groups, sweep, command), plan_path(sweep)
+        if sweep.plan:
+            if kept is None:
+                raise ValueError("--plan writes the run's plan into its run folder: give --out")
+            wrote = write_plan(kept, planned)
+            echo(f"{'wrote' if wrote else 'already planned:'} {kept}: commit it, then run the "
+                 "same command without --plan")
+            return {}
+        check_plan(kept, planned)
         started = time.time()
+        git = git_commit()
+        sitting = dict(git=git, plan=plan_provenance(kept, git and git["commit"]),
+                       sittings=earlier_sittings(sweep.manifest_path, self.name))
         specs = {group.label: group.spec.tree() for group in groups}
         plots = sweep.plots_dir
 
@@ -403,11 +423,10 @@ class Experiment:
                 name = f"{group.label}_{record['episode']:03d}.png"
                 self.plot_episode(record, group, plots / name)
 
-        command = self.command_line(config, sweep)
         summaries = run_sweep(
             groups, self.metrics(config), sweep, job=self.episode, on_group=plot_group, echo=echo,
             on_start=lambda path: write_json(path, manifest(self.name, config, specs, sweep,
-                                                            started, None, command)),
+                                                            started, None, command, **sitting)),
         )  # fmt: skip
         if plots is not None and self.plots_episodes:
             echo(f"plots in {plots}")
@@ -418,6 +437,6 @@ class Experiment:
                 echo(f"wrote {path}")
         if sweep.manifest_path is not None:
             write_json(sweep.manifest_path, manifest(self.name, config, specs, sweep, started,
-                                                     time.time() - started, command))
+                                                     time.time() - started, command, **sitting))
             echo(f"wrote {sweep.manifest_path}")
         return summaries

@@ -11,7 +11,8 @@ navigator ``--parts`` names: by default the learned one over the RGB frame and t
 without terrain skills, for the paper's DQN low level), ``plan4mc`` (Plan4MC's direction-picking
 high level over our VPT-Nav),
 ``plan4mc-straight`` (Plan4MC: both its levels' stand-ins) and ``go-explore`` (STEVE-1 told to
-"go explore"). See :mod:`mrsteve.control.explorers` for how each stands in for the original. No
+"go explore": the instruction policy ``--parts`` names, by default the learned one over the RGB
+frame; beside the scripted skills the wanderer, which reads the depth frame). See :mod:`mrsteve.control.explorers` for how each stands in for the original. No
 explorer knows the map: the count-based ones tile the visitation map (128 x 128 around the start,
 growing) with G = 15 patches (the paper's setting for 100 x 100 maps) and give up goals their
 navigator finds out of reach (behind the walls); the metrics are measured by the task on the
@@ -32,6 +33,7 @@ import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
 from mrsteve.agent.factory import (
     AGENT_NAVIGATORS,
     EXPLORERS,
+    INSTRUCTION_POLICIES,
     build_agent,
     explorer_agent_config,
     navigator_weights_file,
@@ -81,9 +83,10 @@ class ExplorationTaskConfig:
     agent: str = "count-based"
     """The explorers to run (Table 1's columns), or 'all'."""
     parts: str = DEFAULT_PARTS
-    """The explorers' parts: learned (the default; the paper's: the learned navigator, which sees
-    the RGB frame and its pose alone) or stand-in (the depth navigator); --navigator overrides
-    it."""
+    """The explorers' parts: learned (the default; the paper's: the learned navigator and, for
+    go-explore, the learned instruction policy, which see the RGB frame and the pose alone) or
+    stand-in (the depth navigator, and the wanderer beside the scripted skills); --navigator and
+    --instruction-policy override it."""
     navigator: str | None = None
     """The navigator under the explorers that walk with VPT-Nav (default: the one --parts names,
     learned or depth)."""
@@ -93,7 +96,18 @@ class ExplorationTaskConfig:
     vpt_nav_weights: str | None = None
     """VPT-Nav's released vpt_nav.weights (its .model beside it): the weights of --navigator
     vpt-nav."""
-    one_of: ClassVar = MappingProxyType({"navigator": AGENT_NAVIGATORS})
+    instruction_policy: str | None = None
+    """STEVE-1's policy, told to "go explore" (go-explore; default: the one --parts names,
+    learned, or scripted: the wanderer)."""
+    steve1_weights: str | None = None
+    """STEVE-1's released steve1.weights (its .model beside it): the policy of
+    --instruction-policy steve1."""
+    steve1_prior: str | None = None
+    """STEVE-1's released steve1_prior.pt: the prior of --instruction-policy steve1."""
+    mineclip_weights: str | None = None
+    """MineCLIP's released attn.pth: the text tower of --instruction-policy steve1."""
+    one_of: ClassVar = MappingProxyType({"navigator": AGENT_NAVIGATORS,
+                                         "instruction_policy": INSTRUCTION_POLICIES})
     """The registry each part option names one entry of: its help lists the names."""
     steps: int = 6000
     """Steps per episode (the paper: 6K)."""
@@ -118,8 +132,9 @@ class ExplorationTaskConfig:
 
     def __post_init__(self) -> None:
         choose(self.agent, list(EXPLORERS), "agent")
-        resolve_parts(self, "navigator")
+        resolve_parts(self, "navigator", "instruction_policy")
         check_name(self.navigator, AGENT_NAVIGATORS, "navigator")
+        check_name(self.instruction_policy, INSTRUCTION_POLICIES, "instruction policy")
         navigator_weights_file(self.navigator_weights, self.navigator)  # its checks and errors
         check_released_weights(self, self.one_of)
         check_name(self.world, WORLD_RECIPES, "world")
@@ -201,8 +216,11 @@ class Exploration(Experiment):
                 '--world plains_unbounded --area 384 --steps 40000 --agent count-based --workers 2')
     config_type = ExplorationTaskConfig
     choices = {"agent": EXPLORERS}
-    options = ("agent", "parts", "navigator", "navigator_weights", "vpt_nav_weights", "steps", "world",
-               "area", "patch_size")
+    options = ("agent", "parts", "navigator", "navigator_weights", "vpt_nav_weights",
+               "instruction_policy", "steve1_weights", "steve1_prior", "mineclip_weights",
+               "steps", "world", "area", "patch_size")
+    agent_options = ("parts", "navigator", "navigator_weights", "vpt_nav_weights",
+                     "instruction_policy", "steve1_weights", "steve1_prior", "mineclip_weights")
     default_episodes = 20
     episode = staticmethod(exploration_episode)
 
@@ -213,6 +231,7 @@ class Exploration(Experiment):
                               explorer_agent_config(name, patch_size=config.goal_patch,
                                                     navigator=config.navigator,
                                                     navigator_weights=config.navigator_weights,
+                                                    instruction_policy=config.instruction_policy,
                                                     weights_files=released_weights(config))),
                       cost=config.steps)
                 for name in config.agents]

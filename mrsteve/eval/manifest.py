@@ -10,6 +10,7 @@ that runs the same sweep, the start time and the wall time.
 from __future__ import annotations
 
 import dataclasses
+import json
 import platform
 import re
 import subprocess
@@ -55,14 +56,40 @@ def git_commit(path: Path | None = None) -> dict[str, Any] | None:
     return {"commit": commit.stdout.strip(), "dirty": bool(status.stdout.strip())}
 
 
+def timestamp(seconds: float) -> str:
+    """A local time as the manifest writes it."""
+    return time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(seconds))
+
+
+def earlier_sittings(path: Path | None, experiment: str) -> list[dict[str, Any]]:
+    """The sittings an earlier manifest of the same run at ``path`` recorded (a run resumed
+    from its records is made in several), each ``{"started", "git"}``; ``[]`` without one."""
+    if path is None or not Path(path).is_file():
+        return []
+    try:
+        earlier = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    if not isinstance(earlier, dict) or earlier.get("experiment") != experiment:
+        return []
+    if isinstance(earlier.get("sittings"), list):
+        return earlier["sittings"]
+    return [{"started": earlier.get("started"), "git": earlier.get("git")}]
+
+
 def manifest(experiment: str, config: Any, groups: Mapping[str, Any], sweep: Any,
-             started: float, wall_time: float | None,
-             command_line: str | None = None) -> dict[str, Any]:
+             started: float, wall_time: float | None, command_line: str | None = None, *,
+             git: dict[str, Any] | None = None, plan: dict[str, Any] | None = None,
+             sittings: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """The manifest of a run of ``experiment`` (``config``: its config dataclass; ``groups``:
     each group's run spec by label; ``sweep``: the :class:`SweepOptions`; ``command_line``: the
-    ``mrsteve eval`` command that runs it, whoever started it)."""
+    ``mrsteve eval`` command that runs it, whoever started it; ``git``: the code's commit when
+    the run started (default: now); ``plan``: the provenance of its plan
+    (:func:`mrsteve.eval.plan.plan_provenance`); ``sittings``: the earlier sittings of a
+    resumed run, this one appended)."""
     options = {k: (str(v) if isinstance(v, Path) else v)
                for k, v in dataclasses.asdict(sweep).items()}
+    git = git_commit() if git is None else git
     return {
         "experiment": experiment,
         "config": dataclasses.asdict(config) if dataclasses.is_dataclass(config) else config,
@@ -70,10 +97,12 @@ def manifest(experiment: str, config: Any, groups: Mapping[str, Any], sweep: Any
         "sweep": options | {"seeds": [sweep.seed + i for i in range(sweep.episodes)]},
         "versions": {"python": platform.python_version(),
                      **package_versions(("ray",) if sweep.backend == "ray" else ())},
-        "git": git_commit(),
+        "git": git,
+        "plan": plan,
+        "sittings": [*(sittings or []), {"started": timestamp(started), "git": git}],
         "platform": platform.platform(),
         "command": sys.argv,
         "command_line": command_line,
-        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(started)),
+        "started": timestamp(started),
         "wall_time_s": None if wall_time is None else round(wall_time, 3),
     }

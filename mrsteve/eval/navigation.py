@@ -233,6 +233,7 @@ class Navigation(Experiment):
     config_type = NavigationTaskConfig
     choices = {"navigator": BUILT_IN_NAVIGATORS}
     options = ("terrain", "parts", "navigator", "weights", "max_steps")
+    agent_options = ("weights",)  # --navigator chooses the rows, --parts the default one
     default_episodes = 20
     episode = staticmethod(navigation_episode)
 

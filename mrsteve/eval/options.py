@@ -45,6 +45,10 @@ class SweepOptions:
     with --out: DIR/plots)."""
     progress: bool = True
     """Show a progress bar."""
+    plan: bool = False
+    """Write the run's plan (plan.json in the run folder: the command, the episodes and seeds,
+    every group's configuration digest) and run nothing; commit it, then run the same command
+    without --plan, so the results show they were declared first."""
 
     def __post_init__(self) -> None:
         check_episodes(self.episodes)

@@ -17,6 +17,7 @@ the repository's ``docs/results.md`` is this page for the runs kept in ``results
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import math
 import os
@@ -246,22 +247,40 @@ def code(text: str) -> str:
     return f"`{text}`"
 
 
+def provenance(run: Run) -> str:
+    """Which commits made the run (every sitting's, a resumed run's several) and which declared
+    its plan, in words."""
+    sittings = run.manifest.get("sittings") or [{"git": run.manifest.get("git")}]
+    commits: list[str] = []
+    for sitting in sittings:
+        git = sitting.get("git") or {}
+        commit = (git.get("commit") or "")[:10] or "not a git checkout"
+        if git.get("dirty"):
+            commit += " with uncommitted changes"
+        if commit not in commits:
+            commits.append(commit)
+    text = f"Ran at {', '.join(commits)}"
+    plan = run.manifest.get("plan")
+    if plan is None:
+        return text + " (no plan)"
+    if not plan.get("commit"):
+        return text + " (its plan was not committed when it ran)"
+    order = "" if plan.get("before_run") else ", not an ancestor of the code it ran"
+    return text + f" (planned at {plan['commit'][:10]}{order})"
+
+
 def run_section(run: Run, folder_name: str, page_folder: Path, brief_if_stale: bool) -> str:
     """One run's Markdown section (links relative to the folder the page is kept in); a stale
     run's table is left out when ``brief_if_stale`` (its numbers measured other files than
     those installed)."""
     manifest = run.manifest
-    git = manifest.get("git") or {}
-    commit = git.get("commit", "")[:10] or "not a git checkout"
-    if git.get("dirty"):
-        commit += " (with uncommitted changes)"
     started = manifest["started"][:10]
     minutes = manifest["wall_time_s"] / 60
     sweep = manifest["sweep"]
     first, last = sweep["seed"], sweep["seed"] + run.episodes - 1
     seeds = f"seed {first}" if first == last else f"seeds {first} to {last}"
     parts = parts_ran(run)
-    facts = (f"Commit {commit}, {started}; {run.episodes} episode{'s' * (run.episodes > 1)} per "
+    facts = (f"{provenance(run)}, {started}; {run.episodes} episode{'s' * (run.episodes > 1)} per "
              f"group ({seeds}), "
              f"{sweep['workers']} worker{'s' * (sweep['workers'] > 1)} ({sweep['backend']}), "
              f"{minutes:.1f} min.{f' Parts: {parts}.' if parts else ''}")
@@ -288,20 +307,27 @@ def run_section(run: Run, folder_name: str, page_folder: Path, brief_if_stale: b
 
 
 @dataclass(frozen=True)
-class Headline:
-    """One row of the page's first table: an experiment's main metric for MrSteve and for the
-    baseline the paper sets it against, over every task of the run (each task weighing the
-    same), beside the paper's figures; the paper puts MrSteve above the baseline."""
+class Claim:
+    """An ordering the paper states: each agent of :attr:`above` scores more than each of
+    :attr:`below` on :attr:`metric` (fewer, with :attr:`lower_is_better`), task by task, or on
+    the mean over the tasks (:attr:`on_mean`), at every memory capacity a run has."""
 
-    title: str
+    experiment: str
+    source: str
+    """Where the paper states it (``Figure 5``, ``Table 1``, ``appendix``)."""
+    text: str
+    """The ordering in words."""
     metric: str
-    ours: str
-    baseline: str
-    paper: str
-    digits: int = 1
+    above: tuple[str, ...]
+    below: tuple[str, ...]
+    tasks: tuple[str, ...] = ()
+    """Only these tasks (names without the experiment's prefix); empty: every task of the run."""
+    on_mean: bool = False
+    """Compared on the mean over the tasks, not task by task."""
+    lower_is_better: bool = False
     setup: dict[str, Any] | None = None
     """The config values of the paper's set-up, where a run can differ from it: a run of other
-    values is not comparable with the paper's figures and gives no row."""
+    values is not comparable with the paper's and gives no row."""
 
     def comparable(self, run: Run) -> bool:
         return all(getattr(run.config, name) == value
@@ -312,109 +338,238 @@ LONG_TASK_SETUP = {"steps": LongTaskConfig.steps}
 """The long tasks' counts compare with the paper's only over its steps (the configs' default,
 500K)."""
 
-HEADLINES = {
-    "exploration": Headline("Exploration: map coverage %", "map_coverage", "count-based",
-                            "go-explore", "84.4 vs 50.8 (Table 1)", setup=PAPER_SETUP),
-    "navigation": Headline("Navigation: success %", "success_rate", "learned",
-                           "straight", "92.8 vs 73.5 (VPT-Nav vs heuristic, appendix)"),
-    "aba-sparse": Headline("ABA-Sparse: success %", "success_rate", "mrsteve",
-                           "steve1", "MrSteve above STEVE-1 on every task (Figure 5)"),
-    "aba-random": Headline("ABA-Random: success %", "success_rate", "mrsteve", "steve1",
-                           "MrSteve above STEVE-1 on every task (appendix)"),
-    "seq4": Headline("SEQ(4): success %", "success_rate", "mrsteve", "steve1",
-                     "MrSteve above STEVE-1 (appendix)"),
-    "memory-tasks": Headline("Memory Tasks: success %", "success_rate", "mrsteve",
-                             "steve1", "~95 vs ~23 (Figure 6)"),
-    "long-instruction": Headline("Long-Instruction: tasks solved", "tasks_solved", "mrsteve",
-                                 "fm", "> 80 vs < 50 (Figure 7)", setup=LONG_TASK_SETUP),
-    "long-navigation": Headline("Long-Navigation: goals reached", "goals_reached", "mrsteve",
-                                "fm", "~70 vs < 10 (Figure 7)", setup=LONG_TASK_SETUP),
-    "llm-planner": Headline("Crafting, ground-truth plans: success %", "success_rate",
-                            "mrsteve+gt", "steve1+gt",
-                            "50.8 vs 40.5 (appendix, 11 tasks)"),
-}
-"""The first table's rows: ours is MrSteve (or its count-based explorer, its learned navigator), the
-baseline STEVE-1 (or the paper's weakest memory, FIFO, on the long tasks)."""
+MEMORIES = ("mrsteve", "pm", "em", "fm")
+"""Figure 6's memory agents: Place Event (MrSteve), Place, Event, FIFO."""
 
+TABLE_1 = ("count-based", "go-explore", "count-based-straight", "plan4mc", "plan4mc-straight")
+"""Table 1's explorers in the order of the paper's coverage (84.4, 50.8, 31.8, 29.8, 16.4 %)."""
+
+CLAIMS: tuple[Claim, ...] = (
+    *(Claim("exploration", "Table 1", f"{high} covers more than {low}", "map_coverage",
+            (high,), (low,), setup=PAPER_SETUP) for high, low in zip(TABLE_1, TABLE_1[1:])),
+    Claim("exploration", "Table 1", "count-based has the fewest revisits", "revisit_count",
+          ("count-based",), TABLE_1[1:], lower_is_better=True, setup=PAPER_SETUP),
+    Claim("navigation", "appendix", "VPT-Nav succeeds more than the heuristic, over the "
+          "terrains", "success_rate", ("learned",), ("straight",), on_mean=True),
+    Claim("navigation", "appendix", "VPT-Nav crosses the river, the heuristic does not",
+          "success_rate", ("learned",), ("straight",), tasks=("river",)),
+    Claim("aba-sparse", "Figure 5", "MrSteve above STEVE-1, task by task", "success_rate",
+          ("mrsteve",), ("steve1",)),
+    Claim("aba-random", "appendix", "MrSteve above STEVE-1, task by task", "success_rate",
+          ("mrsteve",), ("steve1",)),
+    Claim("seq4", "appendix", "MrSteve above STEVE-1", "success_rate", ("mrsteve",), ("steve1",)),
+    Claim("memory-tasks", "Figure 6", "FIFO the lowest memory", "success_rate",
+          MEMORIES[:3], ("fm",)),
+    Claim("memory-tasks", "Figure 6", "Place below Place Event and Event at the death spot",
+          "success_rate", ("mrsteve", "em"), ("pm",), tasks=("zombie-spot",)),
+    Claim("memory-tasks", "Figure 6", "Event below Place Event and Place at the first house",
+          "success_rate", ("mrsteve", "pm"), ("em",), tasks=("first-house",)),
+    Claim("memory-tasks", "Figure 6", "STEVE-1 the lowest", "success_rate", MEMORIES,
+          ("steve1",)),
+    Claim("long-instruction", "Figure 7", "Place Event and Place above Event", "tasks_solved",
+          ("mrsteve", "pm"), ("em",), setup=LONG_TASK_SETUP),
+    Claim("long-instruction", "Figure 7", "Place Event and Place above FIFO, PMC-FM and STEVE-1",
+          "tasks_solved", ("mrsteve", "pm"), ("fm", "pmc-fm", "steve1"), setup=LONG_TASK_SETUP),
+    Claim("long-instruction", "Figure 7", "Event above FIFO, PMC-FM and STEVE-1", "tasks_solved",
+          ("em",), ("fm", "pmc-fm", "steve1"), setup=LONG_TASK_SETUP),
+    Claim("long-navigation", "Figure 7", "Place Event and Event above Place", "goals_reached",
+          ("mrsteve", "em"), ("pm",), setup=LONG_TASK_SETUP),
+    Claim("long-navigation", "Figure 7", "Place Event, Event and Place above FIFO",
+          "goals_reached", ("mrsteve", "em", "pm"), ("fm",), setup=LONG_TASK_SETUP),
+    Claim("llm-planner", "appendix", "MrSteve above STEVE-1 under ground-truth plans, over the "
+          "tasks", "success_rate", ("mrsteve+gt",), ("steve1+gt",), on_mean=True),
+)
+"""Every ordering of the paper the page checks, in the order of the paper."""
 
 SIGNIFICANT = 2.0
-"""How many standard errors MrSteve's lead over the baseline must exceed for the first table to
-say the paper's ordering holds (the standard error of the difference of the task means, the
-groups' episodes taken as independent samples)."""
+"""How many standard errors of the difference a lead must exceed for an ordering to hold (or,
+the other way, to be reversed); the groups' episodes are taken as independent samples."""
+
+VERDICTS = ("holds", "within noise", "reversed")
+"""How a comparison reads (besides ``at ceiling`` and ``standard error unknown``)."""
 
 
-def task_stats(run: Run, agent: str, metric: str) -> dict[str, tuple[float, float]]:
-    """``agent``'s mean ``metric`` and its standard error per task of the run, from its groups at
-    the experiment's default memory capacity (tasks where no episode reported it left out)."""
-    default = getattr(type(run.config)(), "capacities", (None,))[0]
-    stats = {}
+@dataclass(frozen=True)
+class Comparison:
+    """One row of the orderings' table: a claim on one task (or the mean over tasks) at one
+    capacity, ``higher`` against ``lower`` (the paper's order), our means and the margin."""
+
+    claim: Claim
+    where: str
+    """The task, ``mean over N tasks``, with the memory capacity when the run has several."""
+    higher: str
+    lower: str
+    means: tuple[float, float]
+    margin: float
+    """The lead in the paper's direction, in standard errors of the difference (NaN when
+    unknown; +-inf when both groups are exact)."""
+    verdict: str
+
+
+def group_stats(run: Run, metric: str) -> dict[tuple[str, int | None], dict[str, tuple[float,
+                                                                                     float]]]:
+    """``(mean, stderr)`` of ``metric`` per task (name without the experiment's prefix), by
+    ``(agent, capacity)`` of the run's groups (``None``: an agent without a memory), tasks where
+    no episode reported it left out."""
+    stats: dict[tuple[str, int | None], dict[str, tuple[float, float]]] = {}
     for group in run.groups:
         memory = getattr(group.spec.agent, "memory", None)
-        if group.agent != agent or (memory is not None and memory.capacity != default):
-            continue
+        capacity = None if memory is None else memory.capacity
         summary = run.summaries[group.label].get(metric, {})
         mean = summary.get("mean")
         if mean is not None and not math.isnan(mean):  # NaN: no episode reported it
-            stats[group.task] = (mean, summary.get("stderr", math.nan))
+            stats.setdefault((group.agent, capacity), {})[task_name(group.task)] = (
+                mean, summary.get("stderr", math.nan))
     return stats
 
 
-def ordering(ours: dict[str, tuple[float, float]], base: dict[str, tuple[float, float]],
-             ceiling: bool) -> str:
-    """Whether the paper's ordering (MrSteve above the baseline) holds, given each side's
-    ``(mean, stderr)`` per task: on every task, on the mean only, or not at all, and only where
-    the lead of the mean over the tasks exceeds :data:`SIGNIFICANT` standard errors; tasks where
-    both are at the ceiling counted apart."""
-    tasks = sorted(set(ours) & set(base))
-    at_ceiling = [task for task in tasks
-                  if ceiling and min(ours[task][0], base[task][0]) >= CEILING]
-    ahead = [task for task in tasks if ours[task][0] > base[task][0]]
-    rest = len(tasks) - len(at_ceiling)
-    note = f", {len(at_ceiling)} at ceiling" if at_ceiling else ""
-    detail = f"ahead on {len(ahead)} of {len(tasks)}{note}"
-    if rest == 0:
-        return "at ceiling"
-    lead = sum(ours[task][0] - base[task][0] for task in tasks)
-    if lead <= 0:
-        return f"**does not hold** ({detail})"
-    stderr = math.sqrt(sum(ours[task][1] ** 2 + base[task][1] ** 2 for task in tasks))
-    if not math.isnan(stderr) and lead <= SIGNIFICANT * stderr:
-        within = f"within {SIGNIFICANT:g} SE (ahead by {lead / stderr:.1f} SE"
-        return within + (f"; {detail})" if len(tasks) > 1 else ")")
-    unknown = "; standard error unknown" if math.isnan(stderr) else ""
-    if len(ahead) == rest:
-        return "holds" + (f" ({detail}{unknown})" if note or unknown else "")
-    return f"holds on the mean ({detail}{unknown})"
+def verdict(lead: float, stderr: float, means: tuple[float, float], ceiling: bool) -> tuple[
+        float, str]:
+    """``(margin, word)`` of a lead (in the paper's direction) with its standard error."""
+    if ceiling and min(means) >= CEILING:
+        return math.nan, "at ceiling"
+    if math.isnan(stderr):
+        return math.nan, "standard error unknown"
+    margin = lead / stderr if stderr > 0 else math.copysign(math.inf, lead) if lead else 0.0
+    word = (VERDICTS[0] if margin > SIGNIFICANT else VERDICTS[2] if margin < -SIGNIFICANT
+            else VERDICTS[1])
+    return margin, word
+
+
+def comparisons(claim: Claim, run: Run) -> list[Comparison]:
+    """The rows ``run`` gives ``claim``: every pair of its agents at every capacity, task by task
+    or on the mean."""
+    stats = group_stats(run, claim.metric)
+    capacities = sorted({capacity for _, capacity in stats if capacity is not None}) or [None]
+    several = len(capacities) > 1
+    sign = -1.0 if claim.lower_is_better else 1.0
+    rows = []
+    for capacity in capacities:
+        for high, low in itertools.product(claim.above, claim.below):
+            found = [stats.get((agent, capacity), stats.get((agent, None))) for agent in
+                     (high, low)]
+            if not all(found):
+                continue
+            tasks = [task for task in found[0] if task in found[1]
+                     and (not claim.tasks or task in claim.tasks)]
+            if not tasks:
+                continue
+            at = f", {capacity:,} frames" if several else ""
+            pieces = ([(f"mean over {len(tasks)} tasks", tasks)] if claim.on_mean
+                      else [(task, [task]) for task in tasks])
+            for where, chosen in pieces:
+                means = tuple(sum(found[i][task][0] for task in chosen) / len(chosen)
+                              for i in range(2))
+                lead = sign * sum(found[0][t][0] - found[1][t][0] for t in chosen)
+                stderr = math.sqrt(sum(found[0][t][1] ** 2 + found[1][t][1] ** 2
+                                       for t in chosen))
+                margin, word = verdict(lead, stderr, means, claim.metric == "success_rate")
+                rows.append(Comparison(claim, where + at, high, low, means, margin, word))
+    return rows
+
+
+def default_agents(run: Run) -> bool:
+    """Whether the run's agents are the package's default ones: every option that sets their
+    parts and settings (:attr:`~mrsteve.eval.experiment.Experiment.agent_options`) is the
+    experiment's default."""
+    default = type(run.config)()
+    return all(getattr(run.config, name, None) == getattr(default, name, None)
+               for name in run.experiment.agent_options)
+
+
+def run_flags(run: Run) -> list[str]:
+    """What keeps a run out of the first table: made from uncommitted changes, without a plan
+    committed before it, with other data files than those installed."""
+    flags = []
+    sittings = run.manifest.get("sittings") or [{"git": run.manifest.get("git")}]
+    if any((sitting.get("git") or {}).get("dirty") for sitting in sittings):
+        flags.append("uncommitted changes")
+    plan = run.manifest.get("plan") or {}
+    if not (plan.get("commit") and plan.get("before_run")):
+        flags.append("no plan committed before it ran")
+    if stale_files(run):
+        flags.append("stale")
+    return flags
+
+
+def headline_runs(runs: list[Run]) -> dict[str, Run]:
+    """The run each experiment's orderings come from: its first run, by folder name, of the
+    default agents, planned and committed, and not stale."""
+    chosen: dict[str, Run] = {}
+    for run in runs:
+        name = run.experiment.name
+        if name not in chosen and default_agents(run) and not run_flags(run):
+            chosen[name] = run
+    return chosen
+
+
+def all_comparisons(runs: list[Run]) -> list[tuple[Comparison, Run]]:
+    """Every row of every claim, from the runs :func:`headline_runs` picks."""
+    chosen = headline_runs(runs)
+    return [(row, chosen[claim.experiment]) for claim in CLAIMS
+            if claim.experiment in chosen and claim.comparable(chosen[claim.experiment])
+            for row in comparisons(claim, chosen[claim.experiment])]
+
+
+def margin_text(margin: float) -> str:
+    """A margin in standard errors as the page writes it (``no spread``: every episode of both
+    groups scored the same, so the standard error is 0)."""
+    if math.isnan(margin):
+        return "-"
+    if math.isinf(margin):
+        return "no spread"
+    return f"{margin:+.1f}"
 
 
 def headline_table(runs: list[Run]) -> str | None:
-    """The page's first table (:data:`HEADLINES`), one row per experiment that has a run (not
-    stale) with MrSteve and its baseline (``None`` when none has)."""
-    rows = ["| experiment | tasks | MrSteve | baseline | paper | the paper's ordering here |",
-            "| --- | --- | --- | --- | --- | --- |"]
-    done = set()
-    for run in runs:
-        line = HEADLINES.get(run.experiment.name)
-        if line is None or line.title in done or not line.comparable(run) or stale_files(run):
+    """The page's first table: one row per ordering the paper states, how many of its
+    comparisons (task by task, pair by pair, capacity by capacity) hold, are within noise or are
+    reversed, and the weakest margin (``None`` when no run gives one)."""
+    rows = ["| the paper's ordering | source | run | compared | holds | within noise | reversed "
+            "| weakest margin (SE) |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    found = all_comparisons(runs)
+    for claim in CLAIMS:
+        mine = [(row, run) for row, run in found if row.claim is claim]
+        if not mine:
             continue
-        ours, base = (task_stats(run, agent, line.metric) for agent in (line.ours, line.baseline))
-        if not ours or not base:
-            continue
-        done.add(line.title)
-        mean_ours, mean_base = (sum(mean for mean, _ in stats.values()) / len(stats)
-                                for stats in (ours, base))
-        verdict = ordering(ours, base, ceiling=line.metric == "success_rate")
-        rows.append(f"| {line.title} | {len(ours)} | {mean_ours:.{line.digits}f} | "
-                    f"{mean_base:.{line.digits}f} ({line.baseline}) | {line.paper} | {verdict} |")
-    return "\n".join(rows) if done else None
+        run = mine[0][1]
+        counts = {word: sum(row.verdict == word for row, _ in mine) for word in VERDICTS}
+        others = len(mine) - sum(counts.values())
+        measured = [row for row, _ in mine if not math.isnan(row.margin)]
+        weakest = min(measured, key=lambda row: row.margin, default=None)
+        worst = ("-" if weakest is None else
+                 f"{margin_text(weakest.margin)} ({weakest.where}: {weakest.higher} vs "
+                 f"{weakest.lower})")
+        title = f"{run.experiment.summary.split(':')[0].split(' (')[0]}: {claim.text}"
+        extra = f" ({others} at ceiling or unknown)" if others else ""
+        rows.append(f"| {title} | {claim.source} | {run.folder.name} | {len(mine)}{extra} | "
+                    f"{counts['holds']} | {counts['within noise']} | "
+                    f"{'**' + str(counts['reversed']) + '**' if counts['reversed'] else 0} | "
+                    f"{worst} |")
+    return "\n".join(rows) if len(rows) > 2 else None
+
+
+def orderings_section(runs: list[Run]) -> str | None:
+    """Every comparison of the first table, one row each (``None`` when there is none)."""
+    found = all_comparisons(runs)
+    if not found:
+        return None
+    rows = ["| the paper's ordering | where | higher in the paper | lower | ours | margin (SE) | "
+            "verdict |", "| --- | --- | --- | --- | --- | --- | --- |"]
+    for row, run in found:
+        digits = 1
+        ours = f"{row.means[0]:.{digits}f} vs {row.means[1]:.{digits}f}"
+        word = f"**{row.verdict}**" if row.verdict == "reversed" else row.verdict
+        rows.append(f"| {row.claim.text} ({row.claim.source}) | {row.where} | {row.higher} | "
+                    f"{row.lower} | {ours} | {margin_text(row.margin)} | {word} |")
+    return "\n".join(rows)
 
 
 def run_index(runs: list[Run], names: list[str]) -> str:
     """A table of the page's runs: each one's section, experiment and flags."""
     rows = ["| run | experiment | episodes per group | flags |", "| --- | --- | --- | --- |"]
     for run, name in zip(runs, names, strict=True):
-        flags = [flag for flag, present in (("stale", stale_files(run)),
-                                            ("at ceiling", ceiling_tasks(run))) if present]
+        flags = [*run_flags(run), *(["at ceiling"] if ceiling_tasks(run) else [])]
         title = run.experiment.summary.split("\n\n")[0].split(":")[0].split(" (")[0]
         rows.append(f"| [{name}](#{anchor(name)}) | {title} | {run.episodes} | "
                     f"{', '.join(flags) or '-'} |")
@@ -423,12 +578,13 @@ def run_index(runs: list[Run], names: list[str]) -> str:
 
 HEADER = """# Results
 
-Each section below is one run: the command and the commit that made it, the parts its agents
-ran with, and the experiment's table, with the paper's figures beside ours where the set-up is
-the paper's. A run made with other versions of the package's data files or weights than those
-installed is marked **stale**, its table left out; a task where every agent succeeds every time
-is marked **at ceiling**. The embedded world is not Minecraft: read each comparison as "the
-same experiment in the embedded world". Generated from the runs' summaries and manifests by
+Each section below is one run: the command, the commits that made it and the one that declared
+its plan, the parts its agents ran with, and the experiment's table, with the paper's figures
+beside ours where the set-up is the paper's. A run made with other versions of the package's
+data files or weights than those installed is marked **stale**, its table left out; a task where
+every agent succeeds every time is marked **at ceiling**. The embedded world is not Minecraft:
+read each comparison as "the same experiment in the embedded world". Generated from the runs'
+summaries and manifests by
 
     mrsteve report {command}
 """
@@ -468,9 +624,14 @@ def report(sources: list[Path], out: Path | None = None) -> str:
     page_folder = Path.cwd() if out is None else Path(out).absolute().parent
     parts = [HEADER.format(command=command).rstrip()]
     headline = headline_table(runs)
+    if headline is None and len(runs) > 1:
+        headline = NO_HEADLINE
     if headline is not None:
         parts.append(f"## At a glance\n\n{HEADLINE_START}\n{headline}\n{HEADLINE_END}\n\n"
                      f"{ORDERING_KEY}")
+    orderings = orderings_section(runs)
+    if orderings is not None:
+        parts.append(f"## Every ordering\n\n{orderings}")
     if len(runs) > 1:
         parts.append(f"## Runs\n\n{run_index(runs, names)}")
     parts += [run_section(run, name, page_folder, brief_if_stale=len(runs) > 1)
@@ -478,10 +639,19 @@ def report(sources: list[Path], out: Path | None = None) -> str:
     return "\n\n".join(parts) + "\n"
 
 
-ORDERING_KEY = (f"The ordering holds where MrSteve's mean over the tasks leads the baseline's by "
-                f"more than {SIGNIFICANT:g} standard errors of the difference, and holds on the "
-                f"mean where it does so without leading on every task.")
+ORDERING_KEY = (f"Each ordering the paper states, compared task by task (or on the mean over the "
+                f"tasks where the paper states it so), pair by pair and at each memory capacity "
+                f"of the run: it holds where the agent the paper puts higher leads by more than "
+                f"{SIGNIFICANT:g} standard errors of the difference, is reversed where it trails "
+                f"by more, and is within noise otherwise. The margin is that lead in standard "
+                f"errors. Only runs of the default agent whose plan was committed before they "
+                f"ran, from committed code with the installed data files, give rows; every "
+                f"comparison is listed under \"Every ordering\".")
 """How the first table's last column reads, printed under it."""
+
+NO_HEADLINE = ("No run of the default agents, planned and committed before it ran, gives the "
+               "paper's orderings yet.")
+"""The first table of a page of several runs none of which gives a row."""
 
 HEADLINE_START, HEADLINE_END = "<!-- headline -->", "<!-- /headline -->"
 """The markers around the first table (the README holds a copy between the same markers)."""

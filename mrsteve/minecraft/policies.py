@@ -35,6 +35,7 @@ from mrsteve.control.learned_navigator import goal_features
 from mrsteve.control.motion import StallTracker, noop_action
 from mrsteve.control.navigation import NavigatorConfig, within
 from mrsteve.control.skill_book import SkillBook, load_skills
+from mrsteve.control.skills import GO_EXPLORE
 from mrsteve.minecraft.actions import from_vpt, resize_bilinear
 from mrsteve.minecraft.checkpoints import read_checkpoint
 from mrsteve.minecraft.mineclip import MineClip
@@ -325,11 +326,16 @@ class Steve1Policy:
         device = next(self.prior.parameters()).device
         return self.prior(features.to(device)[None])[0].cpu().numpy()
 
+    goal_encoder = ""
+    """None of the package's encoders gives its goals: STEVE-1's are MineCLIP's video
+    embeddings before the reward head's adapter, which :class:`MineClipEncoder` applies."""
+
     def goal(self, prompt: str) -> np.ndarray:
-        """:meth:`text_goal` of a skill-book prompt's text (an unknown prompt raises
-        ``ValueError`` listing the known ones)."""
+        """:meth:`text_goal` of a skill-book prompt's text, or of "go explore" itself (an unknown
+        prompt raises ``ValueError`` listing the known ones)."""
         if prompt not in self._goals:
-            self._goals[prompt] = self.text_goal(self.skills.skill(prompt).prompt)
+            text = prompt if prompt == GO_EXPLORE else self.skills.skill(prompt).prompt
+            self._goals[prompt] = self.text_goal(text)
         return self._goals[prompt]
 
     def reset(self, rng: np.random.Generator, camera: Camera) -> None:
@@ -348,8 +354,15 @@ class Steve1Policy:
                 _sample(torch.log_softmax(camera, -1), self._generator))
 
     def act(self, obs: Observation, prompt: str) -> Action:
-        goal = self.goal(prompt)
-        if prompt != self._prompt:
-            self._prompt = prompt
+        return self._act(obs, self.goal(prompt), prompt)
+
+    def follow(self, obs: Observation, goal: np.ndarray) -> Action:
+        """The next action toward a visual goal embedding (STEVE-1's visual goals)."""
+        goal = np.asarray(goal, dtype=np.float32)
+        return self._act(obs, goal, goal.tobytes())
+
+    def _act(self, obs: Observation, goal: np.ndarray, key: str | bytes) -> Action:
+        if key != self._prompt:
+            self._prompt = key
             self.policy.reset()
         return from_vpt(*self.step(_rgb(obs, type(self).__name__), goal))

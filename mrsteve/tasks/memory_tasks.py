@@ -196,7 +196,7 @@ def run_memory_task(
     def watch(view: Observation, t: int) -> Action:
         """The exploration phase: the agent watches, the route drives."""
         agent.observe(view, t)
-        clips.observe(view, t)
+        clips.observe(view, driver.obs, t)
         return route.act(driver.obs, t)
 
     driver.run(watch, steps=explore_steps)
@@ -237,12 +237,13 @@ class GoalClips:
         self.best: tuple[float, int, np.ndarray] | None = None
         encoder.reset()
 
-    def observe(self, view: Observation, t: int) -> None:
-        """Step ``t`` seen (only the goal's window counts)."""
+    def observe(self, view: Observation, obs: Observation, t: int) -> None:
+        """Step ``t`` seen (only the goal's window counts): ``view`` is what the agent's encoder
+        sees, ``obs`` the environment's observation, whose semantic frame judges the clip."""
         if t >= len(self.shares):
             return
         embedding = self.encoder.observe(view)  # the clip ending at t
-        self.shares[t] = goal_share(view["semantic"], self.class_ids)
+        self.shares[t] = goal_share(obs["semantic"], self.class_ids)
         window = self.encoder.window
         if t + 1 >= window:
             share = float(self.shares[t + 1 - window:t + 1].mean())

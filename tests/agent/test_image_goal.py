@@ -14,6 +14,7 @@ from test_mode_selector import (
 from mrsteve.agent.baselines import Steve1
 from mrsteve.agent.factory import memory_part
 from mrsteve.agent.mrsteve import Mode, ModeSelectorConfig, MrSteve
+from mrsteve.control.skills import GO_EXPLORE
 from mrsteve.memory import memory_variant
 from mrsteve.perception import SemanticEncoder
 from mrsteve.world.camera import Camera
@@ -85,6 +86,47 @@ def test_steve1_cannot_recall_an_image_goal_and_explores():
     steve1.set_goal(np.ones(4), 0.8, 1)
     assert steve1.act(observation(), 1) == {"forward": 1}
     assert wanderer.acted == 1 and wanderer.reset_with is not None and policy.prompts == []
+
+
+class GoalPolicy(RecordingPolicy):
+    """A goal-conditioned policy (STEVE-1's kind) that records the goals it is given."""
+
+    goal_encoder = "encoder-sha"
+
+    def __init__(self):
+        super().__init__()
+        self.followed = []
+
+    def goal(self, prompt):
+        return np.zeros(4, np.float32)
+
+    def follow(self, obs, goal):
+        self.followed.append(np.asarray(goal).copy())
+        return {"forward": 1}
+
+
+def test_steve1_follows_an_image_goal_as_a_visual_goal_when_it_is_in_its_goal_space():
+    policy = GoalPolicy()
+    steve1 = Steve1(policy, visual_goals=True)
+    steve1.reset(observation(), np.random.default_rng(0), Camera(40, 64))
+    goal = np.arange(4, dtype=np.float32)
+    steve1.set_goal(goal, 0.8, 1)
+    assert steve1.act(observation(), 1) == {"forward": 1}
+    assert len(policy.followed) == 1 and np.array_equal(policy.followed[0], goal)
+    assert policy.prompts == []
+
+
+def test_steve1_told_an_image_goal_it_cannot_read_goes_exploring_with_its_own_policy():
+    """Not in its goal space (another encoder's embedding): STEVE-1 is told "go explore", the
+    policy itself walking, no wanderer (which would read the depth frame)."""
+    policy = GoalPolicy()
+    steve1 = Steve1(policy)
+    steve1.reset(observation(), np.random.default_rng(0), Camera(40, 64))
+    steve1.set_goal(np.ones(4), 0.8, 1)
+    steve1.act(observation(), 1)
+    assert policy.prompts == [GO_EXPLORE] and policy.followed == []
+    with pytest.raises(ValueError, match="goal-conditioned"):
+        Steve1(RecordingPolicy(), visual_goals=True)
 
 
 @pytest.mark.parametrize("kind", ["place-event", "place", "event", "fifo"])

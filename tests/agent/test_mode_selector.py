@@ -319,6 +319,34 @@ def test_with_every_match_searched_the_agent_explores_and_a_new_task_forgets_the
     assert agent.mode is Mode.EXECUTE and target(agent) == [2.0, 0.0]
 
 
+@pytest.mark.parametrize("name", ["mrsteve", "pm", "em", "fm", "pmc-fm", "center-embed"])
+def test_every_memory_agent_re_reads_for_new_candidates_by_default(name):
+    """The paper's re-query (appendix: after L steps the agent "queries the memory to search for
+    new candidates") is the default, and the same rule for every memory; with a real memory of
+    the agent's kind, the searched target's frames are skipped and the farther match is next."""
+    from mrsteve.agent.factory import agent_config, memory_part
+    from mrsteve.memory import memory_variant
+
+    tree = agent_config(name, parts="stand-in")
+    assert tree.mode_selector == ModeSelectorConfig()
+    assert tree.mode_selector.searched_radius == 8.0
+    encoder = SemanticEncoder()
+    part = memory_part(tree.memory.kind, encoder="semantic")
+    memory = memory_variant(part.kind).build(dim=encoder.dim, config=part.config)
+    agent = MrSteve(memory, encoder, RecordingExplorer(), ScriptedNavigator(), RecordingPolicy(),
+                    tree.mode_selector)
+    agent.reset(observation(), np.random.default_rng(0), Camera(40, 64))
+    query = encoder.encode_text(task_prompts("log").explore)
+    for t, place in enumerate([WRONG, RIGHT] * 10):
+        agent.memory.write(query, np.asarray(place), t)
+    agent.set_task(task_prompts("log"), 20)
+    agent.navigator.arrived = True
+    run_steps(agent, 20, 21)
+    assert target(agent) == [2.0, 0.0], "the nearest match first, as the release picks"
+    run_steps(agent, 21, 621)
+    assert agent.mode is Mode.EXECUTE and target(agent) == [20.0, 0.0]
+
+
 @pytest.mark.parametrize("radius", [-1.0, True, "6", float("nan")])
 def test_config_rejects_a_bad_searched_radius(radius):
     with pytest.raises(ValueError, match="searched_radius"):

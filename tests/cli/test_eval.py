@@ -72,12 +72,14 @@ def test_the_commands_defaults_are_the_experiments_configs():
                 for name, e in EXPERIMENTS.items()}
     assert defaults["exploration"] == {"agent": "count-based", "parts": "learned",
                                        "navigator": None, "navigator_weights": None,
-                                       "vpt_nav_weights": None,
+                                       "vpt_nav_weights": None, "instruction_policy": None,
+                                       "steve1_weights": None, "steve1_prior": None,
+                                       "mineclip_weights": None,
                                        "steps": 6000, "world": "map1",
                                        "area": None, "patch_size": None, "episodes": 20,
                                             "seed": 42, "workers": 1, "backend": "local",
                                             "address": None, "out": None, "json_path": None,
-                                            "plots": None, "progress": True}
+                                            "plots": None, "progress": True, "plan": False}
     assert (defaults["navigation"]["terrain"], defaults["navigation"]["navigator"],
             defaults["navigation"]["max_steps"], defaults["navigation"]["episodes"]) == (
         "all", None, 1000, 20)

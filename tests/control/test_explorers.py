@@ -186,3 +186,37 @@ def test_with_an_unlimited_memory_the_map_is_the_one_painted_from_every_step():
     remembering.update_visitation()
     assert remembering.visitation.extent == painting.visitation.extent
     np.testing.assert_array_equal(remembering.visitation.counts, painting.visitation.counts)
+
+
+def test_steve1_told_to_go_explore_is_its_policy_and_the_wanderer_stands_in_for_the_scripted():
+    """Table 1's STEVE-1 row: the learned instruction policy is told "go explore" (it reads the
+    RGB frame alone); beside the scripted skills, which take no goals, the wanderer stands in."""
+    from mrsteve.agent.factory import build_agent, explorer_agent_config
+    from mrsteve.control.explorers import InstructedExplorer
+    from mrsteve.control.instruction import LearnedSkills
+    from mrsteve.control.skills import GO_EXPLORE
+
+    learned = explorer_agent_config("go-explore", navigator="learned",
+                                    instruction_policy="learned")
+    assert learned.instruction_policy == "learned" and "depth" not in str(learned.explorer)
+    explorer = build_agent(learned).explorer
+    assert isinstance(explorer, InstructedExplorer)
+    assert isinstance(explorer.policy, LearnedSkills)
+    assert not explorer.policy.goal(GO_EXPLORE).any(), "no goal: STEVE-1's zero goal"
+    scripted = build_agent(explorer_agent_config("go-explore")).explorer
+    assert isinstance(scripted, WanderExplorer)
+
+    class Told:
+        def __init__(self):
+            self.prompts = []
+
+        def reset(self, rng, camera):
+            pass
+
+        def act(self, obs, prompt):
+            self.prompts.append(prompt)
+            return {"forward": 1}
+
+    told = Told()
+    explore(InstructedExplorer(told), 3)
+    assert told.prompts == [GO_EXPLORE] * 3

@@ -174,7 +174,9 @@ def test_mrsteve_and_steve1_take_the_learned_policy_and_name_its_weights():
         assert isinstance(agent.policy, LearnedSkills)
         assert agent.config_tree.instruction_policy == "learned"
         assert SHIPPED_INSTRUCTION_POLICY in dict(agent.config_tree.data)
-    assert isinstance(steve1, Steve1) and steve1.wanderer is not None  # "go explore"
+    # its goals are the pixel encoder's clips: a semantic image goal sends it to "go explore"
+    assert isinstance(steve1, Steve1) and not steve1.visual_goals
+    assert make_agent("steve1").visual_goals, "the learned parts' image goals are its own"
     with pytest.raises(ValueError, match="known: scripted, learned"):
         make_agent("steve1", parts="stand-in", instruction_policy="steve")
 

@@ -6,13 +6,14 @@ from __future__ import annotations
 import json
 import math
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from mrsteve.cli import app
-from mrsteve.eval.report import headline_block, load_run, ordering, report
+from mrsteve.eval.report import headline_block, load_run, report, verdict
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "results"
@@ -22,12 +23,28 @@ NAVIGATION = ["eval", "navigation", "--terrain", "flat,river", "--navigator", "l
 """A small navigation run: two navigators on two terrains (both reach every flat goal)."""
 
 
+NAVIGATION_ROW = "| Navigation: VPT-Nav succeeds more than the heuristic, over the terrains |"
+"""The first table's row of the navigation run's ordering."""
+
+
+def as_planned(out: Path, *, dirty: bool = False) -> Path:
+    """Mark the run at ``out`` as one whose plan was committed before it ran, from committed
+    code (``dirty``: from uncommitted changes), as a run kept in the repository is."""
+    manifest = json.loads((out / "manifest.json").read_text())
+    git = {"commit": "c" * 40, "dirty": dirty}
+    manifest |= {"git": git, "sittings": [{"started": manifest["started"], "git": git}],
+                 "plan": {"file": "plan.json", "sha256": "0" * 64, "commit": "p" * 40,
+                          "before_run": True}}
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    return out
+
+
 @pytest.fixture(scope="module")
 def kept_run(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("kept") / "run"
     result = CliRunner().invoke(app, [*NAVIGATION, "--out", str(out)])
     assert result.exit_code == 0, result.output
-    return out
+    return as_planned(out)
 
 
 def make_run(tmp_path: Path, kept_run: Path) -> Path:
@@ -45,7 +62,8 @@ def test_a_run_folder_gives_its_command_commit_and_table(tmp_path, kept_run):
             "--max-steps 60 --episodes 2 --out") in page
     assert "2 episodes per group (seeds 42 to 43)" in page
     assert "0.849 (96 %)" in page, "the paper's figure beside ours"
-    assert "| Navigation: success % | 2 |" in headline_block(page)
+    assert "Ran at cccccccccc (planned at pppppppppp)" in page
+    assert NAVIGATION_ROW in headline_block(page)
 
 
 def test_notes_are_linked_relative_to_the_page_not_copied(tmp_path, kept_run):
@@ -64,7 +82,7 @@ def test_a_page_of_ones_own_runs_has_no_repository_text_or_empty_glance(tmp_path
     result = CliRunner().invoke(app, [*NAVIGATION[:5], "learned", *NAVIGATION[6:], "--out",
                                       str(out)])
     assert result.exit_code == 0, result.output
-    page = report([out])
+    page = report([as_planned(out)])
     assert "## At a glance" not in page and "<!-- headline -->" not in page
     assert "repository" not in page
     assert "## At a glance" in report([kept_run])
@@ -74,7 +92,7 @@ def test_a_run_given_twice_is_reported_once(tmp_path, kept_run, monkeypatch):
     monkeypatch.chdir(kept_run.parent)
     page = report([kept_run, Path("run"), Path("run/../run")])
     assert page.count("`mrsteve eval navigation") == 1
-    assert page.count("| Navigation: success %") == 1
+    assert page.count(NAVIGATION_ROW) == 1
 
 
 def test_a_json_output_is_read_as_its_file_or_its_folder(tmp_path):
@@ -87,7 +105,7 @@ def test_a_json_output_is_read_as_its_file_or_its_folder(tmp_path):
     for same in ("nav.manifest.json", "nav.flat.learned.json"):
         assert report([summary.with_name(same)]).count("```text") == 1
     command = CliRunner().invoke(app, ["report", str(summary)])
-    assert command.exit_code == 0 and "| Navigation: success % | 2 |" in command.output
+    assert command.exit_code == 0 and "Ran at" in command.output
     (tmp_path / "runs" / "other.manifest.json").write_text("{}")
     with pytest.raises(ValueError, match="holds several runs"):
         report([summary.parent])
@@ -109,7 +127,7 @@ def test_a_run_made_with_other_data_files_is_flagged_stale(tmp_path, kept_run):
     stale_section = page[page.index(f"## {out}"):]
     assert "left out here" in stale_section and "```text" not in stale_section
     assert page.count("```text") == 1, "the current run keeps its table"
-    assert "| Navigation: success %" in headline_block(page)
+    assert NAVIGATION_ROW in headline_block(page)
 
 
 def test_a_task_where_every_agent_succeeds_every_time_is_flagged_at_ceiling(tmp_path, kept_run):
@@ -151,14 +169,14 @@ def test_exploration_tables_print_reference_figures_only_beside_comparable_runs(
 
 
 def page_of_short_run(tmp_path: Path, experiment: str, agents: str, steps: int) -> str:
-    """The results page of a one-episode run of ``experiment`` with the stand-in parts, shorter
-    than the paper's."""
+    """The results page of a planned one-episode run of ``experiment``, shorter than the
+    paper's."""
     out = tmp_path / experiment
-    result = CliRunner().invoke(app, ["eval", experiment, "--agent", agents, "--parts", "stand-in",
+    result = CliRunner().invoke(app, ["eval", experiment, "--agent", agents,
                                       "--steps", str(steps), "--episodes", "1", "--out", str(out),
                                       "--no-progress"])
     assert result.exit_code == 0, result.output
-    return report([out])
+    return report([as_planned(out)])
 
 
 def test_the_first_table_compares_only_runs_of_the_papers_set_up(tmp_path):
@@ -172,32 +190,69 @@ def test_long_task_counts_enter_the_first_table_only_over_the_papers_500k_steps(
     assert "tasks solved" in page  # the run's own table is there
 
 
-def test_the_first_table_flags_an_ordering_of_the_paper_that_does_not_hold():
-    def exact(means):  # standard errors small enough for every lead below to count
-        return {task: (mean, 0.1) for task, mean in means.items()}
-
-    assert ordering(exact({"a": 90.0, "b": 80.0}), exact({"a": 50.0, "b": 40.0}),
-                    ceiling=True) == "holds"
-    assert ordering(exact({"a": 240.0}), exact({"a": 260.0}),
-                    ceiling=False).startswith("**does not hold**")
-    assert ordering(exact({"a": 100.0, "b": 90.0}), exact({"a": 100.0, "b": 50.0}),
-                    ceiling=True) == "holds (ahead on 1 of 2, 1 at ceiling)"
-    assert ordering(exact({"a": 100.0}), exact({"a": 100.0}), ceiling=True) == "at ceiling"
-    assert ordering(exact({"a": 90.0, "b": 40.0}), exact({"a": 50.0, "b": 60.0}),
-                    ceiling=True) == "holds on the mean (ahead on 1 of 2)"
-
-
-def test_the_first_table_says_the_ordering_holds_only_beyond_two_standard_errors():
+def test_an_ordering_holds_or_is_reversed_only_beyond_two_standard_errors():
     # Long-Instruction at 500K steps: 147.6 +- 10.3 against FIFO's 139.0 +- 5.5 is 0.7 SE
-    assert ordering({"li": (147.6, 10.3)}, {"li": (139.0, 5.5)},
-                    ceiling=False) == "within 2 SE (ahead by 0.7 SE)"
-    assert ordering({"li": (169.0, 10.3)}, {"li": (139.0, 5.5)}, ceiling=False) == "holds"
-    # two tasks: the lead of the sum (10) against sqrt(4 * 3^2) = 6 standard errors' worth
-    assert ordering({"a": (60.0, 3.0), "b": (40.0, 3.0)}, {"a": (50.0, 3.0), "b": (40.0, 3.0)},
-                    ceiling=True) == "within 2 SE (ahead by 1.7 SE; ahead on 1 of 2)"
-    # one episode per group: no standard error, so the verdict says it cannot tell
-    assert ordering({"a": (60.0, math.nan)}, {"a": (50.0, math.nan)},
-                    ceiling=True) == "holds (ahead on 1 of 1; standard error unknown)"
+    stderr = math.hypot(10.3, 5.5)
+    margin, word = verdict(147.6 - 139.0, stderr, (147.6, 139.0), ceiling=False)
+    assert word == "within noise" and round(margin, 1) == 0.7
+    assert verdict(169.0 - 139.0, stderr, (169.0, 139.0), ceiling=False)[1] == "holds"
+    assert verdict(80.2 - 139.0, stderr, (80.2, 139.0), ceiling=False)[1] == "reversed"
+    assert verdict(0.0, 0.0, (100.0, 100.0), ceiling=True)[1] == "at ceiling"
+    assert verdict(0.0, 0.0, (100.0, 100.0), ceiling=False)[1] == "within noise"
+    assert verdict(100.0, 0.0, (100.0, 0.0), ceiling=True) == (math.inf, "holds")
+    assert verdict(10.0, math.nan, (60.0, 50.0), ceiling=True)[1] == "standard error unknown"
+
+
+def test_the_first_table_lists_reversals_and_the_page_every_comparison(tmp_path, kept_run):
+    """The straight navigator succeeding more than the learned one on the river is a reversal
+    of the paper's ordering: the first table counts it and names it as the weakest margin, and
+    the page lists the comparison."""
+    out = make_run(tmp_path, kept_run)
+    for name, rate in (("summary.river.learned.json", 10.0), ("summary.river.straight.json",
+                                                             90.0)):
+        summary = json.loads((out / name).read_text())
+        summary["metrics"]["success_rate"] |= {"mean": rate, "stderr": 5.0}
+        (out / name).write_text(json.dumps(summary))
+    page = report([out])
+    river = next(line for line in headline_block(page).splitlines() if "crosses the river" in line)
+    assert "| 1 | 0 | 0 | **1** | -11.3 (river: learned vs straight) |" in river
+    assert "| river | learned | straight | 10.0 vs 90.0 | -11.3 | **reversed** |" in page
+
+
+@pytest.mark.parametrize("why", ["no plan", "plan not committed", "dirty"])
+def test_a_run_without_a_committed_plan_or_from_uncommitted_code_gives_no_first_table_row(
+        tmp_path, kept_run, why):
+    out = make_run(tmp_path, kept_run)
+    manifest = json.loads((out / "manifest.json").read_text())
+    if why == "no plan":
+        manifest["plan"] = None
+        flag, said = "no plan committed before it ran", "(no plan)"
+    elif why == "plan not committed":
+        manifest["plan"]["commit"] = None
+        flag, said = "no plan committed before it ran", "(its plan was not committed"
+    else:
+        manifest["sittings"].append({"started": "later", "git": {"commit": "d" * 40,
+                                                                  "dirty": True}})
+        flag, said = "uncommitted changes", "dddddddddd with uncommitted changes"
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    page = report([out])
+    assert "## At a glance" not in page and said in page
+    assert flag in report([out, kept_run]).split("## Runs")[1]
+
+
+def test_only_the_default_agents_give_first_table_rows(tmp_path):
+    """A run with another part or mode-selector option than the default (here the release's
+    literal re-read) measures another agent: it is reported, but gives no first-table row."""
+    from mrsteve.eval import report as reporting
+
+    out = tmp_path / "literal"
+    result = CliRunner().invoke(app, ["eval", "long-instruction", "--agent", "mrsteve,em",
+                                      "--steps", "200", "--searched-radius", "0",
+                                      "--episodes", "1", "--out", str(out), "--no-progress"])
+    assert result.exit_code == 0, result.output
+    run = load_run(as_planned(out))
+    assert not reporting.default_agents(run) and not reporting.run_flags(run)
+    assert reporting.headline_runs([run]) == {}
 
 
 def test_the_page_needs_finished_runs_of_this_version(tmp_path, kept_run):
@@ -255,8 +310,11 @@ def test_the_published_page_is_generated_from_the_kept_runs(monkeypatch):
     each run's notes rather than copying them."""
     folders = sorted(path for path in RESULTS.iterdir() if path.is_dir())
     assert folders, "results/ holds the runs behind the published tables"
-    for folder in folders:
-        assert not list(folder.glob("*.episodes.jsonl")), "records are not kept"
+    tracked = subprocess.run(["git", "ls-files", "results"], cwd=ROOT, capture_output=True,
+                             text=True)
+    kept = tracked.stdout.split() if tracked.returncode == 0 else [
+        str(path.relative_to(ROOT)) for path in RESULTS.rglob("*")]
+    assert not [path for path in kept if path.endswith(".episodes.jsonl")], "records not kept"
     monkeypatch.chdir(ROOT)
     page = report([folder.relative_to(ROOT) for folder in folders], Path("docs/results.md"))
     assert page == (ROOT / "docs" / "results.md").read_text(encoding="utf-8")
