@@ -34,13 +34,14 @@ def check_name(name: str, known: Iterable[str], what: str) -> str:
     return name
 
 
-def choose(value: str, known: Sequence[str], what: str, *, allow_all: bool = True) -> list[str]:
-    """The names in ``value`` (comma-separated, or ``all`` for every known one), in the order
-    given; an unknown or empty choice raises a ``ValueError`` listing the valid ones, and a name
-    given twice one naming it."""
+def choose(value: str, known: Sequence[str], what: str, *, allow_all: bool = True,
+           all_means: Sequence[str] | None = None) -> list[str]:
+    """The names in ``value`` (comma-separated, or ``all`` for every known one, or for
+    ``all_means`` when given), in the order given; an unknown or empty choice raises a
+    ``ValueError`` listing the valid ones, and a name given twice one naming it."""
     picked = [part.strip() for part in value.split(",") if part.strip()]
     if allow_all and picked == ["all"]:
-        return list(known)
+        return list(known if all_means is None else all_means)
     if not picked:
         raise unknown_name(what, value, [*known, *(["all"] if allow_all else [])])
     for index, name in enumerate(picked):

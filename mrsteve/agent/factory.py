@@ -62,6 +62,7 @@ from mrsteve.control.registry import (
     navigator_spec,
 )
 from mrsteve.control.skills import GoalConditionedPolicy, InstructionPolicy
+from mrsteve.control.visitation import VisitationConfig
 from mrsteve.digests import WeightsFile, data_digest, data_digests
 from mrsteve.memory import Memory, memory_variant
 from mrsteve.naming import check_name, entry_point, lookup
@@ -190,12 +191,15 @@ def _fields(config: Any) -> dict[str, Any]:
     return {name: getattr(config, name) for name in config.__dataclass_fields__}
 
 
-def explorer_config(kind: str, navigator: str, patch_size: float) -> ExplorerConfig:
+def explorer_config(kind: str, navigator: str, patch_size: float,
+                    painted_from: str = "memory") -> ExplorerConfig:
     """An explorer whose goal patch side is G = ``patch_size`` (a task-level setting, as in the
     paper); the Plan4MC-style explorer's grid cells are 0.6 G (its 11 x 11 grid over a 100 x 100
-    map)."""
+    map); ``painted_from``: what an agent with a memory paints its visitation map with
+    (:attr:`~mrsteve.control.visitation.VisitationConfig.painted_from`)."""
     return ExplorerConfig(kind=kind, navigator=navigator,
                           goals=ExplorationConfig(patch_size=patch_size),
+                          visitation=VisitationConfig(painted_from=painted_from),
                           direction=DirectionConfig(cell_size=0.6 * patch_size))
 
 
@@ -235,6 +239,7 @@ def agent_config(
     instruction_policy: str | None = None,
     mode_selector: ModeSelectorConfig | None = None,
     weights_files: WeightsPaths | None = None,
+    explorer_map: str = "memory",
 ) -> AgentConfig:
     """The configuration tree of the agent called ``name`` (:data:`AGENTS`). ``patch_size`` is
     the exploration goal patch side G, a task-level setting as in the paper (15 on 100 x 100
@@ -249,8 +254,9 @@ def agent_config(
     one; ``instruction_policy``: one of :data:`INSTRUCTION_POLICIES` (MrSteve's Execute mode and
     STEVE-1 alike); ``mode_selector``: MrSteve's mode selector; ``weights_files``: the released
     weights files the parts of :mod:`mrsteve.minecraft` among these run with, by kind
-    (:func:`released_files`)."""
-    spec = lookup(AGENTS, name, "agent")
+    (:func:`released_files`); ``explorer_map``: what its count-based explorer's visitation map
+    is painted with (``memory``, the paper's, or ``steps``)."""
+    spec = AGENTS.spec(name)
     chosen = part_names(parts, encoder=encoder, navigator=navigator,
                         instruction_policy=instruction_policy)
     encoder, navigator = chosen["encoder"], chosen["navigator"]
@@ -267,7 +273,7 @@ def agent_config(
     navigator_weights, weights_sha256 = navigator_weights_file(navigator_weights, navigator)
     if spec.memory is None:
         navigator_weights = weights_sha256 = None  # STEVE-1 has no navigator
-    explorer = explorer_config(spec.explorer, explorer_navigator, patch_size)
+    explorer = explorer_config(spec.explorer, explorer_navigator, patch_size, explorer_map)
     memory = None if spec.memory is None else memory_part(spec.memory, capacity=capacity,
                                                          encoder=encoder)
     data = policy.data if memory is None else (
@@ -301,15 +307,13 @@ def explorer_agent_config(name: str, *, patch_size: float = 15.0, navigator: str
     (VPT-Nav's; the explorers that walk otherwise ignore them). An instructed explorer (STEVE-1
     told to "go explore") is ``instruction_policy`` of :data:`INSTRUCTION_POLICIES`, and records
     ``navigator`` as the parts the run was given (it walks with none)."""
-    spec = lookup(EXPLORERS, name, "explorer")
+    spec = EXPLORERS.spec(name)
     check_name(navigator, AGENT_NAVIGATORS, "navigator")
     kind = explorer_spec(spec.explorer)
     navigator_weights, weights_sha256 = navigator_weights_file(navigator_weights, navigator)
-    low, description = spec.navigator, spec.description
-    if low == "depth" and navigator != low and (kind.walks or kind.instructed):
-        low = navigator
-        if kind.walks:
-            description = f"{description}, {navigator} navigator"
+    low, description = spec.navigator or navigator, spec.description
+    if kind.walks:
+        description = f"{description}, {low} navigator"
     if low not in LEARNED_NAVIGATORS or not kind.walks:
         navigator_weights = weights_sha256 = None
     elif navigator_weights is not None:
@@ -483,7 +487,7 @@ def build_explorer(config: ExplorerConfig, memory: Memory | None = None,
         kind = config.navigator
         low = make_navigator(kind, navigator, weights,
                              _files_of(navigator_spec(kind), f"its {kind} navigator", files))
-    return spec.build(config, low, memory, policy)
+    return spec.make(config, low, memory, policy)
 
 
 def make_agent(

@@ -28,17 +28,15 @@ import os
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from mrsteve.agent.plans import SUBGOAL_KINDS, Subgoal, ground_truth_plan
-from mrsteve.naming import check_name
+from mrsteve.naming import entry_point
 from mrsteve.protocols import Sighting
+from mrsteve.registry import Registry
 from mrsteve.world.crafting import RecipeBook
-
-PLANNERS = ("gt", "deps")
-"""The planners by name (:attr:`PlannerConfig.kind`)."""
 
 MemorySummary = Mapping[str, Sighting | None]
 """What the controller's memory holds of each resource prompt (``None``: not remembered)."""
@@ -90,11 +88,10 @@ class PlannerConfig:
     """The language model (``deps`` only)."""
 
     def __post_init__(self) -> None:
-        check_name(self.kind, PLANNERS, "planner")
-        if self.kind == "deps" and not self.llm.url:
-            raise ValueError("the deps planner needs a language model: give the base URL of an "
-                             "OpenAI-compatible server (--llm-url http://host:8000/v1, served by "
-                             "vLLM, llama.cpp's server or ollama) and its --llm-model")
+        if PLANNERS.spec(self.kind).needs_llm and not self.llm.url:
+            raise ValueError(f"the {self.kind} planner needs a language model: give the base URL "
+                             "of an OpenAI-compatible server (--llm-url http://host:8000/v1, "
+                             "served by vLLM, llama.cpp's server or ollama) and its --llm-model")
         if isinstance(self.max_replans, bool) or not isinstance(self.max_replans, int) or (
                 self.max_replans < 0):
             raise ValueError(f"max_replans must be an int >= 0, got {self.max_replans!r}")
@@ -313,9 +310,46 @@ class DepsPlanner:
         return plan
 
 
-def make_planner(config: PlannerConfig, recipes: RecipeBook, mineable: tuple[str, ...]
-                 ) -> GroundTruthPlanner | DepsPlanner:
-    """The planner ``config`` describes; ``mineable``: the raw items the controller can obtain."""
-    if config.kind == "gt":
-        return GroundTruthPlanner(recipes, config.max_replans)
+@dataclass(frozen=True)
+class PlannerSpec:
+    """One planner: its name, what builds it, and whether it asks a language model."""
+
+    name: str
+    description: str
+    build: Callable[[PlannerConfig, RecipeBook, tuple[str, ...]], Planner] | str
+    """``build(config, recipes, mineable)``: a new planner (or the ``"module:function"`` that is
+    it)."""
+    needs_llm: bool = False
+    """Whether it needs :attr:`PlannerConfig.llm` (``--llm-url`` and ``--llm-model``)."""
+
+    def make(self, config: PlannerConfig, recipes: RecipeBook, mineable: tuple[str, ...]
+             ) -> Planner:
+        return entry_point(self.build, f"the {self.name} planner")(config, recipes, mineable)
+
+
+def _ground_truth(config: PlannerConfig, recipes: RecipeBook, mineable: tuple[str, ...]):
+    return GroundTruthPlanner(recipes, config.max_replans)
+
+
+def _deps(config: PlannerConfig, recipes: RecipeBook, mineable: tuple[str, ...]):
     return DepsPlanner(ChatClient(config.llm), recipes, mineable, config.max_replans)
+
+
+def check_planner_spec(spec: PlannerSpec) -> None:
+    """Raise ``ValueError`` (one line) unless ``spec`` is a :class:`PlannerSpec`."""
+    if not isinstance(spec, PlannerSpec):
+        raise ValueError(f"a planner plug-in gives a PlannerSpec, not a {type(spec).__name__}")
+
+
+PLANNERS: Registry[PlannerSpec] = Registry("planner", "mrsteve.planners", (
+    PlannerSpec("gt", "the ground-truth plan from the recipe graph", _ground_truth),
+    PlannerSpec("deps", "DEPS: a language model plans and replans", _deps, needs_llm=True),
+), check=check_planner_spec)
+"""The planners by name (:attr:`PlannerConfig.kind`); other packages add planners through the
+entry-point group ``mrsteve.planners``."""
+
+
+def make_planner(config: PlannerConfig, recipes: RecipeBook, mineable: tuple[str, ...]
+                 ) -> Planner:
+    """The planner ``config`` describes; ``mineable``: the raw items the controller can obtain."""
+    return PLANNERS.make(config.kind, config, recipes, mineable)

@@ -30,10 +30,13 @@ from mrsteve.control.instruction import (
     InstructionWeights,
     LearnedSkills,
 )
+from mrsteve.control.registry import explorer_spec, navigator_spec
 from mrsteve.control.skills import InstructionPolicy, ScriptedSkills, SkillConfig
 from mrsteve.digests import PACKAGE_ROOT, WeightsFile, check_files
-from mrsteve.naming import Selection, entry_point, lookup
+from mrsteve.memory import memory_variant
+from mrsteve.naming import Selection, entry_point
 from mrsteve.perception import encoder_data, make_encoder
+from mrsteve.registry import Registry
 
 SKILL_DATA = ("control/data/skills.toml",)
 """The data files the scripted instruction policy loads (its skill book)."""
@@ -63,10 +66,15 @@ class InstructionPolicySpec:
     def make(self, skills: SkillConfig | None = None,
              config: InstructionPolicyConfig | None = None,
              files: tuple[WeightsFile, ...] = ()) -> InstructionPolicy:
-        """A new policy (``files``: the weights files of :attr:`files`, in their order)."""
+        """A new policy (``files``: the weights files of :attr:`files`, in their order),
+        checked against the InstructionPolicy protocol."""
         what = f"the {self.name} instruction policy"
         check_files(files, self.files, what)
-        return entry_point(self.build, what, self.extra)(skills, config, *files)
+        policy = entry_point(self.build, what, self.extra)(skills, config, *files)
+        if not isinstance(policy, InstructionPolicy):
+            raise ValueError(f"{what}'s builder gave a {type(policy).__name__}, which lacks the "
+                             "InstructionPolicy protocol (reset, act)")
+        return policy
 
 
 def _scripted(skills: SkillConfig | None, config: InstructionPolicyConfig | None):
@@ -79,9 +87,18 @@ def _learned(skills: SkillConfig | None, config: InstructionPolicyConfig | None)
     return LearnedSkills(text.embed_words, text.weights.sha256, config, weights=weights)
 
 
-INSTRUCTION_POLICIES: dict[str, InstructionPolicySpec] = {
-    spec.name: spec
-    for spec in (
+def check_instruction_policy_spec(spec: InstructionPolicySpec) -> None:
+    """Raise ``ValueError`` (one line) unless ``spec`` is an :class:`InstructionPolicySpec`
+    naming its data files; what it builds is checked against the protocol when it is built."""
+    if not isinstance(spec, InstructionPolicySpec):
+        raise ValueError(f"an instruction-policy plug-in gives an InstructionPolicySpec, not a "
+                         f"{type(spec).__name__}")
+    if not all(isinstance(path, str) for path in spec.data):
+        raise ValueError(f"the {spec.name} instruction policy's data are paths below mrsteve/")
+
+
+INSTRUCTION_POLICIES: Registry[InstructionPolicySpec] = Registry(
+    "instruction policy", "mrsteve.instruction_policies", (
         InstructionPolicySpec("scripted", "the stand-in over depth and semantic frames",
                               _scripted, SKILL_DATA),
         InstructionPolicySpec("learned", "STEVE-1's recipe over RGB frames", _learned,
@@ -89,10 +106,8 @@ INSTRUCTION_POLICIES: dict[str, InstructionPolicySpec] = {
                                *encoder_data(TEXT_ENCODER))),
         InstructionPolicySpec("steve1", "STEVE-1 and its prior, from released weights files",
                               "mrsteve.minecraft.parts:steve1_policy", SKILL_DATA,
-                              files=("steve1", "steve1-prior", "mineclip"),
-                              extra="minecraft"),
-    )
-}
+                              files=("steve1", "steve1-prior", "mineclip"), extra="minecraft"),
+    ), check=check_instruction_policy_spec)
 """pi_Inst by name: ``scripted`` (:class:`~mrsteve.control.skills.ScriptedSkills`),
 ``learned`` (:class:`~mrsteve.control.instruction.LearnedSkills` with the shipped weights, its
 prompts embedded by the shipped pixel encoder's text tower) or ``steve1`` (STEVE-1 and its prior
@@ -108,7 +123,7 @@ experiment's rows)."""
 def instruction_policy_spec(kind: str) -> InstructionPolicySpec:
     """The entry of the instruction policy called ``kind`` (an unknown name lists the known
     ones)."""
-    return lookup(INSTRUCTION_POLICIES, kind, "instruction policy")
+    return INSTRUCTION_POLICIES.spec(kind)
 
 
 def make_instruction_policy(kind: str, skills: SkillConfig | None = None,
@@ -122,7 +137,9 @@ def make_instruction_policy(kind: str, skills: SkillConfig | None = None,
 
 @dataclass(frozen=True)
 class AgentSpec:
-    """How one named agent is assembled."""
+    """How one named agent is assembled: MrSteve's loop over a memory and an explorer, or the
+    instruction policy alone; its other parts come from the run's options (``--parts`` and
+    each part's own flag). :func:`mrsteve.agent.factory.make_agent` builds it."""
 
     name: str
     description: str
@@ -134,23 +151,30 @@ class AgentSpec:
     """An explorer of :data:`mrsteve.control.registry.EXPLORER_KINDS`."""
 
 
-AGENTS: dict[str, AgentSpec] = {
-    spec.name: spec
-    for spec in (
-        AgentSpec("mrsteve", "MrSteve: Place Event Memory, count-based exploration",
-                  "place-event"),
-        AgentSpec("center-embed", "MrSteve (Center Embed): event centres only", "center-embed"),
-        AgentSpec("pm", "MrSteve-PM: Place Memory", "place"),
-        AgentSpec("em", "MrSteve-EM: Event Memory", "event"),
-        AgentSpec("fm", "MrSteve-FM: FIFO Memory", "fifo"),
-        AgentSpec("pmc-fm", "PMC-MrSteve-FM: FIFO Memory, Plan4MC-style exploration", "fifo",
-                  "plan4mc"),
-        AgentSpec("mrsteve-tc", "MrSteve with task-conditioned exploration (appendix)",
-                  "place-event", "task-conditioned"),
-        AgentSpec("steve1", "STEVE-1: the instruction policy alone, no memory", None),
-    )
-}
-"""Every agent of the paper by name (module docstring)."""
+def check_agent_spec(spec: AgentSpec) -> None:
+    """Raise ``ValueError`` (one line) unless ``spec`` is an :class:`AgentSpec` whose memory and
+    explorer are registered."""
+    if not isinstance(spec, AgentSpec):
+        raise ValueError(f"an agent plug-in gives an AgentSpec, not a {type(spec).__name__}")
+    if spec.memory is not None:
+        memory_variant(spec.memory)  # its error names the known ones
+    explorer_spec(spec.explorer)
+
+
+AGENTS: Registry[AgentSpec] = Registry("agent", "mrsteve.agents", (
+    AgentSpec("mrsteve", "MrSteve: Place Event Memory, count-based exploration", "place-event"),
+    AgentSpec("center-embed", "MrSteve (Center Embed): event centres only", "center-embed"),
+    AgentSpec("pm", "MrSteve-PM: Place Memory", "place"),
+    AgentSpec("em", "MrSteve-EM: Event Memory", "event"),
+    AgentSpec("fm", "MrSteve-FM: FIFO Memory", "fifo"),
+    AgentSpec("pmc-fm", "PMC-MrSteve-FM: FIFO Memory, Plan4MC-style exploration", "fifo",
+              "plan4mc"),
+    AgentSpec("mrsteve-tc", "MrSteve with task-conditioned exploration (appendix)",
+              "place-event", "task-conditioned"),
+    AgentSpec("steve1", "STEVE-1: the instruction policy alone, no memory", None),
+), check=check_agent_spec)
+"""Every agent of the paper by name (module docstring); other packages add agents (their own
+memory under MrSteve's loop, say) through the entry-point group ``mrsteve.agents``."""
 
 
 @dataclass(frozen=True)
@@ -160,23 +184,32 @@ class ExplorerAgentSpec:
     name: str
     explorer: str
     """An explorer of :data:`mrsteve.control.registry.EXPLORER_KINDS`."""
-    navigator: str
-    """A navigator of :data:`mrsteve.control.registry.NAVIGATORS`."""
+    navigator: str | None
+    """A navigator of :data:`mrsteve.control.registry.NAVIGATORS` of its own, or ``None``: the
+    run's (VPT-Nav's role, ``--navigator``)."""
     description: str
 
 
-EXPLORERS: dict[str, ExplorerAgentSpec] = {
-    spec.name: spec
-    for spec in (
-        ExplorerAgentSpec("count-based", "count-based", "depth",
-                          "Count-based goals over the VPT-Nav stand-in (MrSteve)"),
+def check_explorer_agent_spec(spec: ExplorerAgentSpec) -> None:
+    """Raise ``ValueError`` (one line) unless ``spec`` is an :class:`ExplorerAgentSpec` of a
+    registered explorer (and navigator)."""
+    if not isinstance(spec, ExplorerAgentSpec):
+        raise ValueError(f"an exploration-agent plug-in gives an ExplorerAgentSpec, not a "
+                         f"{type(spec).__name__}")
+    explorer_spec(spec.explorer)
+    if spec.navigator is not None:
+        navigator_spec(spec.navigator)
+
+
+EXPLORERS: Registry[ExplorerAgentSpec] = Registry(
+    "explorer agent", "mrsteve.explorer_agents", (
+        ExplorerAgentSpec("count-based", "count-based", None,
+                          "Count-based goals over VPT-Nav (MrSteve)"),
         ExplorerAgentSpec("count-based-straight", "count-based", "straight",
                           "Count-based goals over a navigator without terrain skills"),
-        ExplorerAgentSpec("plan4mc", "plan4mc", "depth",
-                          "Plan4MC's direction picking over the VPT-Nav stand-in"),
+        ExplorerAgentSpec("plan4mc", "plan4mc", None, "Plan4MC's direction picking over VPT-Nav"),
         ExplorerAgentSpec("plan4mc-straight", "plan4mc", "straight",
                           "Plan4MC: direction picking, straight walking"),
-        ExplorerAgentSpec("go-explore", "go-explore", "depth", "STEVE-1 told to 'go explore'"),
-    )
-}
-"""The Exploration experiment's agents by name."""
+        ExplorerAgentSpec("go-explore", "go-explore", None, "STEVE-1 told to 'go explore'"),
+    ), check=check_explorer_agent_spec)
+"""The Exploration experiment's agents by name (Table 1's columns)."""

@@ -61,58 +61,38 @@ def command(
     with its record."""
     from mrsteve.calibration import calibrate_on_world, format_world_calibration
     from mrsteve.calibration.clips import ClipConfig
+    from mrsteve.digests import PACKAGE_ROOT
     from mrsteve.fileio import atomic_path
-    from mrsteve.naming import lookup
     from mrsteve.perception import ENCODERS
-    from mrsteve.perception._data import data_path
-    from mrsteve.perception.pixels import SHIPPED_PIXEL_THRESHOLDS
-    from mrsteve.perception.semantic import SHIPPED_THRESHOLDS
 
     if out is not None and write:
         raise fail("give --out PATH or --write, not both")
     try:
-        spec = lookup(ENCODERS, encoder, "encoder")
+        spec = ENCODERS.spec(encoder)
     except ValueError as error:
         raise fail(str(error)) from None
-    if spec.files:
+    if spec.calibration is None:
+        fitted = [name for name, known in ENCODERS.items() if known.calibration is not None]
         raise fail(f"the {encoder} encoder is built from a released file, whose thresholds are "
-                   "not fitted here; calibrate one of the encoders the package ships: "
-                   f"{', '.join(name for name, known in ENCODERS.items() if not known.files)}")
-    if weights is not None and encoder != "pixels":
-        raise fail("--weights is a pixels encoder's weights file: give --encoder pixels too")
+                   f"not fitted here; calibrate one of the encoders the package ships: "
+                   f"{', '.join(fitted)}")
     if weights is not None and write:
         raise fail("--write replaces the shipped thresholds, which belong to the shipped "
                    "weights; write the thresholds of other weights with --out")
-    shipped = SHIPPED_PIXEL_THRESHOLDS if encoder == "pixels" else SHIPPED_THRESHOLDS
-    target = data_path(shipped) if write else out
+    if write and spec.thresholds_file is None:
+        raise fail(f"the {encoder} encoder ships no thresholds file to replace: give --out PATH")
+    target = PACKAGE_ROOT / spec.thresholds_file if write else out
     check_outputs([target, json_path])
-    arguments = [f"--clips {clips}", f"--seed {seed}"]
+    try:
+        calibrated = spec.calibration_model(None if weights is None else str(weights))
+    except (OSError, ValueError) as error:
+        raise fail(str(error)) from None
+    model = calibrated.model
+    arguments = [*calibrated.arguments, f"--clips {clips}", f"--seed {seed}"]
     if event_pairs is not None:
         arguments.append(f"--event-pairs {event_pairs}")
     if any_pitch:
         arguments.append(f"--any-pitch {any_pitch:g}")
-    description, weights_sha256, model = None, None, None
-    if encoder == "pixels":
-        from mrsteve.perception.pixels import (
-            PixelEncoder,
-            load_shipped_weights,
-            load_weights,
-            placeholder_thresholds,
-        )
-
-        try:
-            loaded = load_shipped_weights() if weights is None else load_weights(weights)
-        except (OSError, ValueError) as error:
-            raise fail(str(error)) from None
-        model = PixelEncoder(loaded, placeholder_thresholds())
-        weights_sha256 = loaded.sha256
-        description = ("the pixel encoder (mrsteve.perception.pixels.PixelEncoder), weights "
-                       f"{'data/pixels.npz' if weights is None else weights.name}")
-        arguments.insert(0, "--encoder pixels")
-    else:
-        from mrsteve.perception.semantic import SemanticEncoder
-
-        model = SemanticEncoder()
     try:
         result = calibrate_on_world(
             clips, seed, event_pairs=event_pairs, encoder=model,
@@ -123,8 +103,8 @@ def command(
         raise fail(str(error)) from None
     text = format_world_calibration(
         result, f"mrsteve calibrate {' '.join(arguments)} --write",
-        encoder=description,
-        weights_sha256=weights_sha256)
+        encoder=calibrated.description,
+        weights_sha256=calibrated.weights_sha256)
     with writing_results():
         if target is None:
             typer.echo(text, nl=False)

@@ -225,9 +225,10 @@ class CountBasedGoalSelector:
     ) -> None:
         self.config = config or ExplorationConfig()
         self.visitation_config = visitation or VisitationConfig()
-        self.memory = memory
-        """The agent's memory, whose frames (poses relative to the start) paint the map; ``None``:
-        the selector paints the steps it observes."""
+        self.memory = memory if self.visitation_config.painted_from == "memory" else None
+        """The agent's memory, whose frames (poses relative to the start) paint the map; ``None``
+        (no memory, or a map painted from the steps): the selector paints the steps it
+        observes."""
         self.visitation: VisitationMap | None = None
         """The visitation map of the episode (from :meth:`reset` on; with a memory, as of the
         last :meth:`update_visitation`)."""

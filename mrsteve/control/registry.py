@@ -20,7 +20,9 @@ wanderer of :mod:`mrsteve.control.wander` beside a policy that takes no goals).
 Each entry holds the part's name, what builds it, the data files it loads (paths below
 ``mrsteve/``) and its one-line description, so that a new navigator or explorer is one entry; a
 builder may be named ``"package.module:function"``, imported when the part is chosen
-(:func:`~mrsteve.naming.entry_point`).
+(:func:`~mrsteve.naming.entry_point`). Other packages add navigators and explorers through the
+entry-point groups ``mrsteve.navigators`` and ``mrsteve.explorers``
+(:class:`~mrsteve.registry.Registry`).
 """
 
 from __future__ import annotations
@@ -42,8 +44,9 @@ from mrsteve.control.navigation import DepthNavigator, Navigator, NavigatorConfi
 from mrsteve.control.skills import GoalConditionedPolicy, InstructionPolicy
 from mrsteve.control.wander import WanderExplorer
 from mrsteve.digests import PACKAGE_ROOT, WeightsFile, check_files
-from mrsteve.naming import Selection, entry_point, lookup
+from mrsteve.naming import Selection, entry_point
 from mrsteve.nn import Weights
+from mrsteve.registry import Registry
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,8 @@ class NavigatorSpec:
     released checkpoint each, given on the command line as ``--<kind>-weights``)."""
     extra: str | None = None
     """The package extra that installs what it needs beyond the core (``None``: nothing)."""
+    paper_row: str | None = None
+    """The row of the paper's navigator table it is printed beside (``None``: none)."""
 
     @property
     def learned(self) -> bool:
@@ -96,32 +101,42 @@ class NavigatorSpec:
         """A new navigator (``weights``: a learned one's, default the shipped ones; ``files``:
         the weights files of :attr:`files`, in their order)."""
         config = config or NavigatorConfig()
+        build = entry_point(self.build, f"the {self.name} navigator", self.extra)
         if self.files or files:
             check_files(files, self.files, f"the {self.name} navigator")
-            return entry_point(self.build, f"the {self.name} navigator", self.extra)(config,
-                                                                                     *files)
-        if not self.learned:
+            navigator = build(config, *files)
+        elif not self.learned:
             if weights is not None:
                 learned_navigator(self.name)  # its error
-            return self.build(config)
-        return self.build(config, weights=weights or self.read_weights())
+            navigator = build(config)
+        else:
+            navigator = build(config, weights=weights or self.read_weights())
+        if not isinstance(navigator, Navigator):
+            raise ValueError(f"the {self.name} navigator's builder gave a "
+                             f"{type(navigator).__name__}, which lacks the Navigator protocol")
+        return navigator
 
 
-NAVIGATORS: dict[str, NavigatorSpec] = {
-    spec.name: spec
-    for spec in (
-        NavigatorSpec("depth", "The VPT-Nav stand-in: depth-aware planning, terrain skills",
-                      DepthNavigator),
-        NavigatorSpec("straight", "The paper's heuristic: turn to the goal and walk",
-                      StraightNavigator, agents_walk=False),
-        NavigatorSpec("learned", "VPT-Nav's recipe: a goal-conditioned policy over RGB frames",
-                      LearnedNavigator, weights=SHIPPED_NAVIGATOR),
-        NavigatorSpec("vpt-nav",
-                      "VPT-Nav itself: the released goal-conditioned VPT, from vpt_nav.weights",
-                      "mrsteve.minecraft.parts:vpt_nav_navigator", files=("vpt-nav",),
-                      extra="minecraft"),
-    )
-}
+def check_navigator_spec(spec: NavigatorSpec) -> None:
+    """Raise ``ValueError`` (one line) unless ``spec`` is a :class:`NavigatorSpec`; what it
+    builds is checked against the Navigator protocol when it is built."""
+    if not isinstance(spec, NavigatorSpec):
+        raise ValueError(f"a navigator plug-in gives a NavigatorSpec, not a "
+                         f"{type(spec).__name__}")
+
+
+NAVIGATORS: Registry[NavigatorSpec] = Registry("navigator", "mrsteve.navigators", (
+    NavigatorSpec("depth", "The VPT-Nav stand-in: depth-aware planning, terrain skills",
+                  DepthNavigator, paper_row="VPT-Nav (KL = 1e-4)"),
+    NavigatorSpec("straight", "The paper's heuristic: turn to the goal and walk",
+                  StraightNavigator, agents_walk=False, paper_row="Heuristic"),
+    NavigatorSpec("learned", "VPT-Nav's recipe: a goal-conditioned policy over RGB frames",
+                  LearnedNavigator, weights=SHIPPED_NAVIGATOR, paper_row="VPT-Nav (KL = 1e-4)"),
+    NavigatorSpec("vpt-nav",
+                  "VPT-Nav itself: the released goal-conditioned VPT, from vpt_nav.weights",
+                  "mrsteve.minecraft.parts:vpt_nav_navigator", files=("vpt-nav",),
+                  extra="minecraft", paper_row="VPT-Nav (KL = 1e-4)"),
+), check=check_navigator_spec)
 """Every navigator by name (module docstring)."""
 
 AGENT_NAVIGATORS: Selection[NavigatorSpec] = Selection(NAVIGATORS, attrgetter("agents_walk"))
@@ -138,7 +153,7 @@ experiment's rows)."""
 
 def navigator_spec(kind: str) -> NavigatorSpec:
     """The entry of the navigator called ``kind`` (an unknown name lists the known ones)."""
-    return lookup(NAVIGATORS, kind, "navigator")
+    return NAVIGATORS.spec(kind)
 
 
 def learned_navigator(kind: str) -> NavigatorSpec:
@@ -174,7 +189,7 @@ class ExplorerSpec:
     name: str
     description: str
     build: Callable[[Any, Navigator | None, EventSource | None, InstructionPolicy | None],
-                    Explorer]
+                    Explorer] | str
     """``build(config, navigator, memory, policy)``: the explorer of an explorer configuration
     (its ``goals``, ``visitation``, ``direction`` and ``wander`` settings:
     :class:`mrsteve.agent.config.ExplorerConfig`) over ``navigator`` (``None`` when it does not
@@ -188,6 +203,17 @@ class ExplorerSpec:
     navigator: str | None = None
     """The navigator it keeps inside an agent (Plan4MC's straight walking); ``None``: the
     agent's."""
+
+    def make(self, config: Any, navigator: Navigator | None = None,
+             memory: EventSource | None = None, policy: InstructionPolicy | None = None
+             ) -> Explorer:
+        """A new explorer (:attr:`build`'s arguments), checked against the Explorer protocol."""
+        explorer = entry_point(self.build, f"the {self.name} explorer")(config, navigator,
+                                                                        memory, policy)
+        if not isinstance(explorer, Explorer):
+            raise ValueError(f"the {self.name} explorer's builder gave a "
+                             f"{type(explorer).__name__}, which lacks the Explorer protocol")
+        return explorer
 
 
 def _count_based(config, navigator, memory, policy) -> Explorer:
@@ -214,19 +240,27 @@ def _go_explore(config, navigator, memory, policy) -> Explorer:
     return WanderExplorer(config.wander)
 
 
-EXPLORER_KINDS: dict[str, ExplorerSpec] = {
-    spec.name: spec
-    for spec in (
-        ExplorerSpec("count-based", "count-based goals (MrSteve)", _count_based),
-        ExplorerSpec("task-conditioned", "task-conditioned goals (appendix)", _task_conditioned),
-        ExplorerSpec("plan4mc", "Plan4MC's direction picking", _plan4mc, navigator="straight"),
-        ExplorerSpec("go-explore", "STEVE-1 told to 'go explore'", _go_explore, walks=False,
-                     instructed=True),
-    )
-}
+def check_explorer_spec(spec: ExplorerSpec) -> None:
+    """Raise ``ValueError`` (one line) unless ``spec`` is an :class:`ExplorerSpec` whose own
+    navigator, if it names one, is registered; what it builds is checked against the Explorer
+    protocol when it is built."""
+    if not isinstance(spec, ExplorerSpec):
+        raise ValueError(f"an explorer plug-in gives an ExplorerSpec, not a "
+                         f"{type(spec).__name__}")
+    if spec.navigator is not None:
+        navigator_spec(spec.navigator)  # its error names the known ones
+
+
+EXPLORER_KINDS: Registry[ExplorerSpec] = Registry("explorer", "mrsteve.explorers", (
+    ExplorerSpec("count-based", "count-based goals (MrSteve)", _count_based),
+    ExplorerSpec("task-conditioned", "task-conditioned goals (appendix)", _task_conditioned),
+    ExplorerSpec("plan4mc", "Plan4MC's direction picking", _plan4mc, navigator="straight"),
+    ExplorerSpec("go-explore", "STEVE-1 told to 'go explore'", _go_explore, walks=False,
+                 instructed=True),
+), check=check_explorer_spec)
 """Every explorer by name (module docstring)."""
 
 
 def explorer_spec(kind: str) -> ExplorerSpec:
     """The entry of the explorer called ``kind`` (an unknown name lists the known ones)."""
-    return lookup(EXPLORER_KINDS, kind, "explorer")
+    return EXPLORER_KINDS.spec(kind)

@@ -16,10 +16,17 @@ Headings follow Minecraft: yaw 0 faces +z, yaw 90 faces -x.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numba as nb
 import numpy as np
+
+from mrsteve.digests import OMITTED_WHEN_DEFAULT
+from mrsteve.naming import check_name
+
+PAINTED_FROM = ("memory", "steps")
+"""What an agent with a memory paints its visitation map with
+(:attr:`VisitationConfig.painted_from`)."""
 
 
 @dataclass(frozen=True)
@@ -36,8 +43,13 @@ class VisitationConfig:
     """Radius of the painted sector in blocks."""
     growth: int = 64
     """Cells added to a side when the painted sector would leave the map."""
+    painted_from: str = field(default="memory", metadata=OMITTED_WHEN_DEFAULT)
+    """What an agent with a memory paints the map with: ``memory``, the frames its memory holds
+    (the paper: pi_H-Nav reads M_t, so a place the memory forgot is unvisited again), or
+    ``steps``, every step it took, as an agent without a memory does."""
 
     def __post_init__(self) -> None:
+        check_name(self.painted_from, PAINTED_FROM, "painted_from")
         if self.size < 1 or self.growth < 1:
             raise ValueError(f"size and growth must be positive cell counts, got {self.size}, "
                              f"{self.growth}")

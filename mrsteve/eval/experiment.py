@@ -39,6 +39,7 @@ from mrsteve.agent.factory import (
     released_files,
 )
 from mrsteve.agent.mrsteve import IMAGE_GOAL_TARGETS, ModeSelectorConfig
+from mrsteve.control.visitation import PAINTED_FROM
 from mrsteve.eval.options import SweepOptions
 from mrsteve.eval.records import Record
 from mrsteve.eval.spec import Group
@@ -71,9 +72,9 @@ PARTS_HELP = (f"learned (the default; the paper's agent, which sees the RGB fram
               f"also read the depth and semantic frames).")
 """What each ``--parts`` value runs, for the help of the commands that take it."""
 
-MODE_SELECTOR_OPTIONS = ("memory_reads", "searched_radius")
-"""The :class:`AgentOptions` fields that set the mode selector's reads: command-line options of
-every experiment whose agents follow tasks by their prompts."""
+MODE_SELECTOR_OPTIONS = ("memory_reads", "searched_radius", "explorer_map")
+"""The :class:`AgentOptions` fields that set the mode selector's reads and what its explorer's
+map remembers: command-line options of every experiment whose agents follow tasks."""
 
 AGENT_PARTS = ("parts", "encoder", "mineclip_weights", "navigator", "navigator_weights",
                "vpt_nav_weights", "instruction_policy", "steve1_weights", "steve1_prior")
@@ -205,6 +206,10 @@ class AgentOptions:
     image_goal_target: str = "best"
     """Which frame matching an image goal the agent targets: best (the highest-scoring) or
     nearest (nearest the agent, the release's rule for text tasks; the paper states none)."""
+    explorer_map: str = "memory"
+    """What the count-based explorer's visitation map is painted with: memory (the frames the
+    agent's memory holds, the paper's: a place it forgot is unvisited again) or steps (every
+    step it took, as an agent without a memory paints)."""
 
     one_of: ClassVar[Mapping[str, Mapping[str, Any]]] = MappingProxyType({
         "encoder": ENCODERS, "navigator": AGENT_NAVIGATORS,
@@ -220,6 +225,7 @@ class AgentOptions:
         check_released_weights(self, self.one_of)
         parse_capacities(self.capacity)
         check_name(self.image_goal_target, IMAGE_GOAL_TARGETS, "image_goal_target")
+        check_name(self.explorer_map, PAINTED_FROM, "explorer map")
         self.mode_selector  # noqa: B018 (its checks, its messages)
 
     @property
@@ -248,7 +254,7 @@ class AgentOptions:
                             navigator_weights=self.navigator_weights,
                             instruction_policy=self.instruction_policy,
                             mode_selector=self.mode_selector,
-                            weights_files=self.weights_files)
+                            weights_files=self.weights_files, explorer_map=self.explorer_map)
 
     def cells(self, agents: Sequence[str]) -> list[tuple[str, int | None]]:
         """The (agent, capacity) pairs of a sweep: every capacity for the agents with a memory,

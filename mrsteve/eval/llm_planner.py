@@ -28,7 +28,7 @@ from mrsteve.eval.options import SweepOptions
 from mrsteve.eval.records import Record
 from mrsteve.eval.results import format_metric, format_table
 from mrsteve.eval.spec import Group, RunSpec
-from mrsteve.naming import check_name, choose
+from mrsteve.naming import choose
 from mrsteve.tasks.catalog import load_catalog
 from mrsteve.tasks.crafting import CraftingTask, crafting_env_kwargs, find_crafting, run_crafting
 
@@ -54,6 +54,13 @@ PAPER_GT = {"oak-stairs": (80, 83), "sign": (70, 67), "fence": (67, 70), "bed": 
 
 PAPER_DEPS = {"oak-stairs": (67, 80), "sign": (53, 60), "fence": (40, 50), "bed": (27, 50)}
 """The appendix's DEPS table (Qwen2.5-72B): (STEVE-1, MrSteve) success %."""
+
+PAPER_CRAFTING = {"gt": (PAPER_GT, "the ground-truth plan"),
+                  "deps": (PAPER_DEPS, "DEPS with Qwen2.5-72B")}
+"""The appendix's table of each planner, and what it is."""
+
+PAPER_CONTROLLERS = {"steve1": 0, "mrsteve": 1}
+"""The column of each controller in the appendix's tables."""
 
 SPARSE = ("bed", "painting", "carpet", "item-frame", "leather-boots", "leather-chestplate",
           "leather-helmet", "leather-leggings")
@@ -91,19 +98,21 @@ class LLMPlannerConfig(AgentOptions):
     def __post_init__(self) -> None:
         choose(self.agent, list(AGENTS), "agent")
         find_crafting(self.task)
-        check_name(self.planner, PLANNERS, "planner")
+        asks_llm = PLANNERS.spec(self.planner).needs_llm
         for access in self.accesses:
             self.planner_config(access)  # its checks, its messages (deps without --llm-url)
-        if self.planner == "deps" and not self.llm_model.strip():
-            raise ValueError(f"--planner deps needs --llm-model: the name of the model the server "
-                             f"at {self.llm_url} serves (e.g. Qwen2.5-72B-Instruct)")
+        if asks_llm and not self.llm_model.strip():
+            raise ValueError(f"--planner {self.planner} needs --llm-model: the name of the model "
+                             f"the server at {self.llm_url} serves (e.g. Qwen2.5-72B-Instruct)")
         given = [f"--{field.name.replace('_', '-')}" for field in fields(self)
                  if field.name in LLM_OPTIONS and getattr(self, field.name) != field.default]
-        if self.planner != "deps" and given:
+        if not asks_llm and given:
             one = len(given) == 1
-            raise ValueError(f"{', '.join(given)} {'is' if one else 'are'} for --planner deps "
-                             f"(the {self.planner} planner asks no language model): drop "
-                             f"{'it' if one else 'them'} or give --planner deps")
+            takers = " or ".join(f"--planner {name}" for name, spec in PLANNERS.items()
+                                 if spec.needs_llm)
+            raise ValueError(f"{', '.join(given)} {'is' if one else 'are'} for {takers} (the "
+                             f"{self.planner} planner asks no language model): drop "
+                             f"{'it' if one else 'them'} or give {takers}")
         super().__post_init__()
 
     @property
@@ -193,7 +202,7 @@ class LLMPlanner(Experiment):
             echo: Callable[[str], Any] = print) -> Summaries:
         """The sweep (:meth:`Experiment.run`), once the language model's server answers (deps):
         an unreachable server stops the run before its first episode, nothing written."""
-        if config.planner == "deps":
+        if PLANNERS.spec(config.planner).needs_llm:
             config.check_server()
         return super().run(config, sweep, echo)
 
@@ -214,26 +223,25 @@ class LLMPlanner(Experiment):
         return ("success_rate", "duration", "replans", "planner_failures")
 
     def table(self, config: LLMPlannerConfig, groups, summaries) -> str:
-        paper = PAPER_GT if config.planner == "gt" else PAPER_DEPS
+        paper, which = PAPER_CRAFTING.get(config.planner, ({}, None))
         rows = []
         for group in groups:
             summary = summaries[group.label]
             task = group.spec.task.name
             controller = group.spec.agent.controller.name
-            side = 0 if AGENTS[controller].memory is None else 1
+            side = PAPER_CONTROLLERS.get(controller)
             cited = paper.get(task)
             rows.append([task, controller, "on" if group.spec.agent.planner.memory_access
                          else "off", format_metric(summary["success_rate"], 1),
                          format_metric(summary["duration"], 0),
                          format_metric(summary["replans"], 2),
-                         "-" if cited is None or controller not in ("mrsteve", "steve1")
-                         else f"{cited[side]}"])
+                         "-" if cited is None or side is None else f"{cited[side]}"])
         headers = ["task", "controller", "memory access", "success %", "steps",
                    "replans", "paper %"]
-        which = ("the ground-truth plan" if config.planner == "gt"
-                 else "DEPS with Qwen2.5-72B")
+        cited = ("paper %: none for this planner" if which is None else
+                 f"paper %: the appendix's table for {which} (MineDojo, 30 episodes)")
         return (format_table(headers, rows) + "\nsteps: mean steps of the successful episodes; "
-                f"paper %: the appendix's table for {which} (MineDojo, 30 episodes)")
+                + cited)
 
 
 LLM_PLANNER = LLMPlanner()

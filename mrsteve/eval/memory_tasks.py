@@ -40,7 +40,7 @@ import gymnasium as gym
 import numpy as np
 
 import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
-from mrsteve.agent.factory import build_agent, make_navigator
+from mrsteve.agent.factory import AGENTS, build_agent, make_navigator
 from mrsteve.control.motion import heading_to, wrap_degrees
 from mrsteve.control.navigation import NavigatorConfig
 from mrsteve.env.voxel_env import DEFAULT_OBS_SIZE
@@ -93,7 +93,7 @@ class MemoryTasksConfig(AgentOptions):
     task: str = "all"
     """find-water, zombie-spot, first-house (comma-separated, or 'all')."""
     agent: str = "all"
-    """The agents of Figure 6 to run, or 'all'."""
+    """The agents to run, or 'all' (Figure 6's)."""
     capacity: str | None = "2000"
     """Memory capacity in frames (the paper: 2K), or a comma-separated grid of them."""
     explore_steps: int = 3000
@@ -113,7 +113,7 @@ class MemoryTasksConfig(AgentOptions):
 
     def __post_init__(self) -> None:
         choose(self.task, list(MEMORY_TASKS), "task")
-        choose(self.agent, FIGURE_6_AGENTS, "agent")
+        self.agents  # noqa: B018 (its checks, its messages)
         super().__post_init__()
         if self.task_steps < 1 or self.trajectory_every < 1:
             raise ValueError(f"task_steps and trajectory_every must be >= 1, got "
@@ -134,7 +134,7 @@ class MemoryTasksConfig(AgentOptions):
 
     @property
     def agents(self) -> list[str]:
-        return choose(self.agent, FIGURE_6_AGENTS, "agent")
+        return choose(self.agent, list(AGENTS), "agent", all_means=FIGURE_6_AGENTS)
 
 
 @dataclass(frozen=True)
@@ -301,7 +301,7 @@ class MemoryTasks(Experiment):
     examples = ("--task all --agent all --workers 2 --out runs/memory-tasks",
                 "--task first-house --agent mrsteve,em --image-goal-target nearest --episodes 5")
     config_type = MemoryTasksConfig
-    choices = {"agent": FIGURE_6_AGENTS}
+    choices = {"agent": AGENTS}
     options = ("task", "agent", "capacity", "task_steps", "radius", "dwell", *AGENT_PARTS,
                "image_goal_target", *MODE_SELECTOR_OPTIONS)
     default_episodes = 20

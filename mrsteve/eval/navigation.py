@@ -33,7 +33,7 @@ import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
 from mrsteve.agent.config import NavigatorAgentConfig
 from mrsteve.agent.factory import build_agent, navigator_agent_config
 from mrsteve.control.path_planning import WorldGround
-from mrsteve.control.registry import BUILT_IN_NAVIGATORS
+from mrsteve.control.registry import BUILT_IN_NAVIGATORS, navigator_spec
 from mrsteve.env.voxel_env import DEFAULT_OBS_SIZE
 from mrsteve.eval.experiment import DEFAULT_PARTS, Experiment, resolve_parts
 from mrsteve.eval.records import Record
@@ -81,14 +81,10 @@ PAPER_CONDITIONING = {
 }
 """The paper's conditioning study (``head`` fine-tuning is its "No TrXL Update")."""
 
-PAPER_ROW = {"straight": "Heuristic", "depth": "VPT-Nav (KL = 1e-4)",
-             "learned": "VPT-Nav (KL = 1e-4)"}
-"""The paper's row each of our navigators is printed beside (``depth`` stands for VPT-Nav)."""
-
-
-def paper_figures(group_agent: str, training: Sequence | None) -> tuple[str, dict]:
+def paper_figures(navigator: str, training: Sequence | None) -> tuple[str, dict | None]:
     """The paper's row to print beside a navigator, and its figures: a trained variant's
-    conditioning-study row where the paper has one, else its KL row."""
+    conditioning-study row where the paper has one, else its KL row, else the row its entry
+    names (:attr:`~mrsteve.control.registry.NavigatorSpec.paper_row`; ``("-", None)``: none)."""
     if training is not None:
         conditioning, finetune, kl = training
         if (conditioning, finetune) in PAPER_CONDITIONING:
@@ -96,8 +92,8 @@ def paper_figures(group_agent: str, training: Sequence | None) -> tuple[str, dic
         row = f"VPT-Nav (KL = {'0' if kl == 0 else f'{kl:.0e}'.replace('e-0', 'e-')})"
         if row in PAPER_NAVIGATORS:
             return row, PAPER_NAVIGATORS[row]
-    row = PAPER_ROW[group_agent]
-    return row, PAPER_NAVIGATORS[row]
+    row = navigator_spec(navigator).paper_row
+    return (row, PAPER_NAVIGATORS[row]) if row in PAPER_NAVIGATORS else ("-", None)
 
 
 def paper_tables() -> str:
@@ -287,11 +283,10 @@ class Navigation(Experiment):
             summary = summaries[group.label]
             terrain, tree = group.spec.task.terrain, group.spec.agent
             row, figures = paper_figures(tree.name, tree.training)
-            paper_spl, paper_success = figures[terrain]
+            paper = "-" if figures is None else "{:.3f} ({} %)".format(*figures[terrain])
             name = group.label.partition(".")[2] or trained_label(tree)
             rows.append([terrain, name, format_metric(summary["success_rate"], 1),
-                         format_metric(summary["spl"], 3),
-                         f"{paper_spl:.3f} ({paper_success} %)", row])
+                         format_metric(summary["spl"], 3), paper, row])
         table = format_table(["terrain", "navigator", "success %", "SPL", "paper SPL (success)",
                               "paper row"], rows)
         return f"{table}\n\n{paper_tables()}"

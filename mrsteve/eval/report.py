@@ -34,6 +34,7 @@ from mrsteve.eval.experiment import Experiment, Summaries
 from mrsteve.eval.exploration import PAPER_SETUP
 from mrsteve.eval.long_tasks import LongTaskConfig
 from mrsteve.eval.options import summary_path
+from mrsteve.eval.plan import PLAN, read_plan
 from mrsteve.eval.registry import experiment as experiment_named
 from mrsteve.eval.spec import Group
 
@@ -216,8 +217,15 @@ def parts_ran(run: Run) -> str:
 def command_line(run: Run, folder_name: str) -> str:
     """The command that made the run, as a user would type it (``--out`` naming where its folder
     is kept, progress options dropped)."""
-    recorded = run.manifest.get("command_line")
-    argv = shlex.split(recorded)[1:] if recorded else list(run.manifest["command"])
+    return command_line_of(run.manifest.get("command_line"), folder_name,
+                           list(run.manifest["command"]))
+
+
+def command_line_of(recorded: str | None, folder_name: str,
+                    command: list[str] | None = None) -> str:
+    """A recorded ``mrsteve eval`` command line (or the process's arguments ``command``) as a
+    user would type it, ``--out`` naming ``folder_name``."""
+    argv = shlex.split(recorded)[1:] if recorded else list(command or [])
     if "eval" in argv:
         argv = argv[argv.index("eval"):]
     words, skip, json_given = ["mrsteve"], False, False
@@ -617,7 +625,8 @@ def report(sources: list[Path], out: Path | None = None) -> str:
 
     if not sources:
         raise ValueError("give at least one run folder")
-    sources = unique(list(sources))
+    planned = [Path(source) for source in sources if planned_not_finished(Path(source))]
+    sources = unique([source for source in sources if Path(source) not in planned])
     order = list(EXPERIMENTS)
     runs = sorted((load_run(source) for source in sources),
                   key=lambda run: (order.index(run.experiment.name), str(run.folder)))
@@ -639,9 +648,33 @@ def report(sources: list[Path], out: Path | None = None) -> str:
         parts.append(f"## Every ordering\n\n{orderings}")
     if len(runs) > 1:
         parts.append(f"## Runs\n\n{run_index(runs, names)}")
+    if planned:
+        parts.append(f"## Planned, not finished\n\n{planned_index(planned)}")
     parts += [run_section(run, name, page_folder, brief_if_stale=len(runs) > 1)
               for run, name in zip(runs, names, strict=True)]
     return "\n\n".join(parts) + "\n"
+
+
+def planned_not_finished(folder: Path) -> bool:
+    """Whether ``folder`` is a run folder that holds a plan and no finished run (not started,
+    running, or stopped before its last episode)."""
+    if not (folder.is_dir() and (folder / PLAN).is_file()):
+        return False
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return True
+    return not isinstance(manifest, dict) or manifest.get("wall_time_s") is None
+
+
+def planned_index(folders: list[Path]) -> str:
+    """The runs planned and not finished: each one's folder and planned command."""
+    rows = ["| run | planned command |", "| --- | --- |"]
+    for folder in sorted(folders):
+        plan = read_plan(folder / PLAN)
+        command = command_line_of(plan.get("command_line", ""), str(folder))
+        rows.append(f"| {folder} | `{command}` |")
+    return "\n".join(rows)
 
 
 ORDERING_KEY = (f"Each ordering the paper states, compared task by task (or on the mean over the "

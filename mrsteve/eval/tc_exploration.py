@@ -52,6 +52,9 @@ PAPER_TABLE = {  # task: (TC success %, TC length, stderr, task-free success %, 
 }
 """The appendix table: success rate and explore mode length, task-conditioned then task-free."""
 
+PAPER_COLUMNS = {"mrsteve-tc": slice(0, 3), "mrsteve": slice(3, 6)}
+"""Each agent's figures in :data:`PAPER_TABLE` (task-conditioned, task-free)."""
+
 PAPER_FIGURE = ("paper (figure): task-conditioned exploration explores pastures more in the early "
                 "steps; after about 2,000 steps both explore alike")
 TASKS = (*PAPER_TABLE, FIND_COW)
@@ -216,13 +219,13 @@ class TcExploration(Experiment):
             rows = []
             for group in aba:
                 summary, name = summaries[group.label], task_by_key(group.task).name
-                paper = PAPER_TABLE[name]
-                tc = group.agent == "mrsteve-tc"
-                success, length, stderr = paper[:3] if tc else paper[3:]
-                shown = f"{success}% / {length:.0f} ± {stderr:.0f}"
+                column = PAPER_COLUMNS.get(group.agent)
+                shown = "-"
+                if column is not None:
+                    success, length, stderr = PAPER_TABLE[name][column]
+                    shown = f"{success}% / {length:.0f} ± {stderr:.0f}"
                 rows.append([name, group.agent, format_metric(summary["success_rate"], 1),
-                             format_metric(summary["explore_A"], 0),
-                             shown if group.agent in ("mrsteve", "mrsteve-tc") else "-"])
+                             format_metric(summary["explore_A"], 0), shown])
             parts.append(format_table(["task", "agent", "success %", "explore steps A",
                                        "paper success / explore"], rows)
                          + "\nexplore steps A: steps of the first sub-task in the Explore mode; "

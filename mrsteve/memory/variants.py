@@ -12,6 +12,14 @@ command line read.
 A variant is a memory class and the hyperparameters that make it (``center-embed`` is Place
 Event Memory with ``center_only=True``); :meth:`MemoryVariant.config` is its whole
 configuration, the paper's values as defaults, which an agent's configuration tree holds.
+
+Other packages add memories through the entry-point group ``mrsteve.memories``
+(:class:`~mrsteve.registry.Registry`): a :class:`MemoryVariant` of a class that takes
+``(capacity, *, dim, **hyperparameters)``, keeps its hyperparameters' frozen dataclass as
+``Config`` (:class:`~mrsteve.memory.clustered.MemoryConfig` fields give it the event
+thresholds of the agent's encoder, as Event Memory's) and implements
+:class:`~mrsteve.memory.Memory`. :func:`check_memory_variant` builds one, writes and reads it
+before it is accepted.
 """
 
 from __future__ import annotations
@@ -21,28 +29,37 @@ from dataclasses import dataclass
 from typing import Any
 
 from mrsteve.memory.base import Memory
-from mrsteve.memory.clustered import ClusteredMemory, MemoryConfig, make_config
+from mrsteve.memory.clustered import MemoryConfig, make_config
 from mrsteve.memory.event import EventMemory
 from mrsteve.memory.fifo import FIFOMemory
 from mrsteve.memory.place import PlaceMemory
 from mrsteve.memory.place_event import PlaceEventMemory
-from mrsteve.naming import lookup
+from mrsteve.registry import Registry
 
 
 @dataclass(frozen=True)
 class MemoryVariant:
-    """One memory of the paper: its class and the hyperparameters that make it this variant."""
+    """One memory: its class and the hyperparameters that make it this variant."""
 
     name: str
     title: str
     """How tables and figures call it."""
-    memory_type: type[ClusteredMemory]
+    memory_type: type
+    """The memory's class (:class:`~mrsteve.memory.clustered.ClusteredMemory` for the paper's):
+    ``memory_type(capacity, dim=..., **hyperparameters)``, its hyperparameters' dataclass as
+    ``memory_type.Config``."""
     fixed: tuple[tuple[str, Any], ...] = ()
     """Hyperparameters that make the variant (``center_only=True`` for Center Embed)."""
+    description: str = ""
+    """What it keeps and forgets, in one line."""
 
     @property
     def config_type(self) -> type[MemoryConfig]:
-        return self.memory_type.Config
+        config_type = getattr(self.memory_type, "Config", None)
+        if not (isinstance(config_type, type) and dataclasses.is_dataclass(config_type)):
+            raise ValueError(f"{self.name} memory's class {self.memory_type.__name__} keeps no "
+                             "Config dataclass of its hyperparameters")
+        return config_type
 
     @property
     def has_places(self) -> bool:
@@ -75,21 +92,78 @@ class MemoryVariant:
         self.config(**dataclasses.asdict(config))  # the fixed hyperparameters hold
         return self.memory_type(capacity, dim=dim, **dataclasses.asdict(config))
 
+    make = build
 
-MEMORY_VARIANTS: dict[str, MemoryVariant] = {
-    variant.name: variant
-    for variant in (
-        MemoryVariant("fifo", "FIFO", FIFOMemory),
-        MemoryVariant("place", "Place", PlaceMemory),
-        MemoryVariant("event", "Event", EventMemory),
-        MemoryVariant("place-event", "Place Event", PlaceEventMemory),
+
+CHECK_FRAMES = 120
+"""Frames :func:`check_memory_variant` writes (more than its memory's capacity)."""
+
+
+def check_memory_variant(variant: MemoryVariant) -> None:
+    """Raise ``ValueError`` (one line) unless ``variant`` builds a memory that keeps the
+    :class:`~mrsteve.memory.Memory` protocol: it is built at a capacity of 64 frames of 8
+    dimensions, written 120 frames, holds at most 64, answers a read with a
+    :class:`~mrsteve.memory.MemoryRead` whose frames all score at least the threshold (nearest
+    first with ``near``), and is empty after :meth:`~mrsteve.memory.Memory.clear`."""
+    import numpy as np
+
+    from mrsteve.memory.base import Memory, MemoryRead
+
+    what = f"the memory variant {getattr(variant, 'name', variant)!r}"
+    if not isinstance(variant, MemoryVariant):
+        raise ValueError(f"{what} is a {type(variant).__name__}, not a MemoryVariant")
+    try:
+        memory = variant.build(64, dim=8)
+    except Exception as error:  # noqa: BLE001 (whatever breaks, the checker names it)
+        raise ValueError(f"{what} cannot be built at capacity 64, dim 8: {error}") from None
+    if not isinstance(memory, Memory):
+        raise ValueError(f"{what} builds a {type(memory).__name__}, which lacks the Memory "
+                         "protocol's methods (write, read, clear, stats, clusters, save, ...)")
+    rng = np.random.default_rng(0)
+    frames = rng.normal(size=(CHECK_FRAMES, 8)).astype(np.float32)
+    frames /= np.linalg.norm(frames, axis=1, keepdims=True)
+    try:
+        for t, embedding in enumerate(frames):
+            memory.write(embedding, (0.5 * t, 0.0, 0.0, 0.0, 0.0), t)
+        held = len(memory)
+        found = memory.read(frames[-1], 0.5, near=(0.0, 0.0))
+        memory.clear()
+        cleared = len(memory)
+    except Exception as error:  # noqa: BLE001
+        raise ValueError(f"{what} fails a write, read or clear: {type(error).__name__}: "
+                         f"{error}") from None
+    if not 0 < held <= 64:
+        raise ValueError(f"{what} holds {held} frames after 120 writes at capacity 64")
+    if not isinstance(found, MemoryRead):
+        raise ValueError(f"{what} reads a {type(found).__name__}, not a MemoryRead")
+    if not len(found.t) == len(found.pose) == len(found.score) or (
+            len(found) and float(np.min(found.score)) < 0.5 - 1e-6):
+        raise ValueError(f"{what} reads frames scoring under the threshold, or arrays of "
+                         "different lengths")
+    distance = np.abs(np.asarray(found.pose, np.float64)[:, 0])
+    if np.any(np.diff(distance) < -1e-6):
+        raise ValueError(f"{what} does not return the frames nearest first when given near")
+    if cleared:
+        raise ValueError(f"{what} holds {cleared} frames after clear()")
+
+
+MEMORY_VARIANTS: Registry[MemoryVariant] = Registry(
+    "memory", "mrsteve.memories", (
+        MemoryVariant("fifo", "FIFO", FIFOMemory,
+                      description="the oldest frame goes first, a read scores every frame"),
+        MemoryVariant("place", "Place", PlaceMemory,
+                      description="frames clustered by place cell and heading"),
+        MemoryVariant("event", "Event", EventMemory,
+                      description="frames clustered into events by DP-Means"),
+        MemoryVariant("place-event", "Place Event", PlaceEventMemory,
+                      description="events within places (MrSteve's memory)"),
         MemoryVariant("center-embed", "Place Event (centre only)", PlaceEventMemory,
-                      (("center_only", True),)),
-    )
-}
+                      (("center_only", True),),
+                      description="Place Event Memory keeping only event centres"),
+    ), check=check_memory_variant)
 """Every memory variant by name (module docstring)."""
 
 
 def memory_variant(name: str) -> MemoryVariant:
     """The variant called ``name`` (an unknown name lists the known ones)."""
-    return lookup(MEMORY_VARIANTS, name, "memory")
+    return MEMORY_VARIANTS.spec(name)

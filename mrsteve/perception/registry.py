@@ -10,22 +10,26 @@ command line read (:data:`ENCODERS`).
                 :mod:`mrsteve.minecraft`, the ``minecraft`` extra)
 ==============  ===========================================================================
 
-Each entry holds what builds the encoder, its calibrated thresholds, its shipped weights and the
-data files it loads, so that a new encoder is one entry. An entry may name its builder as
-``"package.module:function"``, imported when the encoder is chosen
-(:func:`~mrsteve.naming.entry_point`): an optional dependency costs nothing until then.
+Each entry holds what builds the encoder, its calibrated thresholds, its shipped weights, the
+data files it loads and how ``mrsteve calibrate`` fits its thresholds, so that a new encoder is
+one entry. An entry may name its builder as ``"package.module:function"``, imported when the
+encoder is chosen (:func:`~mrsteve.naming.entry_point`): an optional dependency costs nothing
+until then. Other packages add encoders through the entry-point group ``mrsteve.encoders``
+(:class:`~mrsteve.registry.Registry`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from mrsteve.digests import WeightsFile, check_files
-from mrsteve.naming import entry_point, lookup
+from mrsteve.naming import entry_point
 from mrsteve.nn import Weights
 from mrsteve.perception.encoder import Encoder
 from mrsteve.perception.thresholds import EncoderThresholds
+from mrsteve.registry import Registry
 
 
 @dataclass(frozen=True)
@@ -50,17 +54,55 @@ class EncoderSpec:
     released checkpoint each, given on the command line as ``--<kind>-weights``)."""
     extra: str | None = None
     """The package extra that installs what it needs beyond the core (``None``: nothing)."""
+    calibration: Callable[[str | None], Calibrated] | str | None = None
+    """What ``mrsteve calibrate`` fits thresholds for: ``calibration(weights)`` gives the encoder
+    with placeholder thresholds (of the shipped weights, or of the weights file ``weights``; one
+    that takes none refuses it with a ``ValueError``); ``None``: its thresholds are not fitted
+    here (a released model's)."""
+    thresholds_file: str | None = None
+    """The shipped thresholds ``mrsteve calibrate --write`` replaces (below ``mrsteve/``)."""
 
     def make(self, files: tuple[WeightsFile, ...] = ()) -> Encoder:
         """A fresh encoder, built from the weights ``files`` of :attr:`files` (in their order)."""
         check_files(files, self.files, f"the {self.name} encoder")
-        return self._resolve(self.build)(*files)
+        encoder = self._resolve(self.build)(*files)
+        if not isinstance(encoder, Encoder):
+            raise ValueError(f"the {self.name} encoder's builder gave a "
+                             f"{type(encoder).__name__}, which lacks the Encoder protocol")
+        return encoder
 
     def read_thresholds(self) -> EncoderThresholds:
         return self._resolve(self.thresholds)()
 
+    def calibration_model(self, weights: str | None = None) -> Calibrated:
+        """The encoder to calibrate (:attr:`calibration`)."""
+        if self.calibration is None:
+            raise ValueError(f"the {self.name} encoder's thresholds are not fitted here")
+        return self._resolve(self.calibration)(weights)
+
     def _resolve(self, target):
         return entry_point(target, f"the {self.name} encoder", self.extra)
+
+
+@dataclass(frozen=True)
+class Calibrated:
+    """An encoder as ``mrsteve calibrate`` fits it: the model with placeholder thresholds, the
+    SHA-256 of its weights (``None``: it has none), what the thresholds file says it is, and the
+    command-line words that name it."""
+
+    model: Encoder
+    weights_sha256: str | None = None
+    description: str | None = None
+    arguments: tuple[str, ...] = ()
+
+
+def check_encoder_spec(spec: EncoderSpec) -> None:
+    """Raise ``ValueError`` (one line) unless ``spec`` is an :class:`EncoderSpec` naming its
+    data files; what it builds is checked against the Encoder protocol when it is built."""
+    if not isinstance(spec, EncoderSpec):
+        raise ValueError(f"an encoder plug-in gives an EncoderSpec, not a {type(spec).__name__}")
+    if not all(isinstance(path, str) for path in spec.data):
+        raise ValueError(f"the {spec.name} encoder's data are paths below mrsteve/ (strings)")
 
 
 def _semantic() -> Encoder:
@@ -93,28 +135,52 @@ def _pixel_weights() -> Weights:
     return load_shipped_weights()
 
 
-ENCODERS: dict[str, EncoderSpec] = {
-    spec.name: spec
-    for spec in (
-        EncoderSpec("semantic", "the renderer's semantic frame", _semantic,
-                    _semantic_thresholds,
-                    ("perception/data/lexicon.toml", "perception/data/salience.toml",
-                     "perception/data/thresholds.toml")),
-        EncoderSpec("pixels", "the learned encoder over RGB frames", _pixels, _pixel_thresholds,
-                    ("perception/data/lexicon.toml", "perception/data/pixels.npz",
-                     "perception/data/pixels_thresholds.toml"), _pixel_weights),
-        EncoderSpec("mineclip", "MineCLIP over RGB frames, from a released attn.pth",
-                    "mrsteve.minecraft.parts:mineclip_encoder",
-                    "mrsteve.minecraft.parts:mineclip_thresholds",
-                    ("perception/data/lexicon.toml",), files=("mineclip",), extra="minecraft"),
+def _semantic_calibration(weights: str | None) -> Calibrated:
+    from mrsteve.perception.semantic import SemanticEncoder
+
+    if weights is not None:
+        raise ValueError("the semantic encoder takes no weights file (--weights is a trained "
+                         "pixel encoder's: give --encoder pixels too)")
+    return Calibrated(SemanticEncoder())
+
+
+def _pixel_calibration(weights: str | None) -> Calibrated:
+    from mrsteve.perception.pixels import (
+        PixelEncoder,
+        load_shipped_weights,
+        load_weights,
+        placeholder_thresholds,
     )
-}
+
+    loaded = load_shipped_weights() if weights is None else load_weights(weights)
+    name = "data/pixels.npz" if weights is None else Path(weights).name
+    return Calibrated(PixelEncoder(loaded, placeholder_thresholds()), loaded.sha256,
+                      f"the pixel encoder (mrsteve.perception.pixels.PixelEncoder), weights "
+                      f"{name}", ("--encoder pixels",))
+
+
+ENCODERS: Registry[EncoderSpec] = Registry("encoder", "mrsteve.encoders", (
+    EncoderSpec("semantic", "the renderer's semantic frame", _semantic, _semantic_thresholds,
+                ("perception/data/lexicon.toml", "perception/data/salience.toml",
+                 "perception/data/thresholds.toml"),
+                calibration=_semantic_calibration,
+                thresholds_file="perception/data/thresholds.toml"),
+    EncoderSpec("pixels", "the learned encoder over RGB frames", _pixels, _pixel_thresholds,
+                ("perception/data/lexicon.toml", "perception/data/pixels.npz",
+                 "perception/data/pixels_thresholds.toml"), _pixel_weights,
+                calibration=_pixel_calibration,
+                thresholds_file="perception/data/pixels_thresholds.toml"),
+    EncoderSpec("mineclip", "MineCLIP over RGB frames, from a released attn.pth",
+                "mrsteve.minecraft.parts:mineclip_encoder",
+                "mrsteve.minecraft.parts:mineclip_thresholds",
+                ("perception/data/lexicon.toml",), files=("mineclip",), extra="minecraft"),
+), check=check_encoder_spec)
 """Every encoder by name (module docstring)."""
 
 
 def encoder_spec(kind: str) -> EncoderSpec:
     """The entry of the encoder called ``kind`` (an unknown name lists the known ones)."""
-    return lookup(ENCODERS, kind, "encoder")
+    return ENCODERS.spec(kind)
 
 
 def make_encoder(kind: str = "semantic", files: tuple[WeightsFile, ...] = ()) -> Encoder:

@@ -49,10 +49,11 @@ CAREFUL = NavigatorSpec("careful", "A test navigator: the heuristic by another n
 
 
 @pytest.fixture
-def careful(monkeypatch):
+def careful():
     """The careful navigator, registered for the test only."""
-    monkeypatch.setitem(NAVIGATORS, CAREFUL.name, CAREFUL)
-    return CAREFUL.name
+    NAVIGATORS.register(CAREFUL)
+    yield CAREFUL.name
+    NAVIGATORS.unregister(CAREFUL.name)
 
 
 def weights_file(path: Path, scale: float = 1.0) -> str:
@@ -156,13 +157,19 @@ def test_a_navigator_not_registered_is_refused_listing_those_that_are(careful, t
     assert not (tmp_path / "run").exists()
 
 
-def test_a_learned_navigator_entry_runs_on_the_weights_it_names(monkeypatch, tmp_path):
+@pytest.fixture
+def second():
+    """A second learned navigator, registered for the test only."""
+    spec = NAVIGATORS.register(NavigatorSpec("second", "A second learned navigator",
+                                             LearnedNavigator, weights=SHIPPED_NAVIGATOR))
+    yield spec
+    NAVIGATORS.unregister(spec.name)
+
+
+def test_a_learned_navigator_entry_runs_on_the_weights_it_names(second, tmp_path):
     """A second learned navigator is one entry: its shipped weights are a data file of its trees
     and the weights its navigators run with."""
     path = weights_file(tmp_path / "second.npz", 0.5)
-    spec = NavigatorSpec("second", "A second learned navigator", LearnedNavigator,
-                         weights=SHIPPED_NAVIGATOR)
-    monkeypatch.setitem(NAVIGATORS, spec.name, spec)
     tree = agent_config("mrsteve", parts="stand-in", navigator="second")
     assert SHIPPED_NAVIGATOR in dict(tree.data)
     assert type(build_agent(tree).navigator) is LearnedNavigator

@@ -147,7 +147,7 @@ def test_an_output_in_a_read_only_folder_is_refused_before_any_work(command, opt
 
 def test_calibrate_checks_the_shipped_thresholds_file_before_replacing_it(monkeypatch):
     forbid_work(monkeypatch)
-    monkeypatch.setattr("mrsteve.perception._data.data_path", lambda name: Path("/dev/full"))
+    monkeypatch.setattr("mrsteve.digests.PACKAGE_ROOT", Path("/dev/full"))
     result = invoke("calibrate", "--write")
     assert_one_error_line(result, "cannot write /dev/full")
 

@@ -1,5 +1,5 @@
-"""The README's examples run as written (at small budgets), and its headline table is the one
-the results page was generated with."""
+"""The README's examples, and docs/api.md's, run as written (at small budgets), and its headline
+table is the one the results page was generated with."""
 
 from __future__ import annotations
 
@@ -11,25 +11,26 @@ from typer.testing import CliRunner
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
+API = ROOT / "docs" / "api.md"
 
 BUDGETS = {"12_000": "400", "12_001": "401", "episodes=2": "episodes=1"}
 """Step and episode counts of the examples, cut for the test (the code is otherwise as written)."""
 
 
-def code_blocks(language: str) -> list[str]:
-    text = README.read_text(encoding="utf-8")
+def code_blocks(language: str, page: Path = README) -> list[str]:
+    text = page.read_text(encoding="utf-8")
     return re.findall(rf"```{language}\n(.*?)```", text, flags=re.DOTALL)
 
 
 def test_the_python_examples_run_in_order(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     namespace: dict = {"__name__": "readme"}
-    blocks = code_blocks("python")
+    blocks = code_blocks("python", API)
     assert len(blocks) >= 5
     for number, block in enumerate(blocks, start=1):
         for written, small in BUDGETS.items():
             block = block.replace(written, small)
-        exec(compile(block, f"README.md python block {number}", "exec"), namespace)  # noqa: S102
+        exec(compile(block, f"docs/api.md python block {number}", "exec"), namespace)  # noqa: S102
     assert (tmp_path / "runs" / "aba-example" / "manifest.json").exists()
 
 
@@ -102,14 +103,15 @@ def test_the_readme_gives_one_speed_with_the_command_that_measures_it():
 
 
 @pytest.mark.parametrize("page", ["README.md", "docs/results.md", "docs/training.md",
-                                  "docs/worlds.md"])
+                                  "docs/worlds.md", "docs/api.md", "docs/plugins.md"])
 def test_the_pages_links_lead_to_files_of_the_repository(page):
     path = ROOT / page
     for target in re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", path.read_text(encoding="utf-8")):
         assert (path.parent / target).exists(), f"{page} links to {target}, which is missing"
 
 
-@pytest.mark.parametrize("page", ["README.md", "docs/training.md", "docs/worlds.md"])
+@pytest.mark.parametrize("page", ["README.md", "docs/training.md", "docs/worlds.md",
+                                  "docs/api.md", "docs/plugins.md"])
 def test_the_modules_a_page_names_exist(page):
     """Every `mrsteve.<module>` or `mrsteve.<module>.<name>` a page names imports (a rename
     updates the pages)."""
