@@ -1,5 +1,9 @@
 """The configuration tree of an agent: a frozen dataclass per part, the paper's values as defaults.
 
+Which parts an agent is made of has no default here: a tree names them all, as
+:func:`~mrsteve.agent.factory.agent_config` chooses them (the learned parts unless told
+otherwise, :data:`mrsteve.agent.parts.PARTS`).
+
 :func:`~mrsteve.agent.factory.agent_config` builds the tree of a named agent,
 :func:`~mrsteve.agent.factory.build_agent` builds the agent from a tree, and nothing else does
 either: an experiment's run spec holds the tree (:mod:`mrsteve.eval.spec`), its digest keys the
@@ -73,7 +77,7 @@ class MemoryPart:
 class EncoderConfig:
     """The encoder the agent perceives with (MineCLIP's role)."""
 
-    kind: str = "semantic"
+    kind: str
     """One of :data:`mrsteve.perception.ENCODERS` (``semantic``: the renderer's semantic frame;
     ``pixels``: the learned encoder over RGB frames)."""
     weights_sha256: str | None = None
@@ -95,9 +99,9 @@ def check_navigator_weights(weights: str | None, navigators: tuple[str, ...]) ->
 class ExplorerConfig:
     """The explorer of the Explore mode: a goal selector over a navigator (or a wanderer)."""
 
-    kind: str = "count-based"
+    kind: str
     """One of :data:`mrsteve.control.registry.EXPLORER_KINDS`."""
-    navigator: str = "depth"
+    navigator: str
     """The explorer's own navigator, one of :data:`mrsteve.control.registry.NAVIGATORS`
     (``plan4mc``: ``straight``)."""
     goals: ExplorationConfig = field(default_factory=ExplorationConfig)
@@ -126,13 +130,13 @@ class AgentConfig:
     """What the agent is, in the paper's words."""
     memory: MemoryPart | None = field(default_factory=MemoryPart)
     """``None``: no memory (STEVE-1 alone: only the instruction policy)."""
-    encoder: EncoderConfig = field(default_factory=EncoderConfig)
+    encoder: EncoderConfig = field(kw_only=True)
     """The encoder of the memory's frames and the mode selector's prompts (unused by STEVE-1)."""
-    explorer: ExplorerConfig = field(default_factory=ExplorerConfig)
+    explorer: ExplorerConfig = field(kw_only=True)
     navigator: NavigatorConfig = field(default_factory=NavigatorConfig)
     """The navigators' settings: the Execute mode's travel to remembered places and the
     explorer's low level."""
-    navigator_kind: str = "depth"
+    navigator_kind: str = field(kw_only=True)
     """The Execute mode's navigator, one of :data:`mrsteve.control.registry.NAVIGATORS`
     (``depth``: the VPT-Nav stand-in; ``learned``: the policy over RGB frames); the explorer
     names its own."""
@@ -143,7 +147,7 @@ class AgentConfig:
     """The hash of :attr:`navigator_weights` (a retrained file is another tree)."""
     skills: SkillConfig = field(default_factory=SkillConfig)
     """The scripted instruction policy's settings (STEVE-1 stand-in)."""
-    instruction_policy: str = "scripted"
+    instruction_policy: str = field(kw_only=True)
     """pi_Inst of the Execute mode and of STEVE-1, one of
     :data:`mrsteve.agent.registry.INSTRUCTION_POLICIES` (``scripted``: the stand-in; ``learned``:
     STEVE-1's recipe over RGB frames)."""
@@ -171,7 +175,7 @@ class ExplorerAgentConfig:
 
     name: str
     description: str = ""
-    explorer: ExplorerConfig = field(default_factory=ExplorerConfig)
+    explorer: ExplorerConfig = field(kw_only=True)
     navigator: NavigatorConfig = field(default_factory=NavigatorConfig)
     """The settings of the explorer's navigator."""
     data: DataDigests = ()
@@ -224,7 +228,7 @@ class HierarchicalAgentConfig:
 
     name: str
     description: str = ""
-    controller: AgentConfig = field(default_factory=lambda: AgentConfig("mrsteve"))
+    controller: AgentConfig = field(kw_only=True)
     """The low-level controller (MrSteve or STEVE-1) that runs the ``mine`` subgoals."""
     planner: PlannerConfig = field(default_factory=PlannerConfig)
     mining: tuple[MineInstruction, ...] = ()

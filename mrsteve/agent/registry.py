@@ -37,6 +37,7 @@ from mrsteve.memory import memory_variant
 from mrsteve.naming import Selection, entry_point
 from mrsteve.perception import encoder_data, make_encoder
 from mrsteve.registry import Registry
+from mrsteve.spaces import AGENT_OBSERVATION_KEYS
 
 SKILL_DATA = ("control/data/skills.toml",)
 """The data files the scripted instruction policy loads (its skill book)."""
@@ -62,6 +63,8 @@ class InstructionPolicySpec:
     released checkpoint each, given on the command line)."""
     extra: str | None = None
     """The package extra that installs what it needs beyond the core (``None``: nothing)."""
+    reads: tuple[str, ...] = AGENT_OBSERVATION_KEYS
+    """The observation keys its policy reads (default: any the agent is given)."""
 
     def make(self, skills: SkillConfig | None = None,
              config: InstructionPolicyConfig | None = None,
@@ -100,13 +103,15 @@ def check_instruction_policy_spec(spec: InstructionPolicySpec) -> None:
 INSTRUCTION_POLICIES: Registry[InstructionPolicySpec] = Registry(
     "instruction policy", "mrsteve.instruction_policies", (
         InstructionPolicySpec("scripted", "the stand-in over depth and semantic frames",
-                              _scripted, SKILL_DATA),
+                              _scripted, SKILL_DATA,
+                              reads=("depth", "semantic", "pose", "inventory")),
         InstructionPolicySpec("learned", "STEVE-1's recipe over RGB frames", _learned,
                               (*SKILL_DATA, SHIPPED_INSTRUCTION_POLICY,
-                               *encoder_data(TEXT_ENCODER))),
+                               *encoder_data(TEXT_ENCODER)), reads=("rgb",)),
         InstructionPolicySpec("steve1", "STEVE-1 and its prior, from released weights files",
                               "mrsteve.minecraft.parts:steve1_policy", SKILL_DATA,
-                              files=("steve1", "steve1-prior", "mineclip"), extra="minecraft"),
+                              files=("steve1", "steve1-prior", "mineclip"), extra="minecraft",
+                              reads=("rgb",)),
     ), check=check_instruction_policy_spec)
 """pi_Inst by name: ``scripted`` (:class:`~mrsteve.control.skills.ScriptedSkills`),
 ``learned`` (:class:`~mrsteve.control.instruction.LearnedSkills` with the shipped weights, its

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
+from mrsteve.agent.parts import PART_KINDS, PARTS, AgentParts
+from mrsteve.cli.eval import with_options
 from mrsteve.cli.output import check_outputs, fail, write_json, writing_results
-from mrsteve.eval.experiment import DEFAULT_PARTS, PARTS, PARTS_HELP, part_names
 
 EXAMPLES = """Examples:
 
@@ -25,34 +26,24 @@ EXAMPLES = """Examples:
   mrsteve bench agent --parts stand-in --instruction-policy learned --steps 1000"""
 
 
-def command(
+def bench(
     agent: Annotated[str, typer.Option(help="Agent to run (see `mrsteve eval aba-sparse --help`).")] = "mrsteve",
     task: Annotated[str, typer.Option(help="Task whose world and items the agent cycles through.")] = "aba-sparse/water-log-water",
     steps: Annotated[int, typer.Option(min=100, help="Steps to run.")] = 3000,
     seed: Annotated[int, typer.Option(min=0, help="Episode seed.")] = 0,
     obs_size: Annotated[tuple[int, int], typer.Option(help="Observation height and width.")] = (0, 0),
-    parts: Annotated[str, typer.Option(help=f"The agent's parts: {PARTS_HELP} --encoder, --navigator and --instruction-policy override it for their part. Unless every part is a stand-in, the stand-in agent also runs in the same process, for the speed ratio.")] = DEFAULT_PARTS,
-    encoder: Annotated[str | None, typer.Option(help="The agent's encoder (default: the one --parts names).")] = None,
-    navigator: Annotated[str | None, typer.Option(help="The agent's navigator (default: the one --parts names).")] = None,
-    instruction_policy: Annotated[str | None, typer.Option(help="The agent's instruction policy (default: the one --parts names).")] = None,
     json_path: Annotated[Path | None, typer.Option("--json", help="Write the results as JSON here.")] = None,
+    **parts: Any,
 ) -> None:
     """Steps per second of the whole agent (world, renderer, encoder, memory, control) on one
     core, and the time per step of each part."""
-    from mrsteve.agent.factory import AGENT_NAVIGATORS, INSTRUCTION_POLICIES
     from mrsteve.bench.agent import bench_agent
     from mrsteve.eval.results import format_table
-    from mrsteve.naming import check_name
-    from mrsteve.perception import ENCODERS
 
     check_outputs([json_path])
     size = None if obs_size == (0, 0) else obs_size
     try:
-        chosen = part_names(parts, encoder=encoder, navigator=navigator,
-                            instruction_policy=instruction_policy)
-        check_name(chosen["encoder"], ENCODERS, "encoder")
-        check_name(chosen["navigator"], AGENT_NAVIGATORS, "navigator")
-        check_name(chosen["instruction_policy"], INSTRUCTION_POLICIES, "instruction policy")
+        chosen = AgentParts(**parts).chosen
         result = bench_agent(agent, task, steps, seed, size, **chosen)
         stand_in = dict(PARTS["stand-in"])
         if chosen != stand_in:  # measured against the stand-in agent, in the same process
@@ -82,3 +73,8 @@ def command(
     if json_path is not None:
         with writing_results():
             write_json(json_path, result)
+
+
+command = with_options(bench, AgentParts, ("parts", *PART_KINDS))
+"""``mrsteve bench agent``: :func:`bench` with the agent's parts (the shipped ones, by name) as
+options."""

@@ -92,6 +92,25 @@ def default_run_folder(name: str) -> Path:
     return Path("runs") / f"eval-{name}-{time.strftime('%Y%m%d-%H%M%S')}"
 
 
+def with_options(function, config_type: type, names: Sequence[str]):
+    """``function`` as a command that also takes the fields ``names`` of the dataclass
+    ``config_type`` as options (declared there once: type, default and docstring as help,
+    :func:`options_of`); its own parameters come first, the fields arrive as keywords."""
+    hints = typing.get_type_hints(function, include_extras=True)
+    own = [parameter.replace(annotation=hints[parameter.name])
+           for parameter in inspect.signature(function).parameters.values()
+           if parameter.kind is not inspect.Parameter.VAR_KEYWORD]
+    parameters = [*own, *options_of(config_type, names, {})]
+
+    def command(**values: Any) -> None:
+        function(**values)
+
+    command.__signature__ = inspect.Signature(parameters)
+    command.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": None}
+    command.__doc__, command.__name__ = function.__doc__, function.__name__
+    return command
+
+
 def make_command(experiment: Experiment):
     """The typer command of ``experiment``: its own options, then those every experiment shares."""
     shared = [field.name for field in dataclasses.fields(SweepOptions)]

@@ -47,6 +47,7 @@ from mrsteve.digests import PACKAGE_ROOT, WeightsFile, check_files
 from mrsteve.naming import Selection, entry_point
 from mrsteve.nn import Weights
 from mrsteve.registry import Registry
+from mrsteve.spaces import AGENT_OBSERVATION_KEYS
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,8 @@ class NavigatorSpec:
     """The package extra that installs what it needs beyond the core (``None``: nothing)."""
     paper_row: str | None = None
     """The row of the paper's navigator table it is printed beside (``None``: none)."""
+    reads: tuple[str, ...] = AGENT_OBSERVATION_KEYS
+    """The observation keys its navigator reads (default: any the agent is given)."""
 
     @property
     def learned(self) -> bool:
@@ -127,15 +130,17 @@ def check_navigator_spec(spec: NavigatorSpec) -> None:
 
 NAVIGATORS: Registry[NavigatorSpec] = Registry("navigator", "mrsteve.navigators", (
     NavigatorSpec("depth", "The VPT-Nav stand-in: depth-aware planning, terrain skills",
-                  DepthNavigator, paper_row="VPT-Nav (KL = 1e-4)"),
+                  DepthNavigator, paper_row="VPT-Nav (KL = 1e-4)",
+                  reads=("depth", "semantic", "pose")),
     NavigatorSpec("straight", "The paper's heuristic: turn to the goal and walk",
-                  StraightNavigator, agents_walk=False, paper_row="Heuristic"),
+                  StraightNavigator, agents_walk=False, paper_row="Heuristic", reads=("pose",)),
     NavigatorSpec("learned", "VPT-Nav's recipe: a goal-conditioned policy over RGB frames",
-                  LearnedNavigator, weights=SHIPPED_NAVIGATOR, paper_row="VPT-Nav (KL = 1e-4)"),
+                  LearnedNavigator, weights=SHIPPED_NAVIGATOR, paper_row="VPT-Nav (KL = 1e-4)",
+                  reads=("rgb", "pose")),
     NavigatorSpec("vpt-nav",
                   "VPT-Nav itself: the released goal-conditioned VPT, from vpt_nav.weights",
                   "mrsteve.minecraft.parts:vpt_nav_navigator", files=("vpt-nav",),
-                  extra="minecraft", paper_row="VPT-Nav (KL = 1e-4)"),
+                  extra="minecraft", paper_row="VPT-Nav (KL = 1e-4)", reads=("rgb", "pose")),
 ), check=check_navigator_spec)
 """Every navigator by name (module docstring)."""
 

@@ -10,15 +10,16 @@ whole, and an interrupted demo leaves the folder as it was.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -26,9 +27,9 @@ from tqdm import tqdm
 
 import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
 from mrsteve.agent.factory import build_agent, make_agent
+from mrsteve.agent.parts import AgentParts
 from mrsteve.agent.planners import PlannerConfig
 from mrsteve.digests import plain
-from mrsteve.eval.experiment import DEFAULT_PARTS
 from mrsteve.eval.plots import save_figure
 from mrsteve.eval.spec import check_seed
 from mrsteve.fileio import atomic_path, write_json
@@ -41,9 +42,6 @@ from mrsteve.tasks.episode import EpisodeResult, TaskOutcome, run_tasks
 from mrsteve.tasks.sequential import env_kwargs, task_by_key
 from mrsteve.world.render import Renderer
 from mrsteve.world.topdown import top_down_image
-
-if TYPE_CHECKING:
-    from mrsteve.eval.experiment import AgentOptions
 
 MODE_COLORS = {
     "explore": "#4c9be8",
@@ -248,7 +246,7 @@ option."""
 
 
 def demo_folder(task_key: str, agent_name: str, seed: int,
-                options: AgentOptions | None = None) -> Path:
+                options: AgentParts | None = None) -> Path:
     """The demo's default output folder: ``runs/demo-<task>-<agent>[-<parts>]-seed<seed>``, the
     parts being ``parts-<value>`` when ``options`` choose other parts than the default
     (``parts-stand-in``), then those of its parts that are not the ones its ``--parts`` names, as
@@ -347,47 +345,34 @@ def run_demo(
     out: Path | None = None,
     video: bool = True,
     progress: bool = True,
-    encoder: str | None = None,
     say: Any = None,
-    navigator: str | None = None,
-    instruction_policy: str | None = None,
-    navigator_weights: str | None = None,
-    weights_files: Mapping[str, str | None] | None = None,
-    parts: str = DEFAULT_PARTS,
+    **parts: Any,
 ) -> DemoResult:
     """Run one episode of ``task_key`` and write the plot, the video (GIF, and MP4 when
     ``imageio-ffmpeg`` is installed) and the results to ``out`` (default: :func:`demo_folder`),
     replacing an earlier demo there whole; every output is checked before the episode starts, and
     an interrupt (:class:`DemoInterrupted`) leaves ``out`` as it was. The agent runs the parts
-    ``parts`` names (:data:`~mrsteve.eval.experiment.PARTS`: by default the learned ones), each
-    of ``encoder``, ``navigator`` and ``instruction_policy`` given in place of its own. ``say``
-    gets status lines (the notice that numba compiles kernels); ``navigator_weights`` is a file
-    the learned navigator runs with in place of the shipped one; ``weights_files`` the released
-    weights files by kind that Minecraft's parts run with (``mineclip``, ``vpt-nav``,
-    ``steve1``, ``steve1-prior``)."""
-    from mrsteve.eval.experiment import RELEASED_WEIGHTS, AgentOptions
-
+    ``parts`` choose (the options of :class:`~mrsteve.agent.parts.AgentParts`: ``parts``,
+    ``encoder``, ``navigator``, ``navigator_weights``, ``instruction_policy`` and the released
+    weights files; by default the learned parts). ``say`` gets status lines (the notice that
+    numba compiles kernels)."""
     check_seed(seed)
-    options = AgentOptions(parts=parts, encoder=encoder, navigator=navigator,
-                           navigator_weights=navigator_weights,
-                           instruction_policy=instruction_policy,
-                           **{RELEASED_WEIGHTS[kind]: path
-                              for kind, path in (weights_files or {}).items()})
+    options = AgentParts(**parts)
     crafting = task_key.startswith("crafting/")
     if crafting:
+        from mrsteve.eval.experiment import AgentOptions
         from mrsteve.eval.llm_planner import crafting_tree
 
         task = load_catalog().find_crafting(task_key.partition("/")[2])[0]
-        tree = crafting_tree(agent_name, task, PlannerConfig("gt"), options)
+        tree = crafting_tree(agent_name, task, PlannerConfig("gt"),
+                             AgentOptions(**dataclasses.asdict(options)))
         agent = build_agent(tree)
         agent.config_tree = tree
     else:
         task = task_by_key(task_key)
         agent = make_agent(agent_name, patch_size=exploration_patch_size(task.world),
-                           encoder=options.encoder, navigator=options.navigator,
                            navigator_weights=options.navigator_weights,
-                           instruction_policy=options.instruction_policy,
-                           weights_files=options.weights_files)
+                           weights_files=options.weights_files, **options.chosen)
     out = Path(out) if out is not None else demo_folder(task_key, agent_name, seed, options)
     check_demo_outputs(out)
     try:

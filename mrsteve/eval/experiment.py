@@ -21,31 +21,22 @@ import textwrap
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, ClassVar
 
 from mrsteve.agent.config import AgentConfig
-from mrsteve.agent.factory import (
-    AGENT_NAVIGATORS,
-    AGENTS,
-    DEFAULT_PARTS,
-    INSTRUCTION_POLICIES,
-    PARTS,
-    agent_config,
-    navigator_weights_file,
-    part_names,
-    released_files,
-)
 from mrsteve.agent.mrsteve import IMAGE_GOAL_TARGETS, ModeSelectorConfig
+from mrsteve.agent.parts import AGENT_PARTS, AgentParts
+from mrsteve.agent.registry import AGENTS
+from mrsteve.agent.trees import agent_config
 from mrsteve.control.visitation import PAINTED_FROM
 from mrsteve.eval.options import SweepOptions
 from mrsteve.eval.records import Record
 from mrsteve.eval.spec import Group
 from mrsteve.eval.sweep import run_sweep
-from mrsteve.naming import check_name, entry_point
-from mrsteve.perception import ENCODERS
+from mrsteve.naming import check_name
 from mrsteve.tasks.catalog import exploration_patch_size
 
 Summaries = dict[str, dict[str, dict[str, float]]]
@@ -57,74 +48,9 @@ UNLIMITED = "unlimited"
 PAPER_CAPACITIES = (100, 500, 1000, 2000, 12000)
 """The capacities of the paper's memory-constraint figure (0.1K to 12K, the episode length)."""
 
-RELEASED_WEIGHTS = {"mineclip": "mineclip_weights", "vpt-nav": "vpt_nav_weights",
-                    "steve1": "steve1_weights", "steve1-prior": "steve1_prior"}
-"""The option (an :class:`AgentOptions` field) giving the released weights file of each kind."""
-
-def _parts_text(name: str) -> str:
-    chosen = PARTS[name]
-    return (f"the {chosen['encoder']} encoder, the {chosen['navigator']} navigator, the "
-            f"{chosen['instruction_policy']} instruction policy")
-
-
-PARTS_HELP = (f"learned (the default; the paper's agent, which sees the RGB frame and its pose "
-              f"alone: {_parts_text('learned')}) or stand-in ({_parts_text('stand-in')}, which "
-              f"also read the depth and semantic frames).")
-"""What each ``--parts`` value runs, for the help of the commands that take it."""
-
 MODE_SELECTOR_OPTIONS = ("memory_reads", "searched_radius", "explorer_map")
 """The :class:`AgentOptions` fields that set the mode selector's reads and what its explorer's
 map remembers: command-line options of every experiment whose agents follow tasks."""
-
-AGENT_PARTS = ("parts", "encoder", "mineclip_weights", "navigator", "navigator_weights",
-               "vpt_nav_weights", "instruction_policy", "steve1_weights", "steve1_prior")
-"""The :class:`AgentOptions` fields that choose the agent's parts and their weights: the
-command-line options of every experiment that takes agent parts."""
-
-
-def _flag(name: str) -> str:
-    return f"--{name.replace('_', '-')}"
-
-
-def resolve_parts(config: Any, *kinds: str) -> None:
-    """Set each field ``kinds`` of the frozen dataclass ``config`` left ``None`` to the part its
-    ``parts`` field names (:func:`part_names`), once, so that whatever reads the config later sees
-    the parts that run."""
-    for kind, name in part_names(config.parts, **{k: getattr(config, k) for k in kinds}).items():
-        object.__setattr__(config, kind, name)
-
-
-def released_weights(config: Any) -> dict[str, str | None]:
-    """The released weights files an experiment's ``config`` gives, by kind
-    (:data:`RELEASED_WEIGHTS`; a kind it has no option for is not given)."""
-    return {kind: getattr(config, name, None) for kind, name in RELEASED_WEIGHTS.items()}
-
-
-def check_released_weights(config: Any, one_of: Mapping[str, Mapping[str, Any]]) -> None:
-    """Raise ``ValueError`` (one line) unless the parts ``config`` chooses (option to registry:
-    ``one_of``) that run on released weights files have what they need installed and each file
-    given, every file given is for one of them, and each is the checkpoint it is given as (read
-    key by key, not loaded)."""
-    parts = [(option, value, registry[value]) for option, registry in one_of.items()
-             if (value := getattr(config, option))]
-    chosen = [(f"the {value} {option.replace('_', ' ')}", spec) for option, value, spec in parts]
-    for what, spec in chosen:
-        if spec.files:
-            entry_point(spec.build, what, spec.extra)  # else how to install what it needs
-    given = released_weights(config)
-    for option, value, spec in parts:
-        missing = [_flag(RELEASED_WEIGHTS[kind]) for kind in spec.files if given[kind] is None]
-        if missing:
-            raise ValueError(f"{_flag(option)} {value} runs on released weights: give "
-                             f"{' and '.join(f'{flag} FILE' for flag in missing)}")
-    used = {kind for _, _, spec in parts for kind in spec.files}
-    for kind, path in given.items():
-        if path is not None and kind not in used:
-            takers = [f"{_flag(option)} {name}" for option, registry in one_of.items()
-                      for name, spec in registry.items() if kind in spec.files]
-            raise ValueError(f"{_flag(RELEASED_WEIGHTS[kind])} {path} is for "
-                             f"{' or '.join(takers)}, which this run does not use")
-    released_files(chosen, given)
 
 
 def parse_capacities(value: str | int | None) -> tuple[int | None, ...]:
@@ -157,40 +83,12 @@ def parse_capacities(value: str | int | None) -> tuple[int | None, ...]:
 
 
 @dataclass(frozen=True)
-class AgentOptions:
+class AgentOptions(AgentParts):
     """The agent's settings shared by the experiments that run MrSteve and its variants (their
     configs derive from it; each field an experiment lists in :attr:`Experiment.options` is a
-    command-line option)."""
+    command-line option): its parts (:class:`~mrsteve.agent.parts.AgentParts`), its memory's
+    capacity and the mode selector's and explorer's options."""
 
-    parts: str = DEFAULT_PARTS
-    """The agent's parts: learned (the default; the paper's agent, which sees the RGB frame and
-    its pose alone: the pixels encoder, the learned navigator, the learned instruction policy) or
-    stand-in (the semantic encoder, the depth navigator, the scripted skills, which also read the
-    depth and semantic frames); --encoder, --navigator and --instruction-policy override it for
-    their part."""
-    encoder: str | None = None
-    """The agent's encoder (MineCLIP's role; default: the one --parts names, pixels or
-    semantic)."""
-    mineclip_weights: str | None = None
-    """MineCLIP's released attn.pth (MineDojo/MineCLIP): the weights of --encoder mineclip, and
-    the text tower of --instruction-policy steve1."""
-    navigator: str | None = None
-    """The agent's navigator (Execute mode's travel and the explorer's low level; VPT-Nav's
-    role; default: the one --parts names, learned or depth)."""
-    navigator_weights: str | None = None
-    """A weights file (mrsteve train navigator) the learned navigator runs with in place of the
-    shipped one (every worker reads it from this path)."""
-    vpt_nav_weights: str | None = None
-    """VPT-Nav's released vpt_nav.weights (its .model beside it): the weights of --navigator
-    vpt-nav."""
-    instruction_policy: str | None = None
-    """The agent's instruction policy (Execute mode; STEVE-1's whole policy; default: the one
-    --parts names, learned or scripted)."""
-    steve1_weights: str | None = None
-    """STEVE-1's released steve1.weights (its .model beside it; Shalev-Lifshitz/STEVE-1): the
-    policy of --instruction-policy steve1."""
-    steve1_prior: str | None = None
-    """STEVE-1's released steve1_prior.pt: the prior of --instruction-policy steve1."""
     capacity: str | None = None
     """Memory capacity in frames (default: unlimited), or a comma-separated grid of them,
     'unlimited' allowed (the appendix's: 100,500,1000,2000,12000)."""
@@ -211,31 +109,16 @@ class AgentOptions:
     agent's memory holds, the paper's: a place it forgot is unvisited again) or steps (every
     step it took, as an agent without a memory paints)."""
 
-    one_of: ClassVar[Mapping[str, Mapping[str, Any]]] = MappingProxyType({
-        "encoder": ENCODERS, "navigator": AGENT_NAVIGATORS,
-        "instruction_policy": INSTRUCTION_POLICIES})
-    """The registry each part option names one entry of: its help lists the names."""
-
     def __post_init__(self) -> None:
-        resolve_parts(self, *PARTS[DEFAULT_PARTS])
-        check_name(self.encoder, ENCODERS, "encoder")
-        check_name(self.navigator, AGENT_NAVIGATORS, "navigator")
-        navigator_weights_file(self.navigator_weights, self.navigator)  # its checks, its errors
-        check_name(self.instruction_policy, INSTRUCTION_POLICIES, "instruction policy")
-        check_released_weights(self, self.one_of)
-        parse_capacities(self.capacity)
+        super().__post_init__()
+        self.capacities  # noqa: B018 (parsed once, its checks, its messages)
         check_name(self.image_goal_target, IMAGE_GOAL_TARGETS, "image_goal_target")
         check_name(self.explorer_map, PAINTED_FROM, "explorer map")
         self.mode_selector  # noqa: B018 (its checks, its messages)
 
-    @property
-    def weights_files(self) -> dict[str, str | None]:
-        """The released weights files given, by kind (:data:`RELEASED_WEIGHTS`)."""
-        return released_weights(self)
-
-    @property
+    @cached_property
     def capacities(self) -> tuple[int | None, ...]:
-        """The capacities of :attr:`capacity` (one, or a grid)."""
+        """The capacities of :attr:`capacity` (one, or a grid), parsed once."""
         return parse_capacities(self.capacity)
 
     @property
@@ -262,7 +145,7 @@ class AgentOptions:
         agents none of which has a memory (STEVE-1 alone) is a ``ValueError``: it would change
         nothing."""
         if (all(AGENTS[name].memory is None for name in agents)
-                and self.capacities != parse_capacities(type(self).capacity)):  # the default
+                and self.capacities != self.default_capacities()):
             remembering = [name for name in AGENTS if AGENTS[name].memory is not None]
             raise ValueError(
                 f"capacity {self.capacity} sizes an agent's memory, and {', '.join(agents)} "
@@ -276,10 +159,15 @@ class AgentOptions:
                     cells.append(cell)
         return cells
 
+    @classmethod
+    def default_capacities(cls) -> tuple[int | None, ...]:
+        """The capacities of the config's default :attr:`capacity`."""
+        return parse_capacities(cls.capacity)
+
     def cell_label(self, agent: str, capacity: int | None) -> str:
         """An agent's part of a group label: its name, with ``.c<capacity>`` when its capacity
         is not the experiment's default."""
-        default = type(self)().capacities[0]
+        default = self.default_capacities()[0]
         return agent if capacity == default or AGENTS[agent].memory is None else (
             f"{agent}.c{capacity or UNLIMITED}")
 
@@ -328,6 +216,9 @@ class Experiment:
     """Episodes per group unless ``--episodes`` says otherwise."""
     examples: ClassVar[tuple[str, ...]] = ()
     """Example command lines (arguments after ``mrsteve eval <name>``) for the help."""
+    renamed_options: ClassVar[Mapping[str, str]] = MappingProxyType({})
+    """Config fields of earlier versions by their names now: a manifest made before a rename is
+    read, and its command shown, with the new ones."""
     agent_options: ClassVar[tuple[str, ...]] = (*AGENT_PARTS, *MODE_SELECTOR_OPTIONS,
                                                 "image_goal_target")
     """The config fields that set the agents' parts and settings (not which agents run): a run

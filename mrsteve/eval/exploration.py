@@ -23,29 +23,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from types import MappingProxyType
-from typing import ClassVar
 
 import gymnasium as gym
 import numpy as np
 
 import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
-from mrsteve.agent.factory import (
-    AGENT_NAVIGATORS,
-    EXPLORERS,
-    INSTRUCTION_POLICIES,
-    build_agent,
-    explorer_agent_config,
-    navigator_weights_file,
-)
+from mrsteve.agent.factory import EXPLORERS, build_agent, explorer_agent_config
+from mrsteve.agent.parts import AgentParts
 from mrsteve.env.voxel_env import DEFAULT_OBS_SIZE
-from mrsteve.eval.experiment import (
-    DEFAULT_PARTS,
-    Experiment,
-    check_released_weights,
-    released_weights,
-    resolve_parts,
-)
+from mrsteve.eval.experiment import Experiment
 from mrsteve.eval.records import Record
 from mrsteve.eval.results import format_metric, format_table
 from mrsteve.eval.spec import Group, RunSpec
@@ -77,38 +63,14 @@ WISE_SETUP = {"world": "plains_unbounded", "area": 384.0, "steps": 40000}
 
 
 @dataclass(frozen=True)
-class ExplorationTaskConfig:
-    """The Exploration experiment's set-up (the paper's values)."""
+class ExplorationTaskConfig(AgentParts):
+    """The Exploration experiment's set-up (the paper's values). Of the agent's parts
+    (:class:`~mrsteve.agent.parts.AgentParts`) the explorers that walk with VPT-Nav take the
+    navigator, and STEVE-1 ("go explore") the instruction policy: learned by default, the
+    wanderer beside the scripted skills."""
 
     agent: str = "count-based"
     """The explorers to run (Table 1's columns), or 'all'."""
-    parts: str = DEFAULT_PARTS
-    """The explorers' parts: learned (the default; the paper's: the learned navigator and, for
-    go-explore, the learned instruction policy, which see the RGB frame and the pose alone) or
-    stand-in (the depth navigator, and the wanderer beside the scripted skills); --navigator and
-    --instruction-policy override it."""
-    navigator: str | None = None
-    """The navigator under the explorers that walk with VPT-Nav (default: the one --parts names,
-    learned or depth)."""
-    navigator_weights: str | None = None
-    """A weights file (mrsteve train navigator) the learned navigator runs with in place of the
-    shipped one (every worker reads it from this path)."""
-    vpt_nav_weights: str | None = None
-    """VPT-Nav's released vpt_nav.weights (its .model beside it): the weights of --navigator
-    vpt-nav."""
-    instruction_policy: str | None = None
-    """STEVE-1's policy, told to "go explore" (go-explore; default: the one --parts names,
-    learned, or scripted: the wanderer)."""
-    steve1_weights: str | None = None
-    """STEVE-1's released steve1.weights (its .model beside it): the policy of
-    --instruction-policy steve1."""
-    steve1_prior: str | None = None
-    """STEVE-1's released steve1_prior.pt: the prior of --instruction-policy steve1."""
-    mineclip_weights: str | None = None
-    """MineCLIP's released attn.pth: the text tower of --instruction-policy steve1."""
-    one_of: ClassVar = MappingProxyType({"navigator": AGENT_NAVIGATORS,
-                                         "instruction_policy": INSTRUCTION_POLICIES})
-    """The registry each part option names one entry of: its help lists the names."""
     steps: int = 6000
     """Steps per episode (the paper: 6K)."""
     world: str = "map1"
@@ -132,11 +94,7 @@ class ExplorationTaskConfig:
 
     def __post_init__(self) -> None:
         choose(self.agent, list(EXPLORERS), "agent")
-        resolve_parts(self, "navigator", "instruction_policy")
-        check_name(self.navigator, AGENT_NAVIGATORS, "navigator")
-        check_name(self.instruction_policy, INSTRUCTION_POLICIES, "instruction policy")
-        navigator_weights_file(self.navigator_weights, self.navigator)  # its checks and errors
-        check_released_weights(self, self.one_of)
+        super().__post_init__()
         check_name(self.world, WORLD_RECIPES, "world")
         if min(self.steps, self.grid, self.trajectory_every) < 1:
             raise ValueError(f"steps, grid and trajectory_every must be >= 1, got {self}")
@@ -232,7 +190,7 @@ class Exploration(Experiment):
                                                     navigator=config.navigator,
                                                     navigator_weights=config.navigator_weights,
                                                     instruction_policy=config.instruction_policy,
-                                                    weights_files=released_weights(config))),
+                                                    weights_files=config.weights_files)),
                       cost=config.steps)
                 for name in config.agents]
 

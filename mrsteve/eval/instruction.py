@@ -29,10 +29,11 @@ import numpy as np
 
 import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
 from mrsteve.agent.factory import agent_config, build_agent
+from mrsteve.agent.parts import AgentParts
 from mrsteve.agent.registry import BUILT_IN_INSTRUCTION_POLICIES
 from mrsteve.control.skill_book import load_skills
 from mrsteve.env.voxel_env import DEFAULT_OBS_SIZE
-from mrsteve.eval.experiment import DEFAULT_PARTS, Experiment, resolve_parts
+from mrsteve.eval.experiment import Experiment
 from mrsteve.eval.records import Record
 from mrsteve.eval.results import format_metric, format_table
 from mrsteve.eval.spec import Group, RunSpec
@@ -120,18 +121,14 @@ class EpisodeWatch:
 
 
 @dataclass(frozen=True)
-class InstructionTaskConfig:
-    """The instruction experiment's set-up."""
+class InstructionTaskConfig(AgentParts):
+    """The instruction experiment's set-up. Of the agent's parts
+    (:class:`~mrsteve.agent.parts.AgentParts`) it takes the instruction policies, each a row of
+    its own: ``instruction_policy`` comma-separated or ``all`` (default: the one ``parts``
+    names; scripted,learned compares them)."""
 
     item: str = "all"
     """Items of the task catalog (comma-separated, or 'all')."""
-    parts: str = DEFAULT_PARTS
-    """Which instruction policy runs when --instruction-policy is not given: learned (the
-    default; STEVE-1's recipe, seeing the RGB frame and its pose alone) or stand-in (the scripted
-    skills)."""
-    instruction_policy: str | None = None
-    """The instruction policies to run, or 'all' (default: the one --parts names, learned or
-    scripted; scripted,learned compares them)."""
     placement: str = "near,far"
     """near (a target within 12 blocks) and/or far (the nearest 20-40 blocks away)."""
     max_steps: int = 600
@@ -142,12 +139,15 @@ class InstructionTaskConfig:
     obs_size: tuple[int, int] = DEFAULT_OBS_SIZE
 
     def __post_init__(self) -> None:
-        resolve_parts(self, "instruction_policy")
+        super().__post_init__()
         self.items  # noqa: B018 (its checks, its messages)
-        self.policies  # noqa: B018 (its checks, its messages)
         choose(self.placement, list(PLACEMENTS), "placement")
         if self.max_steps < 1 or not 0 < self.near_distance:
             raise ValueError(f"max_steps must be >= 1 and near_distance > 0, got {self}")
+
+    def check_parts(self) -> None:
+        """The instruction policies to compare are built-in ones (several, or all)."""
+        self.policies  # noqa: B018 (its checks, its messages)
 
     @property
     def policies(self) -> list[str]:

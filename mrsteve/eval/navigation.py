@@ -32,10 +32,11 @@ import numpy as np
 import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
 from mrsteve.agent.config import NavigatorAgentConfig
 from mrsteve.agent.factory import build_agent, navigator_agent_config
+from mrsteve.agent.parts import AgentParts
 from mrsteve.control.path_planning import WorldGround
 from mrsteve.control.registry import BUILT_IN_NAVIGATORS, navigator_spec
 from mrsteve.env.voxel_env import DEFAULT_OBS_SIZE
-from mrsteve.eval.experiment import DEFAULT_PARTS, Experiment, resolve_parts
+from mrsteve.eval.experiment import Experiment
 from mrsteve.eval.records import Record
 from mrsteve.eval.results import format_metric, format_table
 from mrsteve.eval.spec import Group, RunSpec
@@ -113,19 +114,15 @@ def paper_tables() -> str:
 
 
 @dataclass(frozen=True)
-class NavigationTaskConfig:
-    """The Navigation experiment's set-up."""
+class NavigationTaskConfig(AgentParts):
+    """The Navigation experiment's set-up. Of the agent's parts
+    (:class:`~mrsteve.agent.parts.AgentParts`) it takes the navigators, each a row of its own:
+    ``navigator`` comma-separated or ``all`` (default: the one ``parts`` names), and trained
+    weights files beside them, ``navigator_weights`` comma-separated, each named by its training
+    settings (the conditioning and KL studies)."""
 
     terrain: str = "all"
     """flat, plains, mountain, river (comma-separated, or 'all')."""
-    parts: str = DEFAULT_PARTS
-    """Which navigator runs when --navigator is not given: learned (the default; VPT-Nav's role,
-    seeing the RGB frame and its pose alone) or stand-in (depth)."""
-    navigator: str | None = None
-    """The navigators to run, or 'all' (default: the one --parts names, learned or depth)."""
-    weights: str | None = None
-    """Comma-separated learned navigator weights files (mrsteve train navigator) to run beside
-    the navigators, each named by its training settings (the conditioning and KL studies)."""
     max_steps: int = 1000
     """Steps before an episode fails (the paper does not say; 1000 = 50 s)."""
     min_distance: float = 10.0
@@ -141,8 +138,7 @@ class NavigationTaskConfig:
 
     def __post_init__(self) -> None:
         choose(self.terrain, list(TERRAINS), "terrain")
-        resolve_parts(self, "navigator")
-        choose(self.navigator, list(BUILT_IN_NAVIGATORS), "navigator")
+        super().__post_init__()
         if not 0 < self.min_distance <= self.max_distance:
             raise ValueError(f"need 0 < min_distance <= max_distance, got {self.min_distance}, "
                              f"{self.max_distance}")
@@ -154,13 +150,18 @@ class NavigationTaskConfig:
     def terrains(self) -> list[str]:
         return choose(self.terrain, list(TERRAINS), "terrain")
 
+    def check_parts(self) -> None:
+        """The navigators to compare are built-in ones (several, or all) and run alone."""
+        self.navigators  # noqa: B018 (its checks, its messages)
+
     @property
     def navigators(self) -> list[str]:
         return choose(self.navigator, list(BUILT_IN_NAVIGATORS), "navigator")
 
     @property
     def weight_files(self) -> list[str]:
-        return [part.strip() for part in (self.weights or "").split(",") if part.strip()]
+        return [part.strip() for part in (self.navigator_weights or "").split(",")
+                if part.strip()]
 
 
 def trained_label(tree: NavigatorAgentConfig) -> str:
@@ -228,8 +229,9 @@ class Navigation(Experiment):
     examples = ('--terrain all --navigator depth,straight --workers 2', '--terrain river --episodes 5 --plots runs/river-plots',)
     config_type = NavigationTaskConfig
     choices = {"navigator": BUILT_IN_NAVIGATORS}
-    options = ("terrain", "parts", "navigator", "weights", "max_steps")
-    agent_options = ("weights",)  # --navigator chooses the rows, --parts the default one
+    options = ("terrain", "parts", "navigator", "navigator_weights", "max_steps")
+    agent_options = ("navigator_weights",)  # --navigator chooses the rows, --parts the default
+    renamed_options = {"weights": "navigator_weights"}
     default_episodes = 20
     episode = staticmethod(navigation_episode)
 
@@ -254,7 +256,7 @@ class Navigation(Experiment):
         return METRICS
 
     def recorded_groups(self, recorded: dict) -> list[Group]:
-        """The groups of a run given ``--weights`` files that are gone: its navigators as the
+        """The groups of a run given ``--navigator-weights`` files that are gone: its navigators as the
         manifest recorded them (name, weights' SHA-256, training)."""
         from mrsteve.control.heightmap import HeightMapConfig
         from mrsteve.control.navigation import NavigatorConfig

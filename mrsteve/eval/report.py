@@ -24,7 +24,7 @@ import os
 import re
 import shlex
 import typing
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -129,7 +129,9 @@ def load_run(source: Path | str) -> Run:
     if manifest.get("wall_time_s") is None:
         raise ValueError(f"{source}: the run did not finish (its manifest has no wall time)")
     experiment = experiment_named(manifest["experiment"])
-    config = config_of(experiment.config_type, manifest["config"])
+    renamed = experiment.renamed_options
+    config = config_of(experiment.config_type, {renamed.get(name, name): value
+                                                for name, value in manifest["config"].items()})
     try:
         groups = experiment.groups(config)
     except FileNotFoundError as error:  # a file the run was given (--weights) is gone
@@ -218,14 +220,19 @@ def command_line(run: Run, folder_name: str) -> str:
     """The command that made the run, as a user would type it (``--out`` naming where its folder
     is kept, progress options dropped)."""
     return command_line_of(run.manifest.get("command_line"), folder_name,
-                           list(run.manifest["command"]))
+                           list(run.manifest["command"]), run.experiment.renamed_options)
 
 
 def command_line_of(recorded: str | None, folder_name: str,
-                    command: list[str] | None = None) -> str:
+                    command: list[str] | None = None,
+                    renamed: Mapping[str, str] | None = None) -> str:
     """A recorded ``mrsteve eval`` command line (or the process's arguments ``command``) as a
-    user would type it, ``--out`` naming ``folder_name``."""
+    user would type it, ``--out`` naming ``folder_name`` and options renamed since
+    (``renamed``: field names) by their names now."""
     argv = shlex.split(recorded)[1:] if recorded else list(command or [])
+    flags = {f"--{old.replace('_', '-')}": f"--{new.replace('_', '-')}"
+             for old, new in (renamed or {}).items()}
+    argv = [flags.get(argument, argument) for argument in argv]
     if "eval" in argv:
         argv = argv[argv.index("eval"):]
     words, skip, json_given = ["mrsteve"], False, False

@@ -36,7 +36,6 @@ from mrsteve.eval.capacity import GRID_AGENTS, GRID_TASKS, capacity_table, save_
 from mrsteve.eval.experiment import (
     AGENT_PARTS,
     MODE_SELECTOR_OPTIONS,
-    PARTS,
     AgentOptions,
     Experiment,
     Summaries,
@@ -145,6 +144,9 @@ def sequential_episode(spec: RunSpec) -> Record:
 WORLDS = ("voxel", "minecraft")
 """Where sequential tasks run (``--world``)."""
 
+GROUND_TRUTH = frozenset({"depth", "semantic"})
+"""The frames the embedded world renders and Minecraft does not."""
+
 MINECRAFT_WORLD = "plains_unbounded"
 """The package's world recipe that stands for Minecraft's random plains in a Minecraft run's
 spec (it sets the agent's exploration patch for an unbounded world)."""
@@ -171,11 +173,12 @@ def check_minecraft(config: SequentialConfig) -> None:
     problem = minecraft_unavailable()
     if problem is not None:
         raise ValueError(problem)
-    stand_ins = [f"--{key.replace('_', '-')} {value}" for key, value in PARTS["stand-in"].items()
-                 if getattr(config, key) == value]
-    if stand_ins:
+    ground_truth = [f"--{option.replace('_', '-')} {name}"
+                    for option, registry in config.one_of.items()
+                    if GROUND_TRUTH & set(registry[(name := getattr(config, option))].reads)]
+    if ground_truth:
         raise ValueError(f"--world minecraft renders no depth or semantic frame: replace "
-                         f"{', '.join(stand_ins)} by parts that read the frame alone (those "
+                         f"{', '.join(ground_truth)} by parts that read the frame alone (those "
                          f"of --parts learned, the default)")
     if config.task not in (None, "all"):
         choose(config.task, list(aba_tasks()), "Minecraft task")

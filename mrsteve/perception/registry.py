@@ -30,6 +30,7 @@ from mrsteve.nn import Weights
 from mrsteve.perception.encoder import Encoder
 from mrsteve.perception.thresholds import EncoderThresholds
 from mrsteve.registry import Registry
+from mrsteve.spaces import AGENT_OBSERVATION_KEYS
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,8 @@ class EncoderSpec:
     here (a released model's)."""
     thresholds_file: str | None = None
     """The shipped thresholds ``mrsteve calibrate --write`` replaces (below ``mrsteve/``)."""
+    reads: tuple[str, ...] = AGENT_OBSERVATION_KEYS
+    """The observation keys its encoder reads (default: any the agent is given)."""
 
     def make(self, files: tuple[WeightsFile, ...] = ()) -> Encoder:
         """A fresh encoder, built from the weights ``files`` of :attr:`files` (in their order)."""
@@ -164,16 +167,17 @@ ENCODERS: Registry[EncoderSpec] = Registry("encoder", "mrsteve.encoders", (
                 ("perception/data/lexicon.toml", "perception/data/salience.toml",
                  "perception/data/thresholds.toml"),
                 calibration=_semantic_calibration,
-                thresholds_file="perception/data/thresholds.toml"),
+                thresholds_file="perception/data/thresholds.toml", reads=("semantic",)),
     EncoderSpec("pixels", "the learned encoder over RGB frames", _pixels, _pixel_thresholds,
                 ("perception/data/lexicon.toml", "perception/data/pixels.npz",
                  "perception/data/pixels_thresholds.toml"), _pixel_weights,
                 calibration=_pixel_calibration,
-                thresholds_file="perception/data/pixels_thresholds.toml"),
+                thresholds_file="perception/data/pixels_thresholds.toml", reads=("rgb",)),
     EncoderSpec("mineclip", "MineCLIP over RGB frames, from a released attn.pth",
                 "mrsteve.minecraft.parts:mineclip_encoder",
                 "mrsteve.minecraft.parts:mineclip_thresholds",
-                ("perception/data/lexicon.toml",), files=("mineclip",), extra="minecraft"),
+                ("perception/data/lexicon.toml",), files=("mineclip",), extra="minecraft",
+                reads=("rgb",)),
 ), check=check_encoder_spec)
 """Every encoder by name (module docstring)."""
 

@@ -41,9 +41,9 @@ def test_every_named_agent_is_built_with_its_memory(name):
 
 
 def test_make_agent_builds_the_config_tree_with_the_papers_defaults():
-    from dataclasses import asdict
+    from dataclasses import asdict, replace
 
-    from mrsteve.agent.config import AgentConfig, MemoryPart
+    from mrsteve.agent.config import MemoryPart
     from mrsteve.agent.factory import agent_config
     from mrsteve.agent.mrsteve import ModeSelectorConfig
     from mrsteve.memory import MemoryConfig
@@ -64,8 +64,9 @@ def test_make_agent_builds_the_config_tree_with_the_papers_defaults():
     assert asdict(tree)["explorer"]["kind"] == "plan4mc"  # what summaries save
     custom = make_agent("mrsteve", parts="stand-in", config=ModeSelectorConfig(requery_interval=50))
     assert custom.config.requery_interval == 50
-    rebuilt = make_agent("mrsteve", config=AgentConfig("mrsteve"))
-    assert rebuilt.config_tree.memory == MemoryPart()
+    tree = agent_config("pm", parts="stand-in")
+    rebuilt = make_agent("mrsteve", config=tree)
+    assert rebuilt.config_tree == replace(tree, name="mrsteve"), "the tree's parts, the new name"
 
 
 def test_agents_are_told_their_prompts_by_the_task():

@@ -6,13 +6,14 @@ refused with the reason before anything runs."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from mrsteve.agent.config import AgentConfig, ExplorerAgentConfig, ExplorerConfig
+from mrsteve.agent.config import ExplorerAgentConfig, ExplorerConfig
 from mrsteve.agent.factory import agent_config, build_agent, explorer_agent_config
 from mrsteve.control.learned_navigator import (
     SHIPPED_NAVIGATOR,
@@ -95,7 +96,7 @@ def test_weights_for_an_agent_that_walks_with_the_depth_navigator_are_refused(tr
     with pytest.raises(ValueError, match="for the learned navigator; give navigator 'learned'"):
         ExplorationTaskConfig(parts="stand-in", navigator_weights=path)
     with pytest.raises(ValueError, match="but the agent walks with depth"):
-        AgentConfig("mrsteve", navigator_weights=path)
+        replace(agent_config("mrsteve", parts="stand-in"), navigator_weights=path)
     with pytest.raises(ValueError, match="but the agent walks with straight"):
         ExplorerAgentConfig("plan4mc-straight", explorer=ExplorerConfig("plan4mc", "straight"),
                             navigator_weights=path)
@@ -136,7 +137,7 @@ def test_eval_runs_an_explorer_on_the_weights_and_its_summary_names_them(trained
 
 
 @pytest.mark.parametrize("option", [("exploration", "--navigator", "learned",
-                                     "--navigator-weights"), ("navigation", "--weights")])
+                                     "--navigator-weights"), ("navigation", "--navigator-weights")])
 def test_a_missing_weights_file_is_named_before_any_episode_runs(tmp_path, option):
     from mrsteve.cli import app
 

@@ -5,6 +5,7 @@ tree records."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -146,7 +147,7 @@ def test_a_navigator_not_registered_is_refused_listing_those_that_are(careful, t
 
     with pytest.raises(ValueError, match="unknown navigator 'reckless'; known: depth, straight, "
                                          "learned, vpt-nav, careful"):
-        AgentConfig("mrsteve", navigator_kind="reckless")
+        replace(agent_config("mrsteve", parts="stand-in"), navigator_kind="reckless")
     with pytest.raises(ValueError, match="unknown navigator 'straight'; known: depth, learned, "
                                          "vpt-nav, careful"):
         agent_config("mrsteve", parts="stand-in", navigator="straight")

@@ -19,7 +19,7 @@ def invoke(*args: str):
 
 EXPERIMENT_OPTIONS = {
     "exploration": ("--agent", "--navigator", "--navigator-weights", "--steps"),
-    "navigation": ("--terrain", "--navigator", "--weights", "--max-steps"),
+    "navigation": ("--terrain", "--navigator", "--navigator-weights", "--max-steps"),
     "aba-sparse": ("--task", "--agent", "--capacity", "--navigator", "--navigator-weights",
                    "--instruction-policy"),
     "aba-random": ("--task", "--agent", "--capacity", "--navigator", "--navigator-weights",
@@ -93,7 +93,7 @@ def test_the_commands_defaults_are_the_experiments_configs():
         # each part is the one --parts names: the learned ones unless told otherwise
         assert defaults[name]["parts"] == "learned"
         assert defaults[name]["navigator"] is None and defaults[name]["encoder"] is None
-    assert defaults["navigation"]["weights"] is None
+    assert defaults["navigation"]["navigator_weights"] is None
     assert "task" not in defaults["seq4"] and defaults["seq4"]["episodes"] == 10
 
 

@@ -120,8 +120,9 @@ def test_trained_variants_run_beside_the_navigators_with_the_papers_rows(tmp_pat
 
     _small_weights("trxl", "adapter", 1e-4).save(tmp_path / "trxl.npz")
     _small_weights("head", "full", 1e-3).save(tmp_path / "kl.npz")
-    config = NavigationTaskConfig(terrain="flat", navigator="straight",
-                                  weights=f"{tmp_path / 'trxl.npz'},{tmp_path / 'kl.npz'}")
+    config = NavigationTaskConfig(
+        terrain="flat", navigator="straight",
+        navigator_weights=f"{tmp_path / 'trxl.npz'},{tmp_path / 'kl.npz'}")
     groups = NAVIGATION.groups(config)
     assert [group.label for group in groups] == [
         "flat.straight", "flat.learned-trxl-adapter-kl0.0001", "flat.learned-head-full-kl0.001"]
@@ -138,7 +139,8 @@ def test_trained_variants_run_beside_the_navigators_with_the_papers_rows(tmp_pat
     assert "paper: navigator" in table and "paper: conditioning/fine-tuning" in table
     with pytest.raises(ValueError, match="not a navigator weights file"):
         (tmp_path / "bad.npz").write_text("no")
-        NAVIGATION.groups(NavigationTaskConfig(terrain="flat", weights=str(tmp_path / "bad.npz")))
+        NAVIGATION.groups(NavigationTaskConfig(terrain="flat",
+                                               navigator_weights=str(tmp_path / "bad.npz")))
 
 
 def test_retrains_of_one_recipe_run_side_by_side_told_apart_by_their_digests(tmp_path):
@@ -147,7 +149,7 @@ def test_retrains_of_one_recipe_run_side_by_side_told_apart_by_their_digests(tmp
     first, second = (_small_weights("head", "full", 1e-4, seed) for seed in (0, 1))
     first.save(tmp_path / "a.npz")
     second.save(tmp_path / "b.npz")
-    config = NavigationTaskConfig(terrain="flat", weights=f"{tmp_path / 'a.npz'},"
+    config = NavigationTaskConfig(terrain="flat", navigator_weights=f"{tmp_path / 'a.npz'},"
                                                           f"{tmp_path / 'b.npz'}")
     groups = NAVIGATION.groups(config)
     assert [group.label for group in groups] == [
@@ -158,7 +160,7 @@ def test_retrains_of_one_recipe_run_side_by_side_told_apart_by_their_digests(tmp
     table = NAVIGATION.table(config, groups, summaries)
     assert f"learned-head-full-kl0.0001-{second.sha256[:8]}" in table
     twice = NAVIGATION.groups(NavigationTaskConfig(
-        terrain="flat", weights=f"{tmp_path / 'a.npz'},{tmp_path / 'a.npz'}"))
+        terrain="flat", navigator_weights=f"{tmp_path / 'a.npz'},{tmp_path / 'a.npz'}"))
     assert twice[1].label == twice[2].label
 
 

@@ -280,7 +280,7 @@ def test_a_run_reads_without_the_weights_files_it_was_given(tmp_path):
     small_weights().save(weights)
     out = tmp_path / "run"
     result = CliRunner().invoke(app, ["eval", "navigation", "--terrain", "flat",
-                                      "--navigator", "learned", "--weights", str(weights),
+                                      "--navigator", "learned", "--navigator-weights", str(weights),
                                       "--max-steps", "5", "--episodes", "1", "--out", str(out),
                                       "--no-progress"])
     assert result.exit_code == 0, result.output
