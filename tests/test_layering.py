@@ -25,6 +25,7 @@ and on any listed one that no longer occurs, so both lists shrink to empty.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -102,12 +103,17 @@ def module_name(path: Path, root: Path = ROOT) -> str:
 
 
 def imported_modules(tree: ast.AST, module: str, is_package: bool, known: set[str]) -> set[str]:
-    """The modules of the package that ``tree`` imports anywhere (functions included).
+    """The modules of the package that ``tree`` imports anywhere (functions included), and those
+    it names to import later: a string ``"mrsteve.a.b:name"`` (a registry entry's builder,
+    :func:`mrsteve.naming.entry_point`) counts as importing ``mrsteve.a.b``.
 
     ``from a.b import c`` counts as importing ``a.b.c`` when that is a module, else ``a.b``.
     """
     found: set[str] = set()
     for node in ast.walk(tree):
+        if (isinstance(node, ast.Constant) and isinstance(node.value, str)
+                and re.fullmatch(rf"{PACKAGE}(\.\w+)+:\w+", node.value)):
+            found.add(node.value.partition(":")[0])
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):

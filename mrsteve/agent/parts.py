@@ -39,10 +39,6 @@ def navigator_weights_file(path: str | None, navigator: str) -> tuple[str | None
     return str(Path(path).resolve()), spec.read_weights(path).sha256
 
 
-CHECKED_FILE = "mrsteve.minecraft.parts:checked_file"
-"""What checks a released weights file and records it in a tree
-(:class:`~mrsteve.digests.WeightsFile`), imported only when a part needs one."""
-
 WeightsPaths = Mapping[str, "str | None"]
 """The released weights files given for the parts that take them: path by kind (``mineclip``,
 ``vpt-nav``, ``steve1``, ``steve1-prior``; ``None``: not given)."""
@@ -60,7 +56,10 @@ def released_files(parts: Iterable[tuple[str, Any]], paths: WeightsPaths | None
         if not spec.files:
             continue
         entry_point(spec.build, what, spec.extra)  # its dependencies, else how to install them
-        check = entry_point(CHECKED_FILE, what, spec.extra)
+        if spec.check_file is None:
+            raise ValueError(f"{what} runs on released weights files but its entry names no "
+                             "check_file to read them")
+        check = entry_point(spec.check_file, what, spec.extra)
         for kind in spec.files:
             if kind in files:
                 continue

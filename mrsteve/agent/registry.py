@@ -65,6 +65,9 @@ class InstructionPolicySpec:
     """The package extra that installs what it needs beyond the core (``None``: nothing)."""
     reads: tuple[str, ...] = AGENT_OBSERVATION_KEYS
     """The observation keys its policy reads (default: any the agent is given)."""
+    check_file: Callable[[str, str], WeightsFile] | str | None = None
+    """``check_file(kind, path)``: a weights file of :attr:`files` read key by key and recorded
+    (:class:`~mrsteve.digests.WeightsFile`), for a part built from released files."""
 
     def make(self, skills: SkillConfig | None = None,
              config: InstructionPolicyConfig | None = None,
@@ -108,10 +111,6 @@ INSTRUCTION_POLICIES: Registry[InstructionPolicySpec] = Registry(
         InstructionPolicySpec("learned", "STEVE-1's recipe over RGB frames", _learned,
                               (*SKILL_DATA, SHIPPED_INSTRUCTION_POLICY,
                                *encoder_data(TEXT_ENCODER)), reads=("rgb",)),
-        InstructionPolicySpec("steve1", "STEVE-1 and its prior, from released weights files",
-                              "mrsteve.minecraft.parts:steve1_policy", SKILL_DATA,
-                              files=("steve1", "steve1-prior", "mineclip"), extra="minecraft",
-                              reads=("rgb",)),
     ), check=check_instruction_policy_spec)
 """pi_Inst by name: ``scripted`` (:class:`~mrsteve.control.skills.ScriptedSkills`),
 ``learned`` (:class:`~mrsteve.control.instruction.LearnedSkills` with the shipped weights, its

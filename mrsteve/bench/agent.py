@@ -15,8 +15,8 @@ from typing import Any
 
 import gymnasium as gym
 
-import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
 from mrsteve.agent.factory import make_agent
+from mrsteve.env import make_env
 from mrsteve.tasks.catalog import exploration_patch_size
 from mrsteve.tasks.episode import run_tasks
 from mrsteve.tasks.sequential import task_by_key
@@ -93,14 +93,14 @@ def bench_agent(
         return task.items[index % len(task.items)]
 
     start = time.perf_counter()
-    with gym.make("mrsteve/Voxel-v0", **kwargs) as warm_env:
+    with make_env(**kwargs) as warm_env:
         warm_agent = make_agent(agent_name, patch_size=exploration_patch_size(task.world),
                                 encoder=encoder, navigator=navigator,
                                 instruction_policy=instruction_policy)
         run_tasks(warm_env, warm_agent, cycle, seed=seed + 1, max_steps=WARM_UP_STEPS)
     warm_up_seconds = time.perf_counter() - start
 
-    env = gym.make("mrsteve/Voxel-v0", **kwargs)
+    env = make_env(**kwargs)
     agent = make_agent(agent_name, patch_size=exploration_patch_size(task.world), encoder=encoder,
                        navigator=navigator, instruction_policy=instruction_policy)
     totals: dict[str, float] = defaultdict(float)

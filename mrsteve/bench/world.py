@@ -40,14 +40,12 @@ import gymnasium as gym
 import numba
 import numpy as np
 
-import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
+from mrsteve.env import make_env
 from mrsteve.env.voxel_env import DEFAULT_OBS_SIZE
 from mrsteve.naming import check_name, choose
 from mrsteve.world.raycast import ColumnHeights
 from mrsteve.world.recipes import WORLD_RECIPES
 from mrsteve.world.render import Renderer
-
-ENV_ID = "mrsteve/Voxel-v0"
 
 TARGETS = {
     "steps_per_s_64x64": 1000.0,
@@ -227,7 +225,7 @@ class Walker:
 def walk_steps_per_s(world: str, config: WorldBenchConfig) -> dict:
     """Environment steps per second of the :class:`Walker` at the default size, and the blocks
     it covered."""
-    env = make_env(world, DEFAULT_OBS_SIZE)
+    env = make_env(world=world, obs_size=DEFAULT_OBS_SIZE)
     env.reset(seed=config.seed)
     state, walker = env.unwrapped, Walker()
     start = np.array(state.world.frame_pose[:3])
@@ -310,14 +308,11 @@ def unbounded_world(world: str, config: WorldBenchConfig, done: Callable[[str], 
     return row
 
 
-def make_env(world: str, size: tuple[int, int]) -> gym.Env:
-    return gym.make(ENV_ID, world=world, obs_size=size)
-
 
 def env_steps_per_s(world: str, size: tuple[int, int], config: WorldBenchConfig) -> Rates:
     """Environment steps per second under the random policy (module docstring); the actions are
     drawn before the clock starts."""
-    env = make_env(world, size)
+    env = make_env(world=world, obs_size=size)
     env.reset(seed=config.seed)
     state = env.unwrapped
     policy = RandomPolicy(env.action_space, np.random.default_rng(config.seed),
@@ -381,7 +376,7 @@ class RandomPolicy:
 
 def renderer_fps(world: str, size: tuple[int, int], config: WorldBenchConfig) -> Rates:
     """Frames per second of the renderer alone over the world as reset (module docstring)."""
-    env = make_env(world, DEFAULT_OBS_SIZE)
+    env = make_env(world=world, obs_size=DEFAULT_OBS_SIZE)
     env.reset(seed=config.seed)
     state = env.unwrapped.world
     blocks, eye, boxes = state.blocks, state.eye, state.mob_boxes().copy()
@@ -402,7 +397,7 @@ def renderer_fps(world: str, size: tuple[int, int], config: WorldBenchConfig) ->
 
 def reset_seconds(world: str, config: WorldBenchConfig) -> list[float]:
     """Seconds per ``reset`` (generation, set-up, first observation) at the default size."""
-    env = make_env(world, DEFAULT_OBS_SIZE)
+    env = make_env(world=world, obs_size=DEFAULT_OBS_SIZE)
     times = []
     for repeat in range(config.reset_repeats):
         start = time.perf_counter()
@@ -424,13 +419,12 @@ def memory_per_env(world: str, config: WorldBenchConfig) -> dict[str, float | No
 
 _MEMORY_SCRIPT = """
 import gc, json, tracemalloc
-import gymnasium as gym
-import mrsteve.env
-from mrsteve.bench.world import make_env, resident_mb
+from mrsteve.bench.world import resident_mb
+from mrsteve.env import make_env
 from mrsteve.env.voxel_env import DEFAULT_OBS_SIZE
 
 def build(count):
-    envs = [make_env({world!r}, DEFAULT_OBS_SIZE) for _ in range(count)]
+    envs = [make_env(world={world!r}, obs_size=DEFAULT_OBS_SIZE) for _ in range(count)]
     for i, env in enumerate(envs):
         env.reset(seed={seed} + i)
     gc.collect()
@@ -471,9 +465,8 @@ print(time.perf_counter() - start)
 _ENV_FIRST_FRAME = """
 import time
 start = time.perf_counter()
-import gymnasium as gym
-import mrsteve.env
-env = gym.make("mrsteve/Voxel-v0", world={world!r}, obs_size=(64, 64))
+from mrsteve.env import make_env
+env = make_env(world={world!r}, obs_size=(64, 64))
 env.reset(seed=0)
 print(time.perf_counter() - start)
 """

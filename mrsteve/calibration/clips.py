@@ -40,8 +40,8 @@ from typing import NamedTuple
 import gymnasium
 import numpy as np
 
-import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
 from mrsteve.agent.factory import build_agent, explorer_agent_config
+from mrsteve.env import make_env
 from mrsteve.naming import check_name
 from mrsteve.perception.encoder import Observation
 from mrsteve.perception.lexicon import Lexicon, load_lexicon
@@ -524,7 +524,7 @@ class _Sessions:
         name = self.config.worlds[self._turn % len(self.config.worlds)]
         self._turn += 1
         if name not in self._envs:
-            self._envs[name] = gymnasium.make("mrsteve/Voxel-v0", world=name,
+            self._envs[name] = make_env(world=name,
                                               obs_size=self.config.obs_size)
         for _ in range(MAX_WORLD_TRIES):
             seed = int(self.rng.integers(2**31))

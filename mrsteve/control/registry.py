@@ -9,7 +9,7 @@ Navigators (:data:`NAVIGATORS`, pi_L-Nav):
 ``learned``   :class:`~mrsteve.control.learned_navigator.LearnedNavigator`, VPT-Nav's recipe over RGB
               frames with the shipped weights (or a trained file)
 ``vpt-nav``   VPT-Nav itself, a released ``vpt_nav.weights`` (``--vpt-nav-weights``;
-              :mod:`mrsteve.minecraft`, the ``minecraft`` extra)
+              registered by :mod:`mrsteve.minecraft.registry`, the ``minecraft`` extra)
 ============  ===============================================================================
 
 Explorers (:data:`EXPLORER_KINDS`, pi_H-Nav over a navigator; Table 1): ``count-based``
@@ -80,6 +80,9 @@ class NavigatorSpec:
     """The row of the paper's navigator table it is printed beside (``None``: none)."""
     reads: tuple[str, ...] = AGENT_OBSERVATION_KEYS
     """The observation keys its navigator reads (default: any the agent is given)."""
+    check_file: Callable[[str, str], WeightsFile] | str | None = None
+    """``check_file(kind, path)``: a weights file of :attr:`files` read key by key and recorded
+    (:class:`~mrsteve.digests.WeightsFile`), for a part built from released files."""
 
     @property
     def learned(self) -> bool:
@@ -137,10 +140,6 @@ NAVIGATORS: Registry[NavigatorSpec] = Registry("navigator", "mrsteve.navigators"
     NavigatorSpec("learned", "VPT-Nav's recipe: a goal-conditioned policy over RGB frames",
                   LearnedNavigator, weights=SHIPPED_NAVIGATOR, paper_row="VPT-Nav (KL = 1e-4)",
                   reads=("rgb", "pose")),
-    NavigatorSpec("vpt-nav",
-                  "VPT-Nav itself: the released goal-conditioned VPT, from vpt_nav.weights",
-                  "mrsteve.minecraft.parts:vpt_nav_navigator", files=("vpt-nav",),
-                  extra="minecraft", paper_row="VPT-Nav (KL = 1e-4)", reads=("rgb", "pose")),
 ), check=check_navigator_spec)
 """Every navigator by name (module docstring)."""
 

@@ -21,15 +21,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 from tqdm import tqdm
 
-import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
 from mrsteve.agent.factory import build_agent, make_agent
 from mrsteve.agent.parts import AgentParts
 from mrsteve.agent.planners import PlannerConfig
 from mrsteve.digests import plain
+from mrsteve.env import make_env
 from mrsteve.eval.plots import save_figure
 from mrsteve.eval.spec import check_seed
 from mrsteve.fileio import atomic_path, write_json
@@ -391,7 +390,7 @@ def _record_demo(task_key: str, task: Any, crafting: bool, agent: Any, agent_nam
                  progress: bool) -> tuple[EpisodeResult, dict[str, Path], list[str]]:
     """Run the demo's episode and write its files into the folder ``out``."""
     kwargs = crafting_env_kwargs(task) if crafting else env_kwargs(task)
-    with gym.make("mrsteve/Voxel-v0", **kwargs) as env:
+    with make_env(**kwargs) as env:
         recording = EpisodeRecording(frame_every=4 if video else 10**9)
         callbacks: list[Any] = [recording]
         bar = ProgressBar(task.max_steps) if progress else None

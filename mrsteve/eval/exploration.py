@@ -24,12 +24,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-import gymnasium as gym
 import numpy as np
 
-import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
 from mrsteve.agent.factory import EXPLORERS, build_agent, explorer_agent_config
 from mrsteve.agent.parts import AgentParts
+from mrsteve.env import make_env
 from mrsteve.env.voxel_env import DEFAULT_OBS_SIZE
 from mrsteve.eval.experiment import Experiment
 from mrsteve.eval.records import Record
@@ -150,7 +149,7 @@ def exploration_episode(spec: RunSpec) -> Record:
     """One episode of the explorer the spec's tree describes: metrics, goals and the trajectory
     (every ``trajectory_every``-th position, rounded to 0.01 block)."""
     task = spec.task
-    with gym.make("mrsteve/Voxel-v0", world=task.world, obs_size=task.obs_size) as env:
+    with make_env(world=task.world, obs_size=task.obs_size) as env:
         episode = run_exploration(env, build_agent(spec.agent), seed=spec.seed, steps=task.steps,
                                   grid=task.grid, linger_steps=task.linger_steps, area=task.area)
     return {

@@ -24,14 +24,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import gymnasium as gym
 import numpy as np
 
-import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
 from mrsteve.agent.factory import agent_config, build_agent
 from mrsteve.agent.parts import AgentParts
 from mrsteve.agent.registry import BUILT_IN_INSTRUCTION_POLICIES
 from mrsteve.control.skill_book import load_skills
+from mrsteve.env import make_env
 from mrsteve.env.voxel_env import DEFAULT_OBS_SIZE
 from mrsteve.eval.experiment import Experiment
 from mrsteve.eval.records import Record
@@ -180,7 +179,7 @@ def instruction_episode(spec: RunSpec) -> Record:
     options = {"clear": True}
     if item.tool is not None:
         options.update(give={item.tool: 1}, equip=item.tool)
-    with gym.make("mrsteve/Voxel-v0", world=task.world, obs_size=task.obs_size) as env:
+    with make_env(world=task.world, obs_size=task.obs_size) as env:
         driver = Driver(env)
         info = driver.reset(seed=spec.seed, options=options)
         world = env.unwrapped.world

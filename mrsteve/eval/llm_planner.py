@@ -16,13 +16,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Any
 
-import gymnasium as gym
-
-import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
 from mrsteve.agent.config import HierarchicalAgentConfig
 from mrsteve.agent.factory import AGENTS, build_agent, hierarchical_agent_config
 from mrsteve.agent.hierarchical import MineInstruction
 from mrsteve.agent.planners import PLANNERS, ChatClient, LLMConfig, LLMError, PlannerConfig
+from mrsteve.env import make_env
 from mrsteve.eval.experiment import AGENT_PARTS, AgentOptions, Experiment, Summaries
 from mrsteve.eval.options import SweepOptions
 from mrsteve.eval.records import Record
@@ -158,7 +156,7 @@ def crafting_episode(spec: RunSpec) -> Record:
     """One crafting episode: success, steps, and what the planner did."""
     task: CraftingTask = spec.task
     agent = build_agent(spec.agent)
-    with gym.make("mrsteve/Voxel-v0", **crafting_env_kwargs(task)) as env:
+    with make_env(**crafting_env_kwargs(task)) as env:
         result = run_crafting(env, agent, task, seed=spec.seed)
     report = agent.report
     record: dict[str, Any] = {

@@ -10,10 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import gymnasium as gym
-
-import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
 from mrsteve.agent.factory import AGENTS, build_agent
+from mrsteve.env import make_env
 from mrsteve.eval.experiment import AGENT_PARTS, MODE_SELECTOR_OPTIONS, AgentOptions, Experiment
 from mrsteve.eval.records import Record
 from mrsteve.eval.results import format_metric, format_table
@@ -111,7 +109,7 @@ def resident_memory(spec: RunSpec, agent: Agent) -> list[EpisodeCallback]:
 def long_instruction_episode(spec: RunSpec) -> Record:
     """One Long-Instruction episode: tasks solved, and each task's item, start and duration."""
     task = spec.task
-    with gym.make("mrsteve/Voxel-v0", world=task.world, noop_steps=task.noop_steps,
+    with make_env(world=task.world, noop_steps=task.noop_steps,
                   spawn_cycle=task.spawn_cycle) as env:
         agent = build_agent(spec.agent)
         sampler = resident_memory(spec, agent)
@@ -125,7 +123,7 @@ def long_instruction_episode(spec: RunSpec) -> Record:
 def long_navigation_episode(spec: RunSpec) -> Record:
     """One Long-Navigation episode: goals reached, and each goal's scene, frame and duration."""
     task = spec.task
-    with gym.make("mrsteve/Voxel-v0", world=task.world) as env:
+    with make_env(world=task.world) as env:
         agent = build_agent(spec.agent)
         sampler = resident_memory(spec, agent)
         record = ln.run_long_navigation(env, agent, make_encoder(spec.agent.encoder.kind),

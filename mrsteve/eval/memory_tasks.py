@@ -36,13 +36,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 
-import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
 from mrsteve.agent.factory import AGENTS, build_agent, make_navigator
 from mrsteve.control.motion import heading_to, wrap_degrees
 from mrsteve.control.navigation import NavigatorConfig
+from mrsteve.env import make_env
 from mrsteve.env.voxel_env import DEFAULT_OBS_SIZE
 from mrsteve.eval.experiment import (
     AGENT_PARTS,
@@ -268,7 +267,7 @@ def memory_tasks_episode(spec: RunSpec) -> Record:
     run = spec.task
     encoder = getattr(spec.agent, "encoder", None)
     world = world_of(run.memory_task)
-    with gym.make("mrsteve/Voxel-v0", **world, obs_size=tuple(run.obs_size)) as env:
+    with make_env(**world, obs_size=tuple(run.obs_size)) as env:
         episode = run_memory_task(
             env, build_agent(spec.agent), run.memory_task,
             ScriptedRoute(run.memory_task, run.route),

@@ -26,15 +26,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import gymnasium as gym
 import numpy as np
 
-import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
 from mrsteve.agent.config import NavigatorAgentConfig
 from mrsteve.agent.factory import build_agent, navigator_agent_config
 from mrsteve.agent.parts import AgentParts
 from mrsteve.control.path_planning import WorldGround
 from mrsteve.control.registry import BUILT_IN_NAVIGATORS, navigator_spec
+from mrsteve.env import make_env
 from mrsteve.env.voxel_env import DEFAULT_OBS_SIZE
 from mrsteve.eval.experiment import Experiment
 from mrsteve.eval.records import Record
@@ -207,7 +206,7 @@ def navigation_episode(spec: RunSpec) -> Record:
         return pick_goal(WorldGround(blocks), start, rng, task,
                          across_water=task.terrain == "river")
 
-    with gym.make("mrsteve/Voxel-v0", world=task.world, obs_size=task.obs_size) as env:
+    with make_env(world=task.world, obs_size=task.obs_size) as env:
         episode = run_navigation(env, build_agent(spec.agent), goal, seed=spec.seed,
                                  max_steps=task.max_steps)
     return {

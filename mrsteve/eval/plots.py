@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from mrsteve.env import make_env
 from mrsteve.fileio import atomic_path
 from mrsteve.world.topdown import top_down_image
 
@@ -31,11 +32,7 @@ def world_blocks(world: str, seed: int, covering: np.ndarray | None = None):
     With ``covering`` (``[N, 2]`` points in the reported frame) returns ``(blocks, corner)``:
     for an unbounded world, its terrain as generated over the chunks the points lie in, and the
     reported-frame position of ``blocks[0, :, 0]`` (``(0, 0)`` for a bounded map)."""
-    import gymnasium as gym
-
-    import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
-
-    env = gym.make("mrsteve/Voxel-v0", world=world, obs_size=(4, 4))
+    env = make_env(world=world, obs_size=(4, 4))
     env.reset(seed=seed)
     world_ = env.unwrapped.world
     blocks, corner = world_.blocks.copy(), np.zeros(2)

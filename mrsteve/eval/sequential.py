@@ -28,10 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-import gymnasium as gym
-
-import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
 from mrsteve.agent.factory import AGENTS, build_agent
+from mrsteve.env import make_env
 from mrsteve.eval.capacity import GRID_AGENTS, GRID_TASKS, capacity_table, save_capacity_plot
 from mrsteve.eval.experiment import (
     AGENT_PARTS,
@@ -135,7 +133,7 @@ def sequential_episode(spec: RunSpec) -> Record:
     if isinstance(task, MinecraftRun):
         return minecraft_episode(spec)
     modes = ModeSteps(has_modes=spec.agent.memory is not None)
-    with gym.make("mrsteve/Voxel-v0", **env_kwargs(task, task.obs_size)) as env:
+    with make_env(**env_kwargs(task, task.obs_size)) as env:
         result = run_tasks(env, build_agent(spec.agent), task.items, seed=spec.seed,
                            max_steps=task.max_steps, callbacks=[modes])
     return {**sequential_record(task, result), **modes.record(task.labels)}

@@ -21,11 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 
-import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
 from mrsteve.agent.factory import AGENTS, build_agent
+from mrsteve.env import make_env
 from mrsteve.eval.experiment import AGENT_PARTS, AgentOptions, Experiment, Summaries
 from mrsteve.eval.records import Record
 from mrsteve.eval.results import format_metric, format_table
@@ -153,7 +152,7 @@ def find_cow_episode(spec: RunSpec) -> Record:
     """One find-cow episode: the agent told to obtain beef on Map 2 for ``steps`` steps."""
     task = spec.task
     trace = PastureTrace(task.pasture_mobs, has_modes=spec.agent.memory is not None)
-    with gym.make("mrsteve/Voxel-v0", world=task.world, noop_steps=NOOP_STEPS) as env:
+    with make_env(world=task.world, noop_steps=NOOP_STEPS) as env:
         result = run_tasks(env, build_agent(spec.agent), (task.item,), seed=spec.seed,
                            max_steps=task.steps, callbacks=[trace])
     checkpoints = list(range(task.every, task.steps + 1, task.every))

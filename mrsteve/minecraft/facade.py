@@ -31,7 +31,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
+from mrsteve.env import make_env
 from mrsteve.minecraft.actions import BUTTONS, HOTBAR, from_env_action
 from mrsteve.minecraft.sim import EMPTY, ItemNames, item_names
 
@@ -61,13 +61,13 @@ class _Commands:
 
 class VoxelMinecraftSim:
     """The package's voxel world with MineStudio's ``MinecraftSim`` interface (module
-    docstring). ``env_kwargs`` are ``gymnasium.make("mrsteve/Voxel-v0", ...)``'s; every reset
+    docstring). ``env_kwargs`` are ``make_env(...)``'s; every reset
     rebuilds the world with ``seed`` (MineStudio fixes the world's seed when the simulator is
     made); ``callbacks`` are MineStudio callbacks."""
 
     def __init__(self, *, seed: int = 0, callbacks: Sequence[Any] = (),
                  names: ItemNames | None = None, **env_kwargs: Any) -> None:
-        self.voxel = gym.make("mrsteve/Voxel-v0", **env_kwargs)
+        self.voxel = make_env(**env_kwargs)
         self.seed = int(seed)
         self.callbacks = list(callbacks)
         self.action_type = "env"

@@ -7,7 +7,7 @@ command line read (:data:`ENCODERS`).
 ``pixels``      :class:`~mrsteve.perception.pixels.PixelEncoder`, the video-text model over RGB
                 frames with the shipped weights
 ``mineclip``    MineCLIP over RGB frames, a released ``attn.pth`` (``--mineclip-weights``;
-                :mod:`mrsteve.minecraft`, the ``minecraft`` extra)
+                registered by :mod:`mrsteve.minecraft.registry`, the ``minecraft`` extra)
 ==============  ===========================================================================
 
 Each entry holds what builds the encoder, its calibrated thresholds, its shipped weights, the
@@ -64,6 +64,9 @@ class EncoderSpec:
     """The shipped thresholds ``mrsteve calibrate --write`` replaces (below ``mrsteve/``)."""
     reads: tuple[str, ...] = AGENT_OBSERVATION_KEYS
     """The observation keys its encoder reads (default: any the agent is given)."""
+    check_file: Callable[[str, str], WeightsFile] | str | None = None
+    """``check_file(kind, path)``: a weights file of :attr:`files` read key by key and recorded
+    (:class:`~mrsteve.digests.WeightsFile`), for a part built from released files."""
 
     def make(self, files: tuple[WeightsFile, ...] = ()) -> Encoder:
         """A fresh encoder, built from the weights ``files`` of :attr:`files` (in their order)."""
@@ -173,11 +176,6 @@ ENCODERS: Registry[EncoderSpec] = Registry("encoder", "mrsteve.encoders", (
                  "perception/data/pixels_thresholds.toml"), _pixel_weights,
                 calibration=_pixel_calibration,
                 thresholds_file="perception/data/pixels_thresholds.toml", reads=("rgb",)),
-    EncoderSpec("mineclip", "MineCLIP over RGB frames, from a released attn.pth",
-                "mrsteve.minecraft.parts:mineclip_encoder",
-                "mrsteve.minecraft.parts:mineclip_thresholds",
-                ("perception/data/lexicon.toml",), files=("mineclip",), extra="minecraft",
-                reads=("rgb",)),
 ), check=check_encoder_spec)
 """Every encoder by name (module docstring)."""
 

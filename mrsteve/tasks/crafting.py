@@ -41,7 +41,7 @@ def find_crafting(names: str) -> list[CraftingTask]:
 
 
 def crafting_env_kwargs(task: CraftingTask) -> dict[str, Any]:
-    """The ``gymnasium.make("mrsteve/Voxel-v0", **kwargs)`` arguments of ``task``'s episodes."""
+    """The :func:`~mrsteve.env.make_env` arguments of ``task``'s episodes."""
     return {"world": task.world, "noop_steps": NOOP_STEPS}
 
 

@@ -252,6 +252,6 @@ class GoalClips:
 
 
 def world_of(task: MemoryTask) -> Mapping[str, Any]:
-    """The ``gymnasium.make("mrsteve/Voxel-v0", **kwargs)`` arguments of ``task``'s episodes
+    """The :func:`~mrsteve.env.make_env` arguments of ``task``'s episodes
     (no no-op steps: the zombies burn from step 0)."""
     return {"world": task.world}

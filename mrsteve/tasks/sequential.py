@@ -34,7 +34,7 @@ def task_suites() -> Mapping[str, Mapping[str, SequentialTask]]:
 
 
 def env_kwargs(task: SequentialTask, obs_size: tuple[int, int] | None = None) -> dict[str, Any]:
-    """The ``gymnasium.make("mrsteve/Voxel-v0", **kwargs)`` arguments of ``task``'s episodes."""
+    """The :func:`~mrsteve.env.make_env` arguments of ``task``'s episodes."""
     kwargs: dict[str, Any] = {"world": task.world, "noop_steps": NOOP_STEPS,
                               "spawn_cycle": task.spawn_cycle}
     if obs_size is not None:

@@ -57,6 +57,7 @@ from mrsteve.control.instruction import (
     InstructionWeights,
 )
 from mrsteve.control.learned_navigator import CAMERA_BINS, NavigatorWeights, camera_bins
+from mrsteve.env import make_env
 from mrsteve.nn import PolicyArchitecture
 from mrsteve.train.layers import (
     action_head,
@@ -287,9 +288,6 @@ def collect_episodes(config: InstructionTrainingConfig, seed: int, episodes: int
     ``config.guidance``; DAgger, validation) and the camera head's ``camera_guidance``
     (default: the same) while the skills label every step as a teacher
     (:attr:`~mrsteve.control.skills.SkillConfig.labelling`), until the item first arrives."""
-    import gymnasium as gym
-
-    import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
     from mrsteve.control.instruction import InstructionPolicyConfig, LearnedSkills
     from mrsteve.control.skill_book import load_skills
     from mrsteve.control.skills import ScriptedSkills, SkillConfig
@@ -312,7 +310,7 @@ def collect_episodes(config: InstructionTrainingConfig, seed: int, episodes: int
         options: dict = {"clear": True}
         if task.tool is not None:
             options.update(give={task.tool: 1}, equip=task.tool)
-        with gym.make("mrsteve/Voxel-v0", world=world_name) as env:
+        with make_env(world=world_name) as env:
             driver = Driver(env)
             info = driver.reset(seed=int(rng.integers(2**31)), options=options)
             world = env.unwrapped.world

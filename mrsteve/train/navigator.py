@@ -53,6 +53,7 @@ from mrsteve.control.learned_navigator import (
     camera_bins,
     goal_features,
 )
+from mrsteve.env import make_env
 from mrsteve.train.layers import (
     action_head,
     causal_core,
@@ -322,9 +323,6 @@ def collect_segments(config: NavigatorTrainingConfig, seed: int, segments: int,
     driver (:class:`~mrsteve.tasks.driver.Driver`) steps each world; the controller of a
     segment records the view and the expert's label and ends the segment when the expert finds
     the goal reached."""
-    import gymnasium as gym
-
-    import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
     from mrsteve.control.learned_navigator import LearnedNavigator
     from mrsteve.control.navigation import DepthNavigator
     from mrsteve.tasks.driver import Driver
@@ -334,7 +332,7 @@ def collect_segments(config: NavigatorTrainingConfig, seed: int, segments: int,
     rgb, goal, buttons, camera, segment, reached = [], [], [], [], [], []
     while len(reached) < segments:
         world = TRAINING_WORLDS[int(rng.integers(len(TRAINING_WORLDS)))]
-        with gym.make("mrsteve/Voxel-v0", world=world) as env:
+        with make_env(world=world) as env:
             driver = Driver(env)
             info = driver.reset(seed=int(rng.integers(2**31)))
             expert = None

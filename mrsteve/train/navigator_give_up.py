@@ -32,6 +32,7 @@ import numpy as np
 
 from mrsteve.control.learned_navigator import NavigatorWeights
 from mrsteve.control.navigation import NavigatorConfig
+from mrsteve.env import make_env
 from mrsteve.nn import logit
 
 GOAL_KINDS = ("beyond", "inside", "open")
@@ -129,9 +130,6 @@ def walks_key(data_key: str, goals: int, weights: NavigatorWeights,
 def walk_give_up(weights: NavigatorWeights, seed: int, goals: int, worlds: tuple[str, ...],
                  max_steps: int) -> GiveUpWalks:
     """``goals`` walks of the policy of ``weights`` in ``worlds`` (module docstring, step 1)."""
-    import gymnasium as gym
-
-    import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
     from mrsteve.control.learned_navigator import LearnedNavigator
     from mrsteve.control.navigation import DepthNavigator
     from mrsteve.tasks.driver import Driver
@@ -140,7 +138,7 @@ def walk_give_up(weights: NavigatorWeights, seed: int, goals: int, worlds: tuple
     features, verdicts, kinds = [], [], []
     walked = 0
     while walked < goals:
-        with gym.make("mrsteve/Voxel-v0", world=worlds[int(rng.integers(len(worlds)))]) as env:
+        with make_env(world=worlds[int(rng.integers(len(worlds)))]) as env:
             driver = Driver(env)
             info = driver.reset(seed=int(rng.integers(2**31)))
             size = env.unwrapped.world.blocks.shape

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mrsteve.control.learned_navigator import BUTTONS, camera_bins, goal_features
+from mrsteve.env import make_env
 
 
 @dataclass(frozen=True)
@@ -99,13 +100,10 @@ class GoalWalks:
         self.ended = 0
 
     def _new_world(self) -> dict:
-        import gymnasium as gym
-
-        import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
         from mrsteve.tasks.driver import Driver
 
         world = self.worlds[int(self.rng.integers(len(self.worlds)))]
-        driver = Driver(gym.make("mrsteve/Voxel-v0", world=world))
+        driver = Driver(make_env(world=world))
         info = driver.reset(seed=int(self.rng.integers(2**31)))
         state = {"driver": driver, "camera": info["camera"], "goals": 0}
         self._new_goal(state)
