@@ -13,6 +13,7 @@ evaluators turn them into world coordinates with :meth:`AgentFrame.to_world`.
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -58,13 +59,16 @@ class Decision(dict):
     An agent that only acts (a scripted controller) may return a plain action dict; the driver
     reads it as a decision with nothing else set."""
 
-    __slots__ = ("goal", "mode", "query", "subgoal", "target")
+    __slots__ = ("goal", "mode", "notes", "query", "subgoal", "target")
 
     def __init__(self, action: Action | None = None, *, mode: Mode | None = None,
                  target: tuple[float, ...] | None = None,
                  goal: tuple[float, float] | None = None, query: Query | None = None,
-                 subgoal: str | None = None) -> None:
+                 subgoal: str | None = None, notes: Mapping[str, Any] | None = None) -> None:
         super().__init__(action or {})
+        self.notes = notes
+        """What else the controller says of the step for a callback to keep (a training
+        collector's: the teacher's ``label`` to imitate, a policy's ``features``), if any."""
         self.mode = mode
         """The mode the action was taken in (``None``: an agent without modes)."""
         self.target = target
@@ -83,11 +87,12 @@ class Decision(dict):
 
     def __reduce__(self):  # slots of a dict subclass are not pickled by default
         return (_decision, (dict(self), self.mode, self.target, self.goal, self.query,
-                            self.subgoal))
+                            self.subgoal, self.notes))
 
 
-def _decision(action, mode, target, goal, query, subgoal) -> Decision:
-    return Decision(action, mode=mode, target=target, goal=goal, query=query, subgoal=subgoal)
+def _decision(action, mode, target, goal, query, subgoal, notes=None) -> Decision:
+    return Decision(action, mode=mode, target=target, goal=goal, query=query, subgoal=subgoal,
+                    notes=notes)
 
 
 @runtime_checkable

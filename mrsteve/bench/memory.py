@@ -314,7 +314,7 @@ def run_memory_benchmark(config: MemoryBenchConfig, progress: bool = True) -> di
         write_s = _write_all(memory, trajectory, benched.title, progress)
         memory.build_s = write_s
         stats = memory.stats()
-        for top_k in (None,) if name == "fifo" else config.top_ks:
+        for top_k in config.top_ks if benched.variant.ranks_clusters else (None,):
             timings, scored, found = _read_all(
                 memory, queries, top_k, f"{benched.title} top-{top_k or 'all'}", progress
             )

@@ -10,10 +10,11 @@ from typing import Annotated
 import typer
 
 from mrsteve.cli.output import check_outputs, fail, writing_results
+from mrsteve.minecraft.registry import CHECKPOINT_KINDS
 
-KINDS = ("mineclip", "vpt", "vpt-nav", "steve1", "steve1-prior")
-"""``--kind`` values (:data:`mrsteve.minecraft.checkpoints.KINDS`, listed here so that the help
-needs no torch)."""
+KINDS = CHECKPOINT_KINDS
+"""``--kind`` values (:data:`mrsteve.minecraft.registry.CHECKPOINT_KINDS`: the help needs no
+torch)."""
 
 SYNTH_EXAMPLES = """Examples:
 

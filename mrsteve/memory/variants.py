@@ -67,6 +67,12 @@ class MemoryVariant:
         return "cell_size" in {field.name for field in dataclasses.fields(self.config_type)}
 
     @property
+    def ranks_clusters(self) -> bool:
+        """Whether a read ranks clusters by their centres and scans the ``top_k`` best (FIFO
+        Memory scans every frame)."""
+        return "top_k" in {field.name for field in dataclasses.fields(self.config_type)}
+
+    @property
     def has_events(self) -> bool:
         """Whether the variant clusters frames into events (it has event merge thresholds, which
         come from the encoder's calibration)."""

@@ -39,6 +39,7 @@ from mrsteve.minecraft.mineclip import (
     MineClipConfig,
     config_from_shapes,
 )
+from mrsteve.minecraft.registry import CHECKPOINT_KINDS
 from mrsteve.minecraft.vpt import (
     RELATIVE_BASIS,
     TINY_PRIOR,
@@ -52,7 +53,7 @@ from mrsteve.minecraft.vpt import (
     prior_config_from_shapes,
 )
 
-KINDS = ("mineclip", "vpt", "vpt-nav", "steve1", "steve1-prior")
+KINDS = CHECKPOINT_KINDS
 """The checkpoint kinds, as ``mrsteve weights synth --kind`` names them."""
 
 DESCRIPTIONS = {

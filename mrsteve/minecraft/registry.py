@@ -17,6 +17,10 @@ from mrsteve.perception.registry import EncoderSpec
 PARTS = "mrsteve.minecraft.parts"
 """The module that builds the parts (torch)."""
 
+CHECKPOINT_KINDS = ("mineclip", "vpt", "vpt-nav", "steve1", "steve1-prior")
+"""The kinds of the released checkpoints (:mod:`mrsteve.minecraft.checkpoints` reads them;
+named here, where no torch is imported, for the commands' help)."""
+
 MINECLIP = EncoderSpec(
     "mineclip", "MineCLIP over RGB frames, from a released attn.pth",
     f"{PARTS}:mineclip_encoder", f"{PARTS}:mineclip_thresholds",

@@ -49,6 +49,9 @@ class Step:
     info: Mapping[str, Any]
     terminated: bool = False
     truncated: bool = False
+    view: Observation | None = None
+    """What the controller saw when it decided (the observation before the step, episode frame):
+    what a recording callback keeps beside the decision."""
 
 
 class EpisodeCallback:
@@ -113,12 +116,14 @@ class Driver:
         """The player's world ``(x, z)``."""
         return float(self.obs["pose"][0]), float(self.obs["pose"][2])
 
-    def step(self, decision: Decision | Action) -> Step:
-        """Take one step with ``decision`` and tell the callbacks."""
+    def step(self, decision: Decision | Action, view: Observation | None = None) -> Step:
+        """Take one step with ``decision`` (made on ``view``, default the current one) and tell
+        the callbacks."""
         decision = Decision.of(decision)
+        view = self.view if view is None else view
         self.obs, _, terminated, truncated, info = self.env.step(decision)
         self.t += 1
-        step = Step(self.t, self.obs, decision, info, bool(terminated), bool(truncated))
+        step = Step(self.t, self.obs, decision, info, bool(terminated), bool(truncated), view)
         for callback in self.callbacks:
             callback.on_step(step)
         return step
@@ -132,10 +137,11 @@ class Driver:
         taken)."""
         last = None
         for _ in range(int(steps)):
-            decision = controller(self.view, self.t)
+            view = self.view
+            decision = controller(view, self.t)
             if decision is None:
                 break
-            last = self.step(decision)
+            last = self.step(decision, view)
             if (until is not None and until(last)) or last.terminated or last.truncated:
                 break
         return last

@@ -37,7 +37,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -49,6 +48,7 @@ from mrsteve.calibration.thresholds import average_precision
 from mrsteve.perception.lexicon import Lexicon, load_lexicon
 from mrsteve.perception.pixels import PixelArchitecture, PixelWeights, tokens
 from mrsteve.train.layers import optimise, torch_session
+from mrsteve.train.runs import TrainingRun
 
 REPHRASINGS = ("near {}", "{} nearby", "close to {}", "next to {}", "a view of {}")
 """Caption templates of a ``near X`` prompt; other prompts (``cut a tree``) are also captioned
@@ -400,9 +400,8 @@ def _train(out: Path, config: TrainingConfig, lexicon: Lexicon, progress: bool,
     import torch
     from tqdm import tqdm
 
-    from mrsteve.fileio import atomic_path
 
-    started = time.perf_counter()
+    run = TrainingRun(out, json.dumps(config.recipe(), sort_keys=True), {"epoch": 0}, say=say)
     train, val = load_or_render(out, config, lexicon, say)
     architecture = PixelArchitecture(
         vocabulary=vocabulary(lexicon), obs_size=train.rgb.shape[2:4], window=train.rgb.shape[1],
@@ -416,24 +415,12 @@ def _train(out: Path, config: TrainingConfig, lexicon: Lexicon, progress: bool,
     schedule = torch.optim.lr_scheduler.OneCycleLR(
         optimiser, max_lr=config.learning_rate, total_steps=config.epochs * steps_per_epoch,
         pct_start=0.1)
-    history: list[dict] = []
-    start_epoch = 0
-    checkpoint_path = out / "checkpoint.pt"
-    fingerprint = json.dumps(config.recipe(), sort_keys=True)
-    if checkpoint_path.exists():
-        saved = torch.load(checkpoint_path, weights_only=False)
-        if saved["config"] == fingerprint:
-            model.load_state_dict(saved["model"])
-            optimiser.load_state_dict(saved["optimiser"])
-            schedule.load_state_dict(saved["schedule"])
-            history, start_epoch = saved["history"], saved["epoch"]
-            say(f"resuming after epoch {start_epoch} from {checkpoint_path}")
-        else:
-            say(f"{checkpoint_path} is of another configuration; starting afresh")
+    if run.restore(model=model, optimiser=optimiser, schedule=schedule):
+        say(f"resuming after epoch {run.state['epoch']} from {out / TrainingRun.CHECKPOINT}")
     variants = [caption_variants(text) for text in lexicon.texts]
     word_index = {word: i for i, word in enumerate(architecture.vocabulary)}
     window = train.rgb.shape[1]
-    for epoch in range(start_epoch, config.epochs):
+    for epoch in range(run.state["epoch"], config.epochs):
         rng = np.random.default_rng([config.seed, epoch])
         model.train()
         order = rng.permutation(len(train.rgb))
@@ -450,27 +437,20 @@ def _train(out: Path, config: TrainingConfig, lexicon: Lexicon, progress: bool,
                          torch.from_numpy(train.labels[batch]))
             optimise(optimiser, loss, losses, bar)
             schedule.step()
-        row = {"epoch": epoch + 1, "train_loss": float(np.mean(losses)),
-               **_validate(model, config, val, lexicon, word_index),
-               "seconds": time.perf_counter() - started}
-        history.append(row)
+        row = run.log("training", epoch + 1, train_loss=float(np.mean(losses)),
+                      **_validate(model, config, val, lexicon, word_index))
+        run.state["epoch"] = epoch + 1
         say(f"epoch {row['epoch']}: train loss {row['train_loss']:.3f}, validation loss "
             f"{row['val_loss']:.3f}, validation mAP {row['val_map']:.3f}")
-        with atomic_path(checkpoint_path) as tmp:
-            torch.save({"config": fingerprint, "model": model.state_dict(),
-                        "optimiser": optimiser.state_dict(), "schedule": schedule.state_dict(),
-                        "history": history, "epoch": epoch + 1}, tmp)
-    info = {"training": config.recipe(), "history": history[-1] if history else {},
+        run.save(model=model, optimiser=optimiser, schedule=schedule)
+    info = {"training": config.recipe(), "history": run.history[-1] if run.history else {},
             "data": f"{config.clips} clips of {', '.join(CALIBRATION_WORLDS)}, seed {config.seed}"
                     + (f", {config.hard_negatives} hard negatives mined from "
                        f"{config.hard_negative_pool} by weights {miner_sha256()}"
                        if config.hard_negatives else "")}
     weights = export_weights(model, architecture, info)
-    weights.save(out / "pixels.npz")
-    with atomic_path(out / "history.json") as tmp:
-        tmp.write_text(json.dumps(history, indent=2))
-    plot_curve(history, out / "curve.png")
-    return TrainingResult(weights, history, time.perf_counter() - started)
+    run.finish(weights, "pixels.npz", plot_curve)
+    return TrainingResult(weights, run.history, run.seconds)
 
 
 def _frame_subsets(rng: np.random.Generator, clips: int, window: int, count: int) -> np.ndarray:

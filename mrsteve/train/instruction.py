@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
@@ -57,8 +56,10 @@ from mrsteve.control.instruction import (
     InstructionWeights,
 )
 from mrsteve.control.learned_navigator import CAMERA_BINS, NavigatorWeights, camera_bins
-from mrsteve.env import make_env
 from mrsteve.nn import PolicyArchitecture
+from mrsteve.protocols import Decision
+from mrsteve.tasks.driver import EpisodeCallback, Step
+from mrsteve.train.episodes import training_worlds
 from mrsteve.train.layers import (
     action_head,
     causal_core,
@@ -69,11 +70,10 @@ from mrsteve.train.layers import (
 from mrsteve.train.navigator import (
     PitchNudges,
     action_loss,
-    cached_data,
     plot_curve,
     windows,
 )
-from mrsteve.train.runs import render_streams, trained_alike
+from mrsteve.train.runs import TrainingRun, render_streams
 
 INSTRUCTION_WORLDS = ("calib_meadow", "calib_dunes", "calib_shores")
 """World recipes the instruction policy learns in (``data/worlds.toml``: procedural, with trees,
@@ -279,6 +279,44 @@ def prompts() -> tuple[str, ...]:
     return tuple(dict.fromkeys(task.prompts.execute for task in load_catalog().items.values()))
 
 
+class TrajectoryRecorder(EpisodeCallback):
+    """What an episode keeps of each step (a callback of the collector's driver): the frame the
+    decision was made on, the clip embedding of ``encoder`` (``None``: none, the policy's own
+    episodes), the teacher's label (keys, camera bins), the episode's index and whether the
+    item arrived; :meth:`start` begins an episode, :meth:`trajectories` gives them all."""
+
+    def __init__(self, encoder: Any | None) -> None:
+        self.encoder = encoder
+        self.columns: dict[str, list] = {name: [] for name in Trajectories.FIELDS}
+        self.success, self.prompt = self.columns["success"], self.columns["prompt"]
+        self._episode, self._slot = 0, 0
+
+    def start(self, episode: int, slot: int) -> None:
+        """Episode ``episode`` begins; its item is in inventory slot ``slot``."""
+        self._episode, self._slot = episode, slot
+
+    def on_step(self, step: Step) -> None:
+        view, label, columns = step.view, step.decision.notes["label"], self.columns
+        columns["rgb"].append(view["rgb"])
+        if self.encoder is not None:
+            columns["embedding"].append(self.encoder.observe(view))
+        columns["buttons"].append([int(label.get(name, 0)) for name in INSTRUCTION_BUTTONS])
+        columns["camera"].append(camera_bins(label["camera"]))
+        columns["segment"].append(self._episode)
+        columns["success"].append(int(step.obs["inventory"][self._slot])
+                                  > int(view["inventory"][self._slot]))
+
+    def trajectories(self) -> Trajectories:
+        columns = self.columns
+        embedding = (np.stack(columns["embedding"]) if columns["embedding"]
+                     else np.zeros((len(columns["rgb"]), 0)))
+        return Trajectories(
+            np.stack(columns["rgb"]), embedding.astype(np.float32),
+            np.array(columns["buttons"], np.uint8), np.array(columns["camera"], np.int8),
+            np.array(columns["segment"], np.int32), np.array(columns["success"], bool),
+            np.array(columns["prompt"], np.int16))
+
+
 def collect_episodes(config: InstructionTrainingConfig, seed: int, episodes: int, first: int,
                      weights: InstructionWeights | None = None,
                      guidance: float | None = None,
@@ -287,13 +325,14 @@ def collect_episodes(config: InstructionTrainingConfig, seed: int, episodes: int
     (``weights`` None), or the learned policy of ``weights`` does with ``guidance`` (default
     ``config.guidance``; DAgger, validation) and the camera head's ``camera_guidance``
     (default: the same) while the skills label every step as a teacher
-    (:attr:`~mrsteve.control.skills.SkillConfig.labelling`), until the item first arrives."""
+    (:attr:`~mrsteve.control.skills.SkillConfig.labelling`), until the item first arrives; a
+    world of the training worlds each (:func:`~mrsteve.train.episodes.training_worlds`), its steps
+    kept by a :class:`TrajectoryRecorder`."""
     from mrsteve.control.instruction import InstructionPolicyConfig, LearnedSkills
     from mrsteve.control.skill_book import load_skills
     from mrsteve.control.skills import ScriptedSkills, SkillConfig
     from mrsteve.perception.pixels import PixelEncoder
     from mrsteve.tasks.catalog import load_catalog
-    from mrsteve.tasks.driver import Driver
     from mrsteve.tasks.placement import start_near, target_positions
 
     rng = np.random.default_rng(seed)
@@ -302,18 +341,23 @@ def collect_episodes(config: InstructionTrainingConfig, seed: int, episodes: int
     items = list(catalog.items)
     captions = prompts()
     encoder = PixelEncoder()
-    columns: dict[str, list] = {name: [] for name in Trajectories.FIELDS}
+    recorder = TrajectoryRecorder(encoder if weights is None else None)
     nudges = PitchNudges(config.nudge_rate, config.nudge_steps, config.nudge_degrees)
-    for episode in range(episodes):
-        task = catalog.item(items[(first + episode) % len(items)])
-        world_name = INSTRUCTION_WORLDS[int(rng.integers(len(INSTRUCTION_WORLDS)))]
+    task = None
+
+    def tool_in_hand() -> dict:
         options: dict = {"clear": True}
         if task.tool is not None:
             options.update(give={task.tool: 1}, equip=task.tool)
-        with make_env(world=world_name) as env:
-            driver = Driver(env)
-            info = driver.reset(seed=int(rng.integers(2**31)), options=options)
-            world = env.unwrapped.world
+        return options
+
+    worlds = training_worlds(INSTRUCTION_WORLDS, rng, callbacks=[recorder],
+                             options=tool_in_hand)
+    try:
+        for episode in range(episodes):
+            task = catalog.item(items[(first + episode) % len(items)])
+            driver, info = next(worlds)
+            world = driver.env.unwrapped.world
             if rng.random() < config.near_share:
                 try:
                     skill = skills.skill(task.prompts.execute)
@@ -332,38 +376,23 @@ def collect_episodes(config: InstructionTrainingConfig, seed: int, episodes: int
                                       weights=weights)
                 actor.reset(rng, info["camera"])
             encoder.reset()
-            slot = world.content.item_names.index(task.item)
+            recorder.start(episode, world.content.item_names.index(task.item))
             prompt = task.prompts.execute
             nudges.reset()
-            count = 0
 
-            def labelled(view, t, episode=episode):
-                nonlocal count
+            def labelled(view, t):
                 label = expert.act(view, prompt)
-                columns["rgb"].append(view["rgb"])
-                if actor is None:
-                    columns["embedding"].append(encoder.observe(view))
-                columns["buttons"].append([int(label.get(name, 0))
-                                           for name in INSTRUCTION_BUTTONS])
-                columns["camera"].append(camera_bins(label["camera"]))
-                columns["segment"].append(episode)
-                count = int(driver.obs["inventory"][slot])
-                return nudges(label, rng) if actor is None else actor.act(view, prompt)
+                action = nudges(label, rng) if actor is None else actor.act(view, prompt)
+                return Decision(action, notes={"label": label})
 
             def arrived(step) -> bool:
-                got = int(step.obs["inventory"][slot]) > count
-                columns["success"].append(got)
-                return got and actor is not None  # the policy's episodes end at a success
+                return recorder.success[-1] and actor is not None  # the policy's end at a success
 
             driver.run(labelled, steps=config.episode_steps, until=arrived)
-            columns["prompt"].append(captions.index(prompt))
-    embedding = (np.stack(columns["embedding"]) if columns["embedding"]
-                 else np.zeros((len(columns["rgb"]), 0)))
-    return Trajectories(
-        np.stack(columns["rgb"]), embedding.astype(np.float32),
-        np.array(columns["buttons"], np.uint8), np.array(columns["camera"], np.int8),
-        np.array(columns["segment"], np.int32), np.array(columns["success"], bool),
-        np.array(columns["prompt"], np.int16))
+            recorder.prompt.append(captions.index(prompt))
+    finally:
+        worlds.close()
+    return recorder.trajectories()
 
 
 def collect(config: InstructionTrainingConfig, seed: int, episodes: int,
@@ -474,10 +503,8 @@ def _train(out: Path, config: InstructionTrainingConfig, progress: bool,
            say: Callable[[str], None]) -> InstructionTrainingResult:
     import torch
 
-    from mrsteve.fileio import atomic_path
     from mrsteve.perception.pixels import load_shipped_weights
 
-    started = time.perf_counter()
     foundation = foundation_weights(config)
     base = foundation.architecture
     text = load_shipped_weights()
@@ -485,22 +512,23 @@ def _train(out: Path, config: InstructionTrainingConfig, progress: bool,
         **{f.name: getattr(base, f.name) for f in fields(PolicyArchitecture)},
         goal_dim=text.architecture.dim, text_dim=text.architecture.dim, goal_encoder=text.sha256)
     key = config.data_key()
+    fingerprint = json.dumps({**config.recipe(), "foundation_sha256": foundation.sha256},
+                             sort_keys=True)
+    run = TrainingRun(out, fingerprint, {"epoch": 0, "rounds": 0}, say=say,
+                      extendable=("dagger_rounds",))
+    state = run.state
 
     def render() -> Trajectories:
         say(f"rendering {config.episodes} episodes of the scripted skills in "
             f"{', '.join(INSTRUCTION_WORLDS)}")
         return collect(config, config.seed, config.episodes)
 
-    data = cached_data(out, "trajectories", key, render, load=Trajectories.load)
+    data = run.cached("trajectories", key, render, Trajectories.load)
     say(f"{len(data.rgb)} steps; the skills got their item in "
         f"{data.episode_success().mean():.0%} of {len(data.prompt)} episodes")
     if config.until_last_success:
         data = data.until_last_success()
         say(f"{len(data.rgb)} steps up to each episode's last success")
-    checkpoint_path = out / "checkpoint.pt"
-    fingerprint = json.dumps({**config.recipe(), "foundation_sha256": foundation.sha256},
-                             sort_keys=True)
-    state = {"epoch": 0, "rounds": 0, "history": []}
     torch.manual_seed(config.seed)
     model = build_instruction_policy(architecture)
     start = {name: torch.from_numpy(value) for name, value in foundation.parameters.items()
@@ -509,24 +537,13 @@ def _train(out: Path, config: InstructionTrainingConfig, progress: bool,
     optimiser = torch.optim.AdamW([p for n, p in model.named_parameters()
                                    if not n.startswith("prior.")],
                                   lr=config.learning_rate, weight_decay=config.weight_decay)
-    if checkpoint_path.exists():
-        saved = torch.load(checkpoint_path, weights_only=False)
-        if not trained_alike(saved["config"], fingerprint, extendable=("dagger_rounds",)):
-            say(f"{checkpoint_path} is of another configuration; starting afresh")
-        else:
-            state = saved["state"]
-            model.load_state_dict(saved["model"])
-            optimiser.load_state_dict(saved["optimiser"])
-            started = time.perf_counter() - state.get("seconds", 0.0)  # summed over resumes
-            say(f"resuming at round {state['rounds']}, epoch {state['epoch']}")
-            if state["rounds"] < config.dagger_rounds:  # more rounds: validate them afresh
-                state.pop("validation_settings", None)
+    if run.restore(model=model, optimiser=optimiser):
+        say(f"resuming at round {state['rounds']}, epoch {state['epoch']}")
+        if state["rounds"] < config.dagger_rounds:  # more rounds: validate them afresh
+            state.pop("validation_settings", None)
 
     def save_checkpoint() -> None:
-        state["seconds"] = time.perf_counter() - started
-        with atomic_path(checkpoint_path) as tmp:
-            torch.save({"config": fingerprint, "state": state, "model": model.state_dict(),
-                        "optimiser": optimiser.state_dict()}, tmp)
+        run.save(model=model, optimiser=optimiser)
 
     # the prior first: the DAgger rounds act with its goals
     if "prior" not in state:
@@ -534,8 +551,7 @@ def _train(out: Path, config: InstructionTrainingConfig, progress: bool,
         save_checkpoint()
     while state["epoch"] < config.epochs:
         loss = _epoch(model, optimiser, data, config, state, config.epochs, progress)
-        state["history"].append({"stage": "cloning", "epoch": state["epoch"], "loss": loss,
-                                 "seconds": time.perf_counter() - started})
+        run.log("cloning", state["epoch"], loss=loss)
         say(f"cloning epoch {state['epoch']}: loss {loss:.3f}")
         save_checkpoint()
     if state["rounds"] < config.dagger_rounds:
@@ -546,34 +562,30 @@ def _train(out: Path, config: InstructionTrainingConfig, progress: bool,
     while state["rounds"] < config.dagger_rounds:
         number = state["rounds"] + 1
         weights = export_weights(model, architecture, {})
-        walked = cached_data(
-            out, f"dagger-{number}", f"{key}-{number}-{weights.sha256[:16]}",
+        walked = run.cached(
+            f"dagger-{number}", f"{key}-{number}-{weights.sha256[:16]}",
             lambda weights=weights, number=number: collect(
                 near, config.seed + 1000 * number, config.dagger_episodes, weights),
-            load=Trajectories.load)
+            Trajectories.load)
         reached = float(walked.episode_success().mean())
         say(f"DAgger round {number}: the policy got its item in {reached:.0%} of "
             f"{len(walked.prompt)} episodes started near a target")
         rounds.append(walked)
         loss = _dagger_round(model, optimiser, data, rounds, goals, config, number, progress)
         state["rounds"] = number
-        state["history"].append({"stage": f"dagger-{number}", "epoch": number, "loss": loss,
-                                 "reached": reached, "seconds": time.perf_counter() - started})
+        run.log(f"dagger-{number}", number, loss=loss, reached=reached)
         say(f"DAgger round {number}: loss {loss:.3f}")
         save_checkpoint()
     if config.validation_episodes and (state.get("validation_settings")
                                        != config.validation_settings()):
         state["validation"] = validate(config, export_weights(model, architecture, {}), say)
         state["validation_settings"] = config.validation_settings()
-        state["history"] = [row for row in state["history"] if row["stage"] != "validation"]
-        state["history"].append({"stage": "validation", "epoch": 0,
-                                 "reached": max(state["validation"].values()),
-                                 "seconds": time.perf_counter() - started})
+        state["history"] = [row for row in run.history if row["stage"] != "validation"]
+        run.log("validation", 0, reached=max(state["validation"].values()))
         save_checkpoint()
     validation = state.get("validation", {}) if config.validation_episodes else {}
     guidance, camera_guidance = best_setup(config, validation)
-    seconds = time.perf_counter() - started
-    info = {"training": config.recipe(), "seconds": round(seconds, 1),
+    info = {"training": config.recipe(), "seconds": round(run.seconds, 1),
             "guidance": float(guidance), "camera_guidance": camera_guidance,
             "validation": validation,
             "foundation_sha256": foundation.sha256, "prior": state["prior"],
@@ -581,13 +593,12 @@ def _train(out: Path, config: InstructionTrainingConfig, progress: bool,
                     f"{', '.join(INSTRUCTION_WORLDS)}, seed {config.seed}"
                     + (f", {config.dagger_rounds} DAgger rounds of {config.dagger_episodes}"
                        if config.dagger_rounds else ""),
-            "history": state["history"][-1]}
+            "history": run.history[-1]}
     weights = export_weights(model, architecture, info)
-    weights.save(out / "instruction.npz")
-    with atomic_path(out / "history.json") as tmp:
-        tmp.write_text(json.dumps(state["history"], indent=2))
-    plot_curve(state["history"], out / "curve.png", "episodes the policy got its item in (%)")
-    return InstructionTrainingResult(weights, state["history"], seconds)
+    run.finish(weights, "instruction.npz",
+               lambda history, path: plot_curve(history, path,
+                                                "episodes the policy got its item in (%)"))
+    return InstructionTrainingResult(weights, run.history, run.seconds)
 
 
 def validation_setups(config: InstructionTrainingConfig

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -53,7 +52,9 @@ from mrsteve.control.learned_navigator import (
     camera_bins,
     goal_features,
 )
-from mrsteve.env import make_env
+from mrsteve.protocols import Decision
+from mrsteve.tasks.driver import EpisodeCallback, Step
+from mrsteve.train.episodes import take, training_worlds
 from mrsteve.train.layers import (
     action_head,
     causal_core,
@@ -62,7 +63,7 @@ from mrsteve.train.layers import (
     torch_session,
 )
 from mrsteve.train.navigator_ppo import PPOConfig, draw_goal, kl_to, ppo_finetune
-from mrsteve.train.runs import render_streams, trained_alike
+from mrsteve.train.runs import TrainingRun, render_streams
 
 TRAINING_WORLDS = ("nav_meadow", "nav_crags", "nav_stream")
 """World recipes the navigator learns in (``data/worlds.toml``); the navigation experiment's
@@ -315,68 +316,77 @@ class Demonstrations:
                 "rgb", "goal", "buttons", "camera", "segment", "reached")))
 
 
+class SegmentRecorder(EpisodeCallback):
+    """What a demonstration keeps of each step (a callback of the collector's driver): the
+    frame the decision was made on, the goal's features from the pose then, the teacher's label
+    (keys, camera bins) and the segment's index (:attr:`segment`, set by the collector)."""
+
+    def __init__(self) -> None:
+        self.rgb, self.goal, self.buttons, self.camera, self.segments = [], [], [], [], []
+        self.segment = 0
+
+    def on_step(self, step: Step) -> None:
+        view, target, label = step.view, step.decision.goal, step.decision.notes["label"]
+        x, _, z, yaw, pitch = view["pose"][:5]
+        self.rgb.append(view["rgb"])
+        self.goal.append(goal_features(target[0] - x, target[1] - z, yaw, pitch))
+        self.buttons.append([int(label.get(name, 0)) for name in BUTTONS])
+        self.camera.append(camera_bins(label["camera"]))
+        self.segments.append(self.segment)
+
+
 def collect_segments(config: NavigatorTrainingConfig, seed: int, segments: int,
                      weights: NavigatorWeights | None = None) -> Demonstrations:
-    """``segments`` runs toward goals in the training worlds, the depth navigator labelling
-    every step (its map kept for the world or the segment, ``config.expert_map``); the depth
-    navigator acts (``weights`` None) or the learned policy of ``weights`` does (DAgger). The
-    driver (:class:`~mrsteve.tasks.driver.Driver`) steps each world; the controller of a
-    segment records the view and the expert's label and ends the segment when the expert finds
-    the goal reached."""
+    """``segments`` runs toward goals in the training worlds (:func:`~mrsteve.train.episodes.
+    training_worlds`), the depth navigator labelling every step (its map kept for the world or
+    the segment, ``config.expert_map``); the depth navigator acts (``weights`` None) or the
+    learned policy of ``weights`` does (DAgger). A segment ends when the expert finds the goal
+    reached; a :class:`SegmentRecorder` keeps its steps."""
     from mrsteve.control.learned_navigator import LearnedNavigator
     from mrsteve.control.navigation import DepthNavigator
-    from mrsteve.tasks.driver import Driver
 
     rng = np.random.default_rng(seed)
     nudge_rng = np.random.default_rng([seed, 1])  # nudges do not shift the worlds' draws
-    rgb, goal, buttons, camera, segment, reached = [], [], [], [], [], []
-    while len(reached) < segments:
-        world = TRAINING_WORLDS[int(rng.integers(len(TRAINING_WORLDS)))]
-        with make_env(world=world) as env:
-            driver = Driver(env)
-            info = driver.reset(seed=int(rng.integers(2**31)))
-            expert = None
-            actor = None
-            if weights is not None:
-                actor = LearnedNavigator(weights=weights)
-                actor.reset(rng, info["camera"])
-            blocks = env.unwrapped.world.blocks
-            nudges = PitchNudges(config.nudge_rate, config.nudge_steps, config.nudge_degrees,
-                                 up_share=1.0)
-            for _ in range(config.goals_per_world):
-                if len(reached) >= segments:
-                    break
-                target = draw_goal(blocks, driver.position, rng,
-                                   (config.min_distance, config.max_distance),
-                                   config.across_water)
-                if target is None:
-                    break
-                target = driver.frame.from_world(*target)
-                if expert is None or config.expert_map == "segment":
-                    expert = DepthNavigator()  # draws nothing: the worlds and goals stay alike
-                    expert.reset(rng, info["camera"])
-                success = False
+    recorder, reached = SegmentRecorder(), []
+    worlds = training_worlds(TRAINING_WORLDS, rng, callbacks=[recorder])
+    for driver, info in take(lambda: len(reached), segments, worlds):
+        expert = None
+        actor = None
+        if weights is not None:
+            actor = LearnedNavigator(weights=weights)
+            actor.reset(rng, info["camera"])
+        blocks = driver.env.unwrapped.world.blocks
+        nudges = PitchNudges(config.nudge_rate, config.nudge_steps, config.nudge_degrees,
+                             up_share=1.0)
+        for _ in range(config.goals_per_world):
+            if len(reached) >= segments:
+                break
+            target = draw_goal(blocks, driver.position, rng,
+                               (config.min_distance, config.max_distance), config.across_water)
+            if target is None:
+                break
+            target = driver.frame.from_world(*target)
+            if expert is None or config.expert_map == "segment":
+                expert = DepthNavigator()  # draws nothing: the worlds and goals stay alike
+                expert.reset(rng, info["camera"])
+            success = False
 
-                def labelled(view, t, target=target, expert=expert):
-                    nonlocal success
-                    if expert.reached(view, target):
-                        success = True
-                        return None
-                    label = expert.act(view, target)
-                    x, _, z, yaw, pitch = view["pose"][:5]
-                    rgb.append(view["rgb"])
-                    goal.append(goal_features(target[0] - x, target[1] - z, yaw, pitch))
-                    buttons.append([int(label.get(name, 0)) for name in BUTTONS])
-                    camera.append(camera_bins(label["camera"]))
-                    segment.append(len(reached))
-                    return (nudges(label, nudge_rng) if actor is None
-                            else actor.act(view, target))
+            def labelled(view, t, target=target, expert=expert):
+                nonlocal success
+                if expert.reached(view, target):
+                    success = True
+                    return None
+                label = expert.act(view, target)
+                action = nudges(label, nudge_rng) if actor is None else actor.act(view, target)
+                return Decision(action, goal=target, notes={"label": label})
 
-                driver.run(labelled, steps=config.max_segment_steps)
-                reached.append(success)
-    return Demonstrations(np.stack(rgb), np.stack(goal), np.array(buttons, np.uint8),
-                          np.array(camera, np.int8), np.array(segment, np.int32),
-                          np.array(reached, bool))
+            recorder.segment = len(reached)
+            driver.run(labelled, steps=config.max_segment_steps)
+            reached.append(success)
+    return Demonstrations(np.stack(recorder.rgb), np.stack(recorder.goal),
+                          np.array(recorder.buttons, np.uint8),
+                          np.array(recorder.camera, np.int8),
+                          np.array(recorder.segments, np.int32), np.array(reached, bool))
 
 
 def collect(config: NavigatorTrainingConfig, seed: int, segments: int,
@@ -529,65 +539,31 @@ def train_navigator(out: Path, config: NavigatorTrainingConfig | None = None, *,
         return _train(out, config, progress, say)
 
 
-def cached_data(out: Path, name: str, key: str, render: Callable[[], Any],
-                elsewhere: Path | None = None, load: Callable[[Path], Any] | None = None) -> Any:
-    """``<name>.npz`` of ``out`` (or of the folder ``elsewhere``) when it was rendered for
-    ``key`` (read by ``load``, default :meth:`Demonstrations.load`), else rendered and saved in
-    ``out`` (anything with ``save(path)``)."""
-    load = load or Demonstrations.load
-    for folder in (out, elsewhere):
-        if folder is None:
-            continue
-        path, key_path = folder / f"{name}.npz", folder / f"{name}.key"
-        if path.exists() and key_path.exists() and key_path.read_text() == key:
-            return load(path)
-    path, key_path = out / f"{name}.npz", out / f"{name}.key"
-    data = render()
-    data.save(path)
-    key_path.write_text(key)
-    return data
-
-
 def _train(out: Path, config: NavigatorTrainingConfig, progress: bool,
            say: Callable[[str], None]) -> NavigatorTrainingResult:
     import torch
 
     from mrsteve.fileio import atomic_path
 
-    started = time.perf_counter()
     key = config.data_key()
     earlier = None if config.foundation is None else Path(config.foundation)
+    # PPO starts from the behaviour-cloned policy (bc.pt) and the give-up head from the final
+    # one, so their settings stay out of the fingerprint: a run with others reuses what is before
+    fingerprint = json.dumps({k: v for k, v in config.recipe().items()
+                              if k not in ("ppo", "give_up_goals", "give_up_false_alarms")},
+                             sort_keys=True)
+    run = TrainingRun(out, fingerprint, {"stage": 0, "epoch": 0, "rounds": 0}, say=say)
+    state = run.state
 
     def render() -> Demonstrations:
         say(f"rendering {config.segments} demonstration segments in "
             f"{', '.join(TRAINING_WORLDS)}")
         return collect(config, config.seed, config.segments)
 
-    data = cached_data(out, "demonstrations", key, render, earlier)
+    data = run.cached("demonstrations", key, render, Demonstrations.load, earlier)
     say(f"{len(data.rgb)} steps, the depth navigator reached {data.reached.mean():.0%} of goals")
-    checkpoint_path = out / "checkpoint.pt"
-    # PPO starts from the behaviour-cloned policy (bc.pt) and the give-up head from the final
-    # one, so their settings stay out of the fingerprint: a run with others reuses what is before
-    fingerprint = json.dumps({k: v for k, v in config.recipe().items()
-                              if k not in ("ppo", "give_up_goals", "give_up_false_alarms")},
-                             sort_keys=True)
-    state = {"stage": 0, "epoch": 0, "history": [], "rounds": 0}
-    saved = None
-    if checkpoint_path.exists():
-        saved = torch.load(checkpoint_path, weights_only=False)
-        if not trained_alike(saved["config"], fingerprint):
-            say(f"{checkpoint_path} is of another configuration; starting afresh")
-            saved = None
-        else:
-            state = saved["state"]
-            say(f"resuming at stage {state['stage']}, epoch {state['epoch']}")
-            # times in the history count on from the folder's earlier runs of the command
-            started -= max((row.get("seconds", 0.0) for row in state["history"]), default=0.0)
-
-    def save_checkpoint(model, optimiser) -> None:
-        with atomic_path(checkpoint_path) as tmp:
-            torch.save({"config": fingerprint, "state": state, "model": model.state_dict(),
-                        "optimiser": optimiser.state_dict()}, tmp)
+    if run.saved is not None:
+        say(f"resuming at stage {state['stage']}, epoch {state['epoch']}")
 
     # -- stage 0: the foundation policy ----------------------------------------------------------
     foundation_arch = config.architecture("none")
@@ -595,26 +571,24 @@ def _train(out: Path, config: NavigatorTrainingConfig, progress: bool,
     foundation = build_policy(foundation_arch)
     optimiser = torch.optim.AdamW(foundation.parameters(), lr=config.learning_rate,
                                   weight_decay=config.weight_decay)
-    if saved is not None and state["stage"] == 0:
-        foundation.load_state_dict(saved["model"])
-        optimiser.load_state_dict(saved["optimiser"])
+    if state["stage"] == 0:
+        run.restore(model=foundation, optimiser=optimiser)
     if state["stage"] == 0 and config.foundation is not None:
         weights = _foundation_weights(earlier / "foundation.npz", foundation_arch)
         say(f"starting from the foundation policy {config.foundation}")
         weights.save(out / "foundation.npz")
         state.update(stage=1, epoch=0)
+    resumed = run.saved is not None and state["stage"] > 0
     if state["stage"] == 0:
         while state["epoch"] < config.foundation_epochs:
             loss = _epoch(foundation, optimiser, data, config, state, goal=False,
                           progress=progress, label=f"foundation epoch {state['epoch'] + 1}")
-            state["history"].append({"stage": "foundation", "epoch": state["epoch"],
-                                     "loss": loss, "seconds": time.perf_counter() - started})
+            run.log("foundation", state["epoch"], loss=loss)
             say(f"foundation epoch {state['epoch']}: loss {loss:.3f}")
-            save_checkpoint(foundation, optimiser)
+            run.save(model=foundation, optimiser=optimiser)
         export_weights(foundation, foundation_arch, {"stage": "foundation"}).save(
             out / "foundation.npz")
         state.update(stage=1, epoch=0)
-        saved = None
     else:
         foundation.load_state_dict(_foundation_state(out, foundation_arch))
     for parameter in foundation.parameters():
@@ -630,9 +604,8 @@ def _train(out: Path, config: NavigatorTrainingConfig, progress: bool,
     trainable = [p for p in model.parameters() if p.requires_grad]
     optimiser = torch.optim.AdamW(trainable, lr=config.finetune_learning_rate,
                                   weight_decay=config.weight_decay)
-    if saved is not None:
-        model.load_state_dict(saved["model"])
-        optimiser.load_state_dict(saved["optimiser"])
+    if resumed:
+        run.restore(model=model, optimiser=optimiser)
     rounds = [data]
     for i in range(1, state["rounds"] + 1):
         rounds.append(Demonstrations.load(out / f"dagger-{i}.npz"))
@@ -643,44 +616,40 @@ def _train(out: Path, config: NavigatorTrainingConfig, progress: bool,
             loss = _epoch(model, optimiser, pool, config, state, goal=True, progress=progress,
                           label=f"fine-tuning round {state['rounds']} epoch {state['epoch'] + 1}",
                           reference=foundation)
-            state["history"].append({"stage": f"finetune-{state['rounds']}",
-                                     "epoch": state["epoch"], "loss": loss,
-                                     "seconds": time.perf_counter() - started})
+            run.log(f"finetune-{state['rounds']}", state["epoch"], loss=loss)
             say(f"fine-tuning round {state['rounds']} epoch {state['epoch']}: loss {loss:.3f}")
-            save_checkpoint(model, optimiser)
+            run.save(model=model, optimiser=optimiser)
         if state["rounds"] >= config.dagger_rounds:
             break
         state["rounds"] += 1
         state["epoch"] = 0
         weights = export_weights(model, architecture, {})
         round_key = f"{key}-{state['rounds']}-{weights.sha256[:16]}"
-        walked = cached_data(out, f"dagger-{state['rounds']}", round_key,
-                       lambda w=weights: collect(config, config.seed + 1000 * state["rounds"],
-                                                 config.dagger_segments, w))
+        walked = run.cached(f"dagger-{state['rounds']}", round_key,
+                            lambda w=weights: collect(config, config.seed + 1000 * state["rounds"],
+                                                      config.dagger_segments, w),
+                            Demonstrations.load)
         say(f"DAgger round {state['rounds']}: the policy reached {walked.reached.mean():.0%} of "
             f"{len(walked.reached)} goals ({len(walked.rgb)} steps labelled)")
-        state["history"].append({"stage": f"dagger-{state['rounds']}", "epoch": 0,
-                                 "reached": float(walked.reached.mean()),
-                                 "seconds": time.perf_counter() - started})
+        run.log(f"dagger-{state['rounds']}", 0, reached=float(walked.reached.mean()))
         rounds.append(walked)
-        save_checkpoint(model, optimiser)
+        run.save(model=model, optimiser=optimiser)
     while state.get("annealed", 0) < config.anneal_epochs:
         done = state.get("annealed", 0)
         loss = _epoch(model, optimiser, pool, config, state, goal=True, progress=progress,
                       label=f"annealing epoch {done + 1}", reference=foundation,
                       rate=lambda share, done=done: annealed_rate(config, done + share))
         state["annealed"] = done + 1
-        state["history"].append({"stage": "anneal", "epoch": state["annealed"], "loss": loss,
-                                 "seconds": time.perf_counter() - started})
+        run.log("anneal", state["annealed"], loss=loss)
         say(f"annealing epoch {state['annealed']}: loss {loss:.3f}")
-        save_checkpoint(model, optimiser)
+        run.save(model=model, optimiser=optimiser)
     bc_path = out / "bc.pt"
     if "ppo" not in state:  # behaviour cloning just finished
         with atomic_path(bc_path) as tmp:
             torch.save({"config": fingerprint, "model": model.state_dict(),
-                        "history": state["history"]}, tmp)
+                        "history": run.history}, tmp)
         state["ppo"] = None
-        save_checkpoint(model, optimiser)
+        run.save(model=model, optimiser=optimiser)
     ppo_key = json.dumps(asdict(config.ppo), sort_keys=True) if config.ppo.iterations else None
     if state["ppo"] != ppo_key:  # start PPO (or its absence) from the behaviour-cloned policy
         cloned = torch.load(bc_path, weights_only=False)
@@ -692,47 +661,43 @@ def _train(out: Path, config: NavigatorTrainingConfig, progress: bool,
             ppo_finetune(model, foundation, trainable, architecture, config.kl, config.ppo,
                          TRAINING_WORLDS, config.goals_per_world, config.across_water,
                          config.seed + 2,
-                         lambda m: export_weights(m, architecture, {}), say, state["history"],
+                         lambda m: export_weights(m, architecture, {}), say, run.history,
                          progress)
         state["ppo"] = ppo_key
-        save_checkpoint(model, optimiser)
+        run.save(model=model, optimiser=optimiser)
 
-    validated = [row.get("goals") for row in state["history"] if row["stage"] == "validation"]
+    validated = [row.get("goals") for row in run.history if row["stage"] == "validation"]
     if config.validation_segments and validated != [config.validation_segments]:
         walked = collect(config, config.seed + 99_999, config.validation_segments,
                          export_weights(model, architecture, {}))
-        state["history"] = [row for row in state["history"] if row["stage"] != "validation"]
-        state["history"].append({"stage": "validation", "epoch": 0,
-                                 "reached": float(walked.reached.mean()),
-                                 "goals": config.validation_segments,
-                                 "seconds": time.perf_counter() - started})
+        state["history"] = [row for row in run.history if row["stage"] != "validation"]
+        run.log("validation", 0, reached=float(walked.reached.mean()),
+                goals=config.validation_segments)
         say(f"validation: the policy reached {walked.reached.mean():.0%} of "
             f"{config.validation_segments} goals on fresh seeds of the training worlds")
-        save_checkpoint(model, optimiser)
-    state["history"] = [row for row in state["history"] if row["stage"] != "give-up"]
+        run.save(model=model, optimiser=optimiser)
+    state["history"] = [row for row in run.history if row["stage"] != "give-up"]
     weights = export_weights(model, architecture, {})
     if config.give_up_goals:
-        weights = _give_up_head(out, config, weights, key, state["history"], say)
-    seconds = time.perf_counter() - started
-    info = {"training": config.recipe(), "seconds": round(seconds, 1),
+        weights = _give_up_head(run, config, weights, key)
+    info = {"training": config.recipe(), "seconds": round(run.seconds, 1),
             "data": f"{config.segments} depth-navigator segments in "
                     f"{', '.join(TRAINING_WORLDS)}, seed {config.seed}, "
                     f"{config.dagger_rounds} DAgger rounds of {config.dagger_segments}, "
                     f"{config.ppo.iterations} PPO iterations, "
                     f"{config.give_up_goals} give-up walks",
-            "history": state["history"][-1]}
+            "history": run.history[-1]}
     weights = NavigatorWeights(weights.architecture, weights.parameters, info)
-    weights.save(out / "navigator.npz")
-    with atomic_path(out / "history.json") as tmp:
-        tmp.write_text(json.dumps(state["history"], indent=2))
-    plot_curve(state["history"], out / "curve.png")
-    return NavigatorTrainingResult(weights, state["history"], seconds)
+    run.finish(weights, "navigator.npz", plot_curve)
+    return NavigatorTrainingResult(weights, run.history, run.seconds)
 
 
-def _give_up_head(out: Path, config: NavigatorTrainingConfig, weights: NavigatorWeights,
-                  key: str, history: list[dict], say: Callable[[str], None]) -> NavigatorWeights:
+def _give_up_head(run: TrainingRun, config: NavigatorTrainingConfig, weights: NavigatorWeights,
+                  key: str) -> NavigatorWeights:
     """The final policy's give-up head (:mod:`mrsteve.train.navigator_give_up`): its walks
-    (rendered once per policy), the fit, and its scores in ``history``."""
+    (rendered once per policy, cached in the ``run``'s folder), the fit, and its scores in the
+    run's history."""
+    say = run.say
     from mrsteve.control.navigation import NavigatorConfig
     from mrsteve.train.navigator_give_up import (
         GiveUpWalks,
@@ -752,15 +717,15 @@ def _give_up_head(out: Path, config: NavigatorTrainingConfig, weights: Navigator
             lambda s, n, first: (weights, s, n, TRAINING_WORLDS, config.max_segment_steps),
             config.workers))
 
-    walks = cached_data(out, "give-up", walks_key(key, config.give_up_goals, weights), render,
-                        load=GiveUpWalks.load)
+    walks = run.cached("give-up", walks_key(key, config.give_up_goals, weights), render,
+                       GiveUpWalks.load)
     probability = NavigatorConfig().give_up_probability
     weight, bias = fit_give_up_head(walks, config.seed)
     bias = calibrate_give_up_head(walks, weight, bias, probability, config.give_up_false_alarms)
     headed = with_give_up_head(weights, weight, bias, {})
     scores = give_up_scores(walks, headed, probability)
-    history.append({"stage": "give-up", "epoch": 0, "steps": len(walks.kind),
-                    "out_of_reach": float(walks.out_of_reach.mean()), **scores})
+    run.log("give-up", 0, steps=len(walks.kind), out_of_reach=float(walks.out_of_reach.mean()),
+            **scores)
     say(f"give-up head on {len(walks.kind)} steps ({walks.out_of_reach.mean():.0%} out of reach "
         f"by the depth navigator): at p >= {probability:g} it flags "
         f"{scores['recall_all']:.0%} of them and {scores['false_alarms_all']:.1%} of the others")

@@ -32,8 +32,10 @@ import numpy as np
 
 from mrsteve.control.learned_navigator import NavigatorWeights
 from mrsteve.control.navigation import NavigatorConfig
-from mrsteve.env import make_env
 from mrsteve.nn import logit
+from mrsteve.protocols import Decision
+from mrsteve.tasks.driver import EpisodeCallback, Step
+from mrsteve.train.episodes import take, training_worlds
 
 GOAL_KINDS = ("beyond", "inside", "open")
 """Goals the walks are given: 3-12 blocks beyond the wall ring, 0.5-6 blocks in front of it
@@ -127,50 +129,59 @@ def walks_key(data_key: str, goals: int, weights: NavigatorWeights,
             f"{digest(rules or NavigatorConfig())}")
 
 
+class WalkRecorder(EpisodeCallback):
+    """What a give-up walk keeps of each step (a callback of the walker's driver): the policy's
+    features, the depth navigator's verdict and the goal's kind, as the walker noted them."""
+
+    def __init__(self) -> None:
+        self.features, self.verdicts, self.kinds = [], [], []
+
+    def on_step(self, step: Step) -> None:
+        notes = step.decision.notes
+        self.features.append(notes["features"])
+        self.verdicts.append(notes["verdict"])
+        self.kinds.append(notes["kind"])
+
+
 def walk_give_up(weights: NavigatorWeights, seed: int, goals: int, worlds: tuple[str, ...],
                  max_steps: int) -> GiveUpWalks:
-    """``goals`` walks of the policy of ``weights`` in ``worlds`` (module docstring, step 1)."""
+    """``goals`` walks of the policy of ``weights`` in ``worlds`` (module docstring, step 1;
+    :func:`~mrsteve.train.episodes.training_worlds`), kept by a :class:`WalkRecorder`."""
     from mrsteve.control.learned_navigator import LearnedNavigator
     from mrsteve.control.navigation import DepthNavigator
-    from mrsteve.tasks.driver import Driver
 
     rng = np.random.default_rng(seed)
-    features, verdicts, kinds = [], [], []
-    walked = 0
-    while walked < goals:
-        with make_env(world=worlds[int(rng.integers(len(worlds)))]) as env:
-            driver = Driver(env)
-            info = driver.reset(seed=int(rng.integers(2**31)))
-            size = env.unwrapped.world.blocks.shape
-            navigator = LearnedNavigator(weights=weights)
-            navigator.reset(rng, info["camera"])
-            for _ in range(GOALS_PER_WORLD):
-                picked = pick_give_up_goal(rng, *driver.position, size)
-                if walked >= goals or picked is None:
-                    break
-                kind, gx, gz = picked
-                goal = driver.frame.from_world(gx, gz)
-                expert = DepthNavigator()  # draws nothing
-                expert.reset(rng, info["camera"])
-                first = driver.t
+    recorder, walked = WalkRecorder(), 0
+    for driver, info in take(lambda: walked, goals,
+                             training_worlds(worlds, rng, callbacks=[recorder])):
+        size = driver.env.unwrapped.world.blocks.shape
+        navigator = LearnedNavigator(weights=weights)
+        navigator.reset(rng, info["camera"])
+        for _ in range(GOALS_PER_WORLD):
+            picked = pick_give_up_goal(rng, *driver.position, size)
+            if walked >= goals or picked is None:
+                break
+            kind, gx, gz = picked
+            goal = driver.frame.from_world(gx, gz)
+            expert = DepthNavigator()  # draws nothing
+            expert.reset(rng, info["camera"])
+            first = driver.t
 
-                def shadowed(view, t, goal=goal, kind=kind, expert=expert, first=first):
-                    verdict = expert.blocked(view, goal)
-                    if t > first and (t - first) % expert.config.replan_interval == 0:
-                        verdict = expert.replan(view)
-                    if navigator.reached(view, goal) or navigator.blocked(view, goal):
-                        return None
-                    action = navigator.act(view, goal)
-                    features.append(navigator.policy.features)
-                    verdicts.append(verdict)
-                    kinds.append(kind)
-                    return action
+            def shadowed(view, t, goal=goal, kind=kind, expert=expert, first=first):
+                verdict = expert.blocked(view, goal)
+                if t > first and (t - first) % expert.config.replan_interval == 0:
+                    verdict = expert.replan(view)
+                if navigator.reached(view, goal) or navigator.blocked(view, goal):
+                    return None
+                action = navigator.act(view, goal)
+                return Decision(action, goal=goal, notes={
+                    "features": navigator.policy.features, "verdict": verdict, "kind": kind})
 
-                driver.run(shadowed, steps=max_steps)
-                walked += 1
+            driver.run(shadowed, steps=max_steps)
+            walked += 1
     dim = weights.architecture.dim
-    return GiveUpWalks(np.asarray(features, np.float32).reshape(-1, dim),
-                       np.asarray(verdicts, bool), np.asarray(kinds, np.int8))
+    return GiveUpWalks(np.asarray(recorder.features, np.float32).reshape(-1, dim),
+                       np.asarray(recorder.verdicts, bool), np.asarray(recorder.kinds, np.int8))
 
 
 def fit_give_up_head(walks: GiveUpWalks, seed: int, *, steps: int = 500,

@@ -20,7 +20,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from mrsteve.control.learned_navigator import BUTTONS, camera_bins, goal_features
-from mrsteve.env import make_env
+from mrsteve.protocols import Decision
+from mrsteve.tasks.driver import EpisodeCallback, Step
+from mrsteve.train.episodes import draw_world
 
 
 @dataclass(frozen=True)
@@ -87,9 +89,49 @@ def draw_goal(blocks: np.ndarray, start: tuple[float, float], rng: np.random.Gen
             return None
 
 
+class RolloutRecorder(EpisodeCallback):
+    """What a rollout keeps of each step of one environment (a callback of its driver): the
+    frame, the goal's features from the pose then, the action taken (keys, camera bins), the
+    segment and the reward, the progress toward the goal (plus ``success_reward`` on arrival)
+    scaled by ``reward_scale``; :meth:`begin` points it at a walk's rows of a rollout."""
+
+    def __init__(self, walks: GoalWalks, ppo: PPOConfig) -> None:
+        self.walks, self.ppo = walks, ppo
+        self.out: dict[str, np.ndarray] | None = None
+        self.i = self.t = self.segment = 0
+        self.state: dict | None = None
+        self.reached = False
+
+    def begin(self, out: dict[str, np.ndarray], i: int, t: int, segment: int,
+              state: dict) -> None:
+        """The next steps are environment ``i``'s, rows ``t, t + 1, ...`` of ``out``."""
+        self.out, self.i, self.t, self.segment, self.state = out, i, t, segment, state
+        self.reached = False
+
+    def on_step(self, step: Step) -> None:
+        if self.out is None:
+            return
+        out, i, t, state, ppo = self.out, self.i, self.t, self.state, self.ppo
+        view, goal, action = step.view, step.decision.goal, step.decision
+        x, _, z, yaw, pitch = view["pose"][:5]
+        out["rgb"][i, t] = view["rgb"]
+        out["goal"][i, t] = goal_features(goal[0] - x, goal[1] - z, yaw, pitch)
+        out["buttons"][i, t] = [int(action.get(name, 0)) for name in BUTTONS]
+        out["camera"][i, t] = camera_bins(action["camera"])
+        out["segment"][i, t] = self.segment
+        distance = self.walks.distance(state)
+        self.reached = distance <= 3.0
+        reward = state["distance"] - distance + (ppo.success_reward if self.reached else 0.0)
+        state["distance"] = distance
+        state["goal_steps"] += 1
+        out["reward"][i, t] = reward * ppo.reward_scale
+        self.t = t + 1
+
+
 class GoalWalks:
-    """``envs`` environments walking to goals in the training worlds, each stepped by a
-    :class:`~mrsteve.tasks.driver.Driver`."""
+    """``envs`` environments walking to goals in the training worlds
+    (:func:`~mrsteve.train.episodes.draw_world`), each stepped by a driver whose
+    :class:`RolloutRecorder` keeps its steps and rewards."""
 
     def __init__(self, worlds: tuple[str, ...], ppo: PPOConfig, goals_per_world: int,
                  rng: np.random.Generator, across_water: float = 0.0) -> None:
@@ -100,12 +142,9 @@ class GoalWalks:
         self.ended = 0
 
     def _new_world(self) -> dict:
-        from mrsteve.tasks.driver import Driver
-
-        world = self.worlds[int(self.rng.integers(len(self.worlds)))]
-        driver = Driver(make_env(world=world))
-        info = driver.reset(seed=int(self.rng.integers(2**31)))
-        state = {"driver": driver, "camera": info["camera"], "goals": 0}
+        recorder = RolloutRecorder(self, self.ppo)
+        driver, info = draw_world(self.worlds, self.rng, callbacks=[recorder])
+        state = {"driver": driver, "recorder": recorder, "camera": info["camera"], "goals": 0}
         self._new_goal(state)
         return state
 
@@ -118,11 +157,12 @@ class GoalWalks:
         state["goal"] = driver.frame.from_world(*goal)
         state["goal_steps"] = 0
         state["goals"] += 1
-        state["distance"] = self._distance(state)
+        state["distance"] = self.distance(state)
         return True
 
     @staticmethod
-    def _distance(state: dict) -> float:
+    def distance(state: dict) -> float:
+        """Blocks from the player to the goal of the environment of ``state``."""
         x, z = state["driver"].view["pose"][[0, 2]]
         return math.hypot(state["goal"][0] - x, state["goal"][1] - z)
 
@@ -135,8 +175,8 @@ class GoalWalks:
 
     def rollout(self, weights) -> dict[str, np.ndarray]:
         """One iteration's steps of every environment, acting with ``weights``' policy: each
-        goal's walk is one run of the environment's driver, its controller recording the
-        policy's steps and its stop condition the rewards."""
+        goal's walk is one run of the environment's driver, its recorder keeping the policy's
+        steps and their rewards."""
         from mrsteve.control.learned_navigator import LearnedNavigator
 
         ppo, envs, steps = self.ppo, len(self.state), self.ppo.steps
@@ -167,36 +207,16 @@ class GoalWalks:
     def _walk(self, state: dict, actor, out: dict[str, np.ndarray], i: int, first: int,
               segment: int) -> tuple[int, bool]:
         """Walk toward the goal of environment ``i`` from its rollout step ``first`` until it is
-        reached, the goal's steps are spent or the rollout's: the policy's steps go to ``out``
-        (its rows ``first, first + 1, ...``) with their rewards. Returns the steps taken and
-        whether the goal was reached."""
-        ppo, goal = self.ppo, state["goal"]
-        t = first
-
-        def act(view, _):
-            x, _, z, yaw, pitch = view["pose"][:5]
-            action = actor.act(view, goal)
-            out["rgb"][i, t] = view["rgb"]
-            out["goal"][i, t] = goal_features(goal[0] - x, goal[1] - z, yaw, pitch)
-            out["buttons"][i, t] = [int(action.get(name, 0)) for name in BUTTONS]
-            out["camera"][i, t] = camera_bins(action["camera"])
-            out["segment"][i, t] = segment
-            return action
-
-        def rewarded(_) -> bool:
-            nonlocal t
-            distance = self._distance(state)
-            reached = distance <= 3.0
-            reward = state["distance"] - distance + (ppo.success_reward if reached else 0.0)
-            state["distance"] = distance
-            state["goal_steps"] += 1
-            out["reward"][i, t] = reward * ppo.reward_scale
-            t += 1
-            return reached
-
-        state["driver"].run(act, until=rewarded, steps=min(
-            ppo.steps - first, ppo.max_goal_steps - state["goal_steps"]))
-        return t - first, state["distance"] <= 3.0
+        reached, the goal's steps are spent or the rollout's: its recorder keeps the policy's
+        steps in ``out`` (rows ``first, first + 1, ...``) with their rewards. Returns the steps
+        taken and whether the goal was reached."""
+        goal, recorder = state["goal"], state["recorder"]
+        recorder.begin(out, i, first, segment, state)
+        state["driver"].run(lambda view, _: Decision(actor.act(view, goal), goal=goal),
+                            until=lambda _: recorder.reached, steps=min(
+                                self.ppo.steps - first,
+                                self.ppo.max_goal_steps - state["goal_steps"]))
+        return recorder.t - first, state["distance"] <= 3.0
 
     def close(self) -> None:
         for state in self.state:

@@ -116,8 +116,31 @@ def test_the_trajectory_holds_the_start_and_every_step():
 def test_decisions_keep_what_they_carry_through_a_pickle():
     import pickle
 
-    decision = Decision({"attack": 1}, mode=Mode.EXECUTE, target=(1.0, 2.0, 3.0, 0.0, 0.0))
+    decision = Decision({"attack": 1}, mode=Mode.EXECUTE, target=(1.0, 2.0, 3.0, 0.0, 0.0),
+                        notes={"label": {"forward": 1}})
     copy = pickle.loads(pickle.dumps(decision))
     assert copy == decision and copy.mode is Mode.EXECUTE and copy.target == decision.target
+    assert copy.notes == {"label": {"forward": 1}}
     with pytest.raises(AttributeError):
         decision.colour = "red"  # a decision holds its fields only
+
+
+def test_a_recording_callback_gets_the_view_each_decision_was_made_on():
+    """What the trainings' recorders keep: the view before the step beside the decision (and its
+    notes), the observation after it."""
+
+    class Recorder(EpisodeCallback):
+        def __init__(self):
+            self.rows = []
+
+        def on_step(self, step):
+            self.rows.append((float(step.view["pose"][0]), float(step.obs["pose"][0]),
+                              step.decision.notes["label"]))
+
+    recorder = Recorder()
+    driver = Driver(Line(), [recorder])
+    driver.reset(seed=0)
+    driver.run(lambda view, t: Decision({"forward": 1}, notes={"label": t}), steps=3)
+    assert recorder.rows == [(0.5, 11.5, 0), (1.5, 12.5, 1), (2.5, 13.5, 2)]  # view: episode frame
+    step = driver.step(Decision({"forward": 1}, notes={"label": 3}))
+    assert "secret" not in step.view and "secret" in step.obs, "the agent's view, the world's obs"
