@@ -14,8 +14,8 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
 from mrsteve.agent.factory import AGENTS, make_agent
+from mrsteve.env import make_env
 from mrsteve.spaces import AGENT_OBSERVATION_KEYS
 from mrsteve.tasks.episode import run_tasks
 from mrsteve.world.chunks import ChunkGenerator, ChunkWindow
@@ -91,7 +91,7 @@ def test_agent_parts_receive_only_the_agent_observation_and_never_the_world(name
     # the learned parts' weights take the environment's default frame size
     learned = "learned" in (navigator, policy)
     obs_size = (40, 64) if learned else (24, 40)
-    env = LeakyObservations(gym.make("mrsteve/Voxel-v0", world=world, obs_size=obs_size))
+    env = LeakyObservations(make_env(world=world, obs_size=obs_size))
     agent = make_agent(name, parts="stand-in", navigator=navigator, instruction_policy=policy)
     seen: list[frozenset[str]] = []
     for part, methods in [("explorer", ("reset", "observe", "act")),
@@ -108,7 +108,7 @@ def test_agent_parts_receive_only_the_agent_observation_and_never_the_world(name
 
 
 def test_the_pose_an_agent_sees_is_relative_to_the_block_it_started_in():
-    env = gym.make("mrsteve/Voxel-v0", world="map1", obs_size=(24, 40))
+    env = make_env(world="map1", obs_size=(24, 40))
     poses = []
 
     class Recorder:
@@ -140,7 +140,7 @@ def test_a_planner_over_the_agent_sees_only_the_agent_observation_and_never_the_
     from mrsteve.tasks.crafting import crafting_env_kwargs, find_crafting, run_crafting
 
     task = replace(find_crafting("bed")[0], max_steps=300)
-    env = LeakyObservations(gym.make("mrsteve/Voxel-v0", **crafting_env_kwargs(task),
+    env = LeakyObservations(make_env(**crafting_env_kwargs(task),
                                      obs_size=(24, 40)))
     agent = build_agent(hierarchical_agent_config(
         agent_config("mrsteve", parts="stand-in", patch_size=19.0),

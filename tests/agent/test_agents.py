@@ -2,14 +2,13 @@
 
 import math
 
-import gymnasium as gym
 import numpy as np
 import pytest
 
-import mrsteve.env  # noqa: F401  (registers the environment)
 from mrsteve.agent.baselines import Steve1
 from mrsteve.agent.factory import AGENTS, make_agent
 from mrsteve.agent.mrsteve import Mode, MrSteve
+from mrsteve.env import make_env
 from mrsteve.memory import EventMemory, FIFOMemory, PlaceEventMemory, PlaceMemory
 from mrsteve.spaces import AgentFrame
 from mrsteve.tasks.catalog import exploration_patch_size
@@ -104,7 +103,7 @@ class ModeTrace(EpisodeCallback):
 
 def test_after_A_and_B_mrsteve_walks_back_to_where_it_found_A():
     world = "map1"
-    env = gym.make("mrsteve/Voxel-v0", world=world)
+    env = make_env(world=world)
     agent = make_agent("mrsteve", parts="stand-in", patch_size=exploration_patch_size(world))
     trace = ModeTrace()
     result = run_tasks(env, agent, ["water_bucket", "log", "water_bucket"], seed=0,
@@ -128,7 +127,7 @@ def test_after_A_and_B_mrsteve_walks_back_to_where_it_found_A():
 
 
 def test_steve1_without_memory_does_not_know_where_A_was():
-    env = gym.make("mrsteve/Voxel-v0", world="map1")
+    env = make_env(world="map1")
     agent = make_agent("steve1", parts="stand-in")
     result = run_tasks(env, agent, ["water_bucket"], seed=0, max_steps=1500)
     (task,) = result.tasks
@@ -139,7 +138,7 @@ def test_task_conditioned_mrsteve_explores_toward_the_tasks_place_prompt():
     from mrsteve.control.goals import TaskConditionedGoalSelector
     from mrsteve.tasks import task_prompts
 
-    env = gym.make("mrsteve/Voxel-v0", world="map2")
+    env = make_env(world="map2")
     agent = make_agent("mrsteve-tc", parts="stand-in")
     selector = agent.explorer.selector
     assert isinstance(selector, TaskConditionedGoalSelector) and selector.events is agent.memory
@@ -172,7 +171,7 @@ def test_task_conditioned_mrsteve_explores_toward_the_tasks_place_prompt():
 def test_an_agent_runs_episode_after_episode_with_a_fresh_memory_unless_it_keeps_it():
     """A second ``run_tasks`` on one agent starts a new episode: the memory is cleared (its
     times never go back); ``keep_memory=True`` carries it over and time goes on."""
-    env = gym.make("mrsteve/Voxel-v0", world="map2", obs_size=(24, 40))
+    env = make_env(world="map2", obs_size=(24, 40))
     agent = make_agent("mrsteve", parts="stand-in")
     first = run_tasks(env, agent, ["beef"], seed=0, max_steps=150)
     assert len(agent.memory) == first.steps
@@ -195,7 +194,7 @@ def test_the_explorers_visitation_map_is_painted_from_the_frames_the_memory_hold
     from mrsteve.control.visitation import VisitationMap
     from mrsteve.memory.base import held_frames
 
-    env = gym.make("mrsteve/Voxel-v0", world="map2", obs_size=(24, 40))
+    env = make_env(world="map2", obs_size=(24, 40))
     agent = make_agent(name, parts="stand-in", capacity=100)
     selector = agent.explorer.selector
     assert selector.memory is agent.memory

@@ -12,11 +12,9 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Self
 
-import gymnasium as gym
 import numpy as np
 import pytest
 
-import mrsteve.env  # noqa: F401
 from mrsteve.agent.factory import agent_config, build_agent, hierarchical_agent_config
 from mrsteve.agent.planners import (
     ChatClient,
@@ -29,6 +27,7 @@ from mrsteve.agent.planners import (
     parse_plan,
 )
 from mrsteve.agent.plans import Subgoal, ground_truth_plan
+from mrsteve.env import make_env
 from mrsteve.eval.llm_planner import crafting_episode, mining_instructions
 from mrsteve.eval.spec import RunSpec
 from mrsteve.tasks.crafting import find_crafting
@@ -260,7 +259,7 @@ def test_the_memory_summary_says_only_what_the_memory_holds():
                                      PlannerConfig(memory_access=True), mining_instructions())
     agent = build_agent(tree)
     cows = {"teleport": {"x": 70.5, "z": 32.5, "yaw": -90.0, "pitch": 10.0}}
-    with gym.make("mrsteve/Voxel-v0", world="map2") as env:
+    with make_env(world="map2") as env:
         obs, info = env.reset(seed=0, options=cows)
         agent.reset(obs, np.random.default_rng(0), info["camera"])
         for t in range(10):

@@ -6,16 +6,15 @@ import json
 import math
 import tomllib
 
-import gymnasium
 import numpy as np
 import pytest
 import typer
 from typer.testing import CliRunner
 
-import mrsteve.env  # noqa: F401
 from mrsteve.calibration.clips import CALIBRATION_WORLDS, HELD_OUT_WORLDS, ClipConfig
 from mrsteve.calibration.thresholds import calibrate_on_world, format_world_calibration
 from mrsteve.cli import calibrate as calibrate_cli
+from mrsteve.env import make_env
 from mrsteve.perception import SemanticEncoder
 from mrsteve.perception.thresholds import parse_thresholds
 
@@ -44,7 +43,7 @@ def test_near_cow_is_a_cow_nearby_not_a_herd_on_the_horizon(encoder, seed):
     """Map 2: from the spawn on the ridge's pass the herd is about 30 blocks away (specks of a
     pixel or two), and from 24 blocks off its centre the nearest cow is still over 2R = 16 blocks
     away; 6 blocks from a cow, it fills the view."""
-    env = gymnasium.make("mrsteve/Voxel-v0", world="map2")
+    env = make_env(world="map2")
     env.reset(seed=seed)
     world = env.unwrapped.world
     threshold = encoder.task_threshold("near cow")
@@ -67,7 +66,7 @@ def test_near_cow_is_a_cow_nearby_not_a_herd_on_the_horizon(encoder, seed):
 @pytest.mark.parametrize("seed", [0, 1])
 def test_near_water_is_the_pond_rim_not_30_blocks_away(encoder, seed):
     """Map 1: the pond in the upper-right corner, seen from its rim and from 30 blocks away."""
-    env = gymnasium.make("mrsteve/Voxel-v0", world="map1")
+    env = make_env(world="map1")
     env.reset(seed=seed)
     pond = env.unwrapped.world.layout.landmarks["water"]
     threshold = encoder.task_threshold("near water")

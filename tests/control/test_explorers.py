@@ -5,11 +5,9 @@ past what it started with."""
 
 from __future__ import annotations
 
-import gymnasium as gym
 import numpy as np
 import pytest
 
-import mrsteve.env  # noqa: F401
 from mrsteve.control.explorers import Explorer, HierarchicalExplorer
 from mrsteve.control.goals import (
     CountBasedGoalSelector,
@@ -20,6 +18,7 @@ from mrsteve.control.goals import (
 from mrsteve.control.navigation import DepthNavigator, StraightNavigator
 from mrsteve.control.visitation import VisitationConfig
 from mrsteve.control.wander import WanderExplorer
+from mrsteve.env import make_env
 from mrsteve.memory import FIFOMemory
 from mrsteve.spaces import AgentFrame
 from mrsteve.tasks.metrics import exploration_score
@@ -41,7 +40,7 @@ EXPLORERS = {
 def explore(explorer: Explorer, steps: int, world: str = "plains_nav", seed: int = 0):
     """Run an explorer on what the agent frame shows it; returns its world positions
     ``[steps + 1, 2]``, the actions it took and its goals in world coordinates (one per step)."""
-    env = gym.make("mrsteve/Voxel-v0", world=world, obs_size=(24, 40))
+    env = make_env(world=world, obs_size=(24, 40))
     obs, info = env.reset(seed=seed)
     frame = AgentFrame.of(obs)
     explorer.reset(frame.view(obs), np.random.default_rng(seed), info["camera"])
@@ -66,7 +65,7 @@ def test_explorers_give_valid_actions_and_report_their_goal(name):
     explorer = EXPLORERS[name]()
     assert isinstance(explorer, Explorer)
     positions, actions, goals = explore(explorer, 60)
-    space = gym.make("mrsteve/Voxel-v0", world="flat").action_space
+    space = make_env(world="flat").action_space
     for action in actions:
         assert set(action) <= set(space.spaces)
         assert all(action[key] in (0, 1) for key in action if key != "camera")

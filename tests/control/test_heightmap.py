@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import gymnasium as gym
 import numpy as np
 from nav_worlds import GROUND, block, floor, world
 
-import mrsteve.env  # noqa: F401
 from mrsteve.control.heightmap import BLOCKED, UNKNOWN, HeightMap, walk_levels
+from mrsteve.env import make_env
 
 
 def test_height_map_marks_observed_blocks_at_their_columns():
@@ -16,7 +15,7 @@ def test_height_map_marks_observed_blocks_at_their_columns():
     blocks[12:15, GROUND - 1, 13:15] = block("water")  # a pool level with the floor
     blocks[18:21, GROUND + 2, 18:21] = block("oak_leaves")  # a crown with head room under it
     blocks[15, GROUND, 13] = block("tall_grass")  # a plant: not ground
-    env = gym.make("mrsteve/Voxel-v0", world=world(blocks), obs_size=(40, 64))
+    env = make_env(world=world(blocks), obs_size=(40, 64))
     obs, info = env.reset(seed=0)
     observed = HeightMap((16.5, 8.5), camera=info["camera"])
     observed.integrate(obs)
@@ -75,7 +74,7 @@ def test_integrating_a_walk_matches_recording_every_pixel():
     from mrsteve.control.heightmap import _HIT_INSET, MAX_HEIGHT, _record
     from mrsteve.world.camera import EYE_HEIGHT, camera_basis
 
-    env = gym.make("mrsteve/Voxel-v0", world="map1")
+    env = make_env(world="map1")
     obs, _ = env.reset(seed=3)
     camera = env.unwrapped.camera
     fast = HeightMap((float(obs["pose"][0]), float(obs["pose"][2])), camera=camera)

@@ -9,11 +9,9 @@ import math
 from collections.abc import Mapping
 from dataclasses import replace
 
-import gymnasium as gym
 import numpy as np
 import pytest
 
-import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
 from mrsteve.agent.factory import make_navigator
 from mrsteve.control.learned_navigator import (
     BUTTONS,
@@ -29,6 +27,7 @@ from mrsteve.control.learned_navigator import (
     load_shipped_navigator,
 )
 from mrsteve.control.navigation import NavigatorConfig
+from mrsteve.env import make_env
 from mrsteve.nn import weights_sha256
 from mrsteve.spaces import AgentFrame
 
@@ -116,7 +115,7 @@ class ReadSpy(Mapping):
 
 
 def test_it_reads_only_the_rgb_frame_and_the_pose():
-    env = gym.make("mrsteve/Voxel-v0", world="flat")
+    env = make_env(world="flat")
     obs, info = env.reset(seed=0)
     frame = AgentFrame.of(obs)
     navigator = make_navigator("learned")
@@ -142,7 +141,7 @@ def test_frames_of_another_size_are_refused():
 def test_the_shipped_navigator_walks_to_a_goal_on_flat_ground(seed):
     weights = load_shipped_navigator()
     assert weights.architecture.conditioning == "head"
-    env = gym.make("mrsteve/Voxel-v0", world="flat")
+    env = make_env(world="flat")
     obs, info = env.reset(seed=seed)
     frame = AgentFrame.of(obs)
     rng = np.random.default_rng(seed)
@@ -160,7 +159,7 @@ def test_the_shipped_navigator_walks_to_a_goal_on_flat_ground(seed):
 
 def test_same_seed_same_actions():
     def actions(seed):
-        env = gym.make("mrsteve/Voxel-v0", world="plains_nav")
+        env = make_env(world="plains_nav")
         obs, info = env.reset(seed=seed)
         frame = AgentFrame.of(obs)
         navigator = make_navigator("learned")

@@ -5,11 +5,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import gymnasium as gym
 import numpy as np
 import pytest
 
-import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
 from mrsteve.agent.factory import make_agent, make_instruction_policy
 from mrsteve.control.instruction import (
     INSTRUCTION_BUTTONS,
@@ -22,6 +20,7 @@ from mrsteve.control.instruction import (
     load_shipped_instruction_policy,
 )
 from mrsteve.control.learned_navigator import CAMERA_BINS
+from mrsteve.env import make_env
 from mrsteve.spaces import AgentFrame
 from tests.control.test_learned_navigator import ReadSpy
 
@@ -133,7 +132,7 @@ def test_the_shipped_prior_puts_each_prompt_nearest_its_own_held_out_clips():
 
 
 def test_it_reads_only_the_rgb_frame():
-    env = gym.make("mrsteve/Voxel-v0", world="map1")
+    env = make_env(world="map1")
     obs, info = env.reset(seed=0)
     frame = AgentFrame.of(obs)
     policy = make_instruction_policy("learned")
@@ -148,7 +147,7 @@ def test_it_reads_only_the_rgb_frame():
 
 def test_same_seed_same_actions():
     def actions(seed):
-        env = gym.make("mrsteve/Voxel-v0", world="map1")
+        env = make_env(world="map1")
         obs, info = env.reset(seed=3)
         frame = AgentFrame.of(obs)
         policy = make_instruction_policy("learned")

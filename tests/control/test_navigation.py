@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import math
 
-import gymnasium as gym
 import numpy as np
 import pytest
 from nav_worlds import GROUND, channel, floor, river, step_up, wall_across, world
 
-import mrsteve.env  # noqa: F401
 from mrsteve.control.navigation import DepthNavigator, Navigator, NavigatorConfig, StraightNavigator
+from mrsteve.env import make_env
 from mrsteve.world.camera import Camera
 
 OBS_SIZE = (24, 40)
@@ -19,7 +18,7 @@ NAVIGATORS = [DepthNavigator, StraightNavigator]
 
 def drive(navigator: Navigator, blocks: np.ndarray, goal, steps: int, seed: int = 0, **where):
     """Run ``navigator`` toward ``goal``; returns (reached, trajectory [n, 3] of x, y, z)."""
-    env = gym.make("mrsteve/Voxel-v0", world=world(blocks, **where), obs_size=OBS_SIZE)
+    env = make_env(world=world(blocks, **where), obs_size=OBS_SIZE)
     obs, info = env.reset(seed=seed)
     navigator.reset(np.random.default_rng(seed), info["camera"])
     path = [obs["pose"][:3].copy()]
@@ -99,7 +98,7 @@ def test_depth_navigator_detours_after_no_progress_steps_without_getting_closer(
 def test_depth_navigator_judges_a_walk_it_only_watches():
     """``replan`` plans from the watched pose and gives the verdict ``blocked`` would: a goal
     beyond the floor's wall is found out once the wall is in view; a goal inside never is."""
-    env = gym.make("mrsteve/Voxel-v0", world=world(floor()), obs_size=OBS_SIZE)
+    env = make_env(world=world(floor()), obs_size=OBS_SIZE)
     obs, info = env.reset(seed=0)
     watcher = DepthNavigator()
     watcher.reset(np.random.default_rng(0), info["camera"])

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import math
 
-import gymnasium as gym
 import numpy as np
 import pytest
 
-import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
 from mrsteve.control.skill_book import load_skills
 from mrsteve.control.skills import InstructionPolicy, ScriptedSkills, SkillConfig
+from mrsteve.env import make_env
 from mrsteve.env.voxel_env import BUTTONS
 from mrsteve.tasks import load_catalog
 from mrsteve.world.camera import Camera
@@ -56,11 +55,11 @@ def facing(x: float, z: float, tx: float, tz: float) -> float:
 
 
 CAMERA = Camera(40, 64)
-"""The camera of :func:`make_env`'s observations."""
+"""The camera of :func:`arena_env`'s observations."""
 
 
-def make_env():
-    return gym.make("mrsteve/Voxel-v0", world=arena, obs_size=CAMERA.shape)
+def arena_env():
+    return make_env(world=arena, obs_size=CAMERA.shape)
 
 
 def start(env, seed: int, at: tuple[float, float], toward: tuple[float, float], **options):
@@ -123,7 +122,7 @@ SCENARIOS = [
 @pytest.mark.parametrize("make_policy", POLICIES)
 @pytest.mark.parametrize(("prompt", "item", "at", "target", "options", "steps"), SCENARIOS)
 def test_each_prompt_obtains_its_item(make_policy, prompt, item, at, target, options, steps):
-    env = make_env()
+    env = arena_env()
     for seed in range(2):
         obs = start(env, seed, at, target, **options)
         policy = make_policy()
@@ -138,7 +137,7 @@ def test_every_execute_prompt_of_the_task_table_has_a_skill(make_policy):
     assert executes <= set(load_skills().prompts)
     policy = make_policy()
     policy.reset(np.random.default_rng(0), CAMERA)
-    obs, _ = make_env().reset(seed=0)
+    obs, _ = arena_env().reset(seed=0)
     for prompt in sorted(executes):
         assert set(policy.act(obs, prompt)) <= {*BUTTONS, "camera", "equip"}
 
@@ -147,14 +146,14 @@ def test_every_execute_prompt_of_the_task_table_has_a_skill(make_policy):
 def test_an_unknown_prompt_raises_listing_the_known_ones(make_policy):
     policy = make_policy()
     policy.reset(np.random.default_rng(0), CAMERA)
-    obs, _ = make_env().reset(seed=0)
+    obs, _ = arena_env().reset(seed=0)
     with pytest.raises(ValueError, match="unknown prompt 'build a house'; known:.*'cut a tree'.*'get dirt'"):
         policy.act(obs, "build a house")
 
 
 @pytest.mark.parametrize("make_policy", POLICIES)
 def test_with_no_target_in_view_it_wanders_and_never_attacks(make_policy):
-    env = make_env()
+    env = arena_env()
     obs = start(env, 0, (20.5, 20.5), (20.5, 30.5))  # no cow anywhere
     policy = make_policy()
     policy.reset(np.random.default_rng(0), CAMERA)
@@ -169,7 +168,7 @@ def test_with_no_target_in_view_it_wanders_and_never_attacks(make_policy):
 
 @pytest.mark.parametrize("make_policy", POLICIES)
 def test_a_target_behind_it_is_found_by_looking_around(make_policy):
-    env = make_env()
+    env = arena_env()
     obs, _ = env.reset(seed=0, options={"teleport": {"x": 20.5, "z": 20.5, "yaw": 0.0}})
     policy = make_policy()
     policy.reset(np.random.default_rng(1), CAMERA)
@@ -179,7 +178,7 @@ def test_a_target_behind_it_is_found_by_looking_around(make_policy):
 
 @pytest.mark.parametrize("make_policy", POLICIES)
 def test_grass_that_drops_no_seeds_is_left_for_the_next(make_policy):
-    env = make_env()
+    env = arena_env()
     broken = []
     for seed in range(4):
         obs = start(env, seed, (15.5, 25.5), (8.5, 31.5))
@@ -193,7 +192,7 @@ def test_grass_that_drops_no_seeds_is_left_for_the_next(make_policy):
 
 @pytest.mark.parametrize("make_policy", POLICIES)
 def test_leaves_broken_by_hand_give_no_leaves(make_policy):
-    env = make_env()
+    env = arena_env()
     obs = start(env, 0, (14.5, 13.5), (8.5, 8.5))  # no shears
     policy = make_policy()
     policy.reset(np.random.default_rng(0), CAMERA)
@@ -204,7 +203,7 @@ def test_leaves_broken_by_hand_give_no_leaves(make_policy):
 
 @pytest.mark.parametrize("make_policy", POLICIES)
 def test_a_sheared_sheep_is_skipped_for_another(make_policy):
-    env = make_env()
+    env = arena_env()
     sheep = [{"kind": "sheep", "x": 20.5, "z": 19.5, "roam": 2.0},
              {"kind": "sheep", "x": 26.5, "z": 25.5, "roam": 2.0}]  # fmt: skip
     obs = start(env, 0, (20.5, 15.5), (20.5, 19.5), give={"shears": 1}, spawn_mobs=sheep)
@@ -224,7 +223,7 @@ def test_a_sheared_sheep_is_skipped_for_another(make_policy):
 @pytest.mark.parametrize("make_policy", POLICIES)
 def test_the_same_rng_gives_the_same_actions(make_policy):
     def actions(seed: int) -> list[str]:
-        env = make_env()
+        env = arena_env()
         obs = start(
             env, 0, (20.5, 14.5), (20.5, 20.5), spawn_mobs=[{"kind": "cow", "x": 20.5, "z": 20.5}]
         )
@@ -246,7 +245,7 @@ def test_implements_the_instruction_policy_interface(make_policy):
 
 
 def test_act_before_reset_is_an_error():
-    obs, _ = make_env().reset(seed=0)
+    obs, _ = arena_env().reset(seed=0)
     with pytest.raises(RuntimeError, match="reset"):
         ScriptedSkills().act(obs, "cut a tree")
 
@@ -265,7 +264,7 @@ def test_targets_are_pursued_only_within_the_visibility_rule(policy_class, dista
     pursued from the first step; one 30 blocks ahead (a speck of a few pixels, in plain view) is
     not: the skill looks around on the spot instead of walking to it. (At 80 x 128 a cow 30 blocks
     away still shows; at 40 x 64 it is below a pixel.)"""
-    env = gym.make("mrsteve/Voxel-v0", world="flat", obs_size=(80, 128))
+    env = make_env(world="flat", obs_size=(80, 128))
     obs, info = env.reset(seed=0, options={
         "teleport": {"x": 20.5, "z": 10.5, "yaw": 0.0, "pitch": 0.0},
         "give": {"sword": 1}, "equip": "sword",
@@ -306,7 +305,7 @@ def test_a_teacher_keeps_the_aim_on_the_block_under_the_crosshair(config, keeps_
     """Another policy breaking the log at its feet, below the one at eye level: the teacher
     labels holding attack on it (a turn off the block would undo the breaking); the skills'
     own rule turns to the nearest log, the one at eye level."""
-    env = make_env()
+    env = arena_env()
     lower = (8, FLOOR, 8)
     obs, _ = env.reset(seed=0, options={"teleport": looking_at(8.5, 11.0, (8.5, FLOOR + 0.5, 9.0))})
     world = env.unwrapped.world
@@ -323,7 +322,7 @@ def test_a_teacher_counts_a_look_around_by_the_turns_the_view_made():
     """With no cow anywhere the skills look around (a full turn) and then wander. A teacher
     whose labels are not followed keeps labelling the turn; once the view has turned all the
     way round, it labels wandering."""
-    env = make_env()
+    env = arena_env()
     obs = start(env, 0, (20.5, 20.5), (20.5, 30.5))
     teacher = ScriptedSkills(TEACHER)
     teacher.reset(np.random.default_rng(0), CAMERA)
@@ -343,7 +342,7 @@ def test_a_teacher_counts_a_look_around_by_the_turns_the_view_made():
 def test_a_teacher_never_gives_up_a_target_the_policy_does_not_walk_to(config, skips):
     """The policy stands still 6 blocks from the sand patch: the skills' own rules call that
     stuck (detours, then the target skipped); the teacher keeps labelling the way to it."""
-    env = make_env()
+    env = arena_env()
     obs = start(env, 0, (24.5, 24.5), (30.5, 30.5))
     teacher = ScriptedSkills(config)
     teacher.reset(np.random.default_rng(0), CAMERA)

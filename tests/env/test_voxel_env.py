@@ -2,12 +2,11 @@
 
 import warnings
 
-import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
+from mrsteve.env import make_env
 from mrsteve.env.voxel_env import BUTTONS, DEFAULT_OBS_SIZE, VoxelEnv
 from mrsteve.world.content import load_content
 from mrsteve.world.layout import WorldLayout
@@ -17,9 +16,7 @@ SMALL = (24, 32)
 
 
 def make(world="flat", **kwargs) -> VoxelEnv:
-    return gym.make(
-        "mrsteve/Voxel-v0", world=world, obs_size=kwargs.pop("obs_size", SMALL), **kwargs
-    )
+    return make_env(world=world, obs_size=kwargs.pop("obs_size", SMALL), **kwargs)
 
 
 @pytest.mark.parametrize("world", list(WORLD_RECIPES))

@@ -3,12 +3,11 @@ agent, success read from the inventory, and the groups it runs."""
 
 from __future__ import annotations
 
-import gymnasium as gym
 import numpy as np
 import pytest
 
-import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
 from mrsteve.agent.factory import agent_config
+from mrsteve.env import make_env
 from mrsteve.eval.instruction import (
     EVERYWHERE,
     INSTRUCTION,
@@ -26,7 +25,7 @@ from mrsteve.tasks.placement import place_agent
 @pytest.mark.parametrize(("item", "distance"), [("beef", (0.0, 12.0)), ("water_bucket",
                                                                         (20.0, 40.0))])
 def test_the_agent_is_placed_at_the_asked_distance_from_the_nearest_target(item, distance):
-    env = gym.make("mrsteve/Voxel-v0", world="plains")
+    env = make_env(world="plains")
     env.reset(seed=4)
     world = env.unwrapped.world
     targets = target_positions(world, item)
@@ -52,7 +51,7 @@ def test_success_is_read_from_the_inventory():
 
 
 def test_the_watch_reports_the_closest_approach_other_items_and_looking_down_or_up():
-    env = gym.make("mrsteve/Voxel-v0", world="plains")
+    env = make_env(world="plains")
     obs, _ = env.reset(seed=4)
     world = env.unwrapped.world
     names = world.content.item_names
@@ -77,7 +76,7 @@ def test_the_watch_reports_the_closest_approach_other_items_and_looking_down_or_
 
 
 def test_the_watch_counts_the_presses_aimed_at_a_target_of_the_skill():
-    env = gym.make("mrsteve/Voxel-v0", world="plains")
+    env = make_env(world="plains")
     obs, _ = env.reset(seed=4)
     world = env.unwrapped.world
     watch = EpisodeWatch(world, "log", obs["inventory"])

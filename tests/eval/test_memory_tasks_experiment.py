@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import gymnasium as gym
 import numpy as np
 import pytest
 
 from mrsteve.agent.factory import make_agent, make_navigator
 from mrsteve.control.navigation import NavigatorConfig
+from mrsteve.env import make_env
 from mrsteve.eval.memory_tasks import MemoryTasksConfig, ScriptedRoute
 from mrsteve.eval.registry import EXPERIMENTS
 from mrsteve.perception import SemanticEncoder
@@ -23,7 +23,7 @@ OBS = (24, 40)
 
 
 def episode(task, agent, seed, *, explore_steps, task_steps=1, dwell=1):
-    env = gym.make("mrsteve/Voxel-v0", world=task.world, obs_size=OBS)
+    env = make_env(world=task.world, obs_size=OBS)
     try:
         return run_memory_task(env, agent, task, ScriptedRoute(task), SemanticEncoder(),
                                seed=seed, explore_steps=explore_steps, task_steps=task_steps,
@@ -78,7 +78,7 @@ def test_the_image_goal_is_a_clip_the_agent_saw():
     # success is judged around where that clip was seen: the watching spot, 8 blocks from the
     # house on the spawn's side
     np.testing.assert_array_equal(run.goal_place, run.trajectory[run.goal_t])
-    with gym.make("mrsteve/Voxel-v0", world=task.world, obs_size=OBS) as env:
+    with make_env(world=task.world, obs_size=OBS) as env:
         env.reset(seed=0)
         house = np.asarray(env.unwrapped.world.layout.landmarks["house_1"], np.float64)
     assert 6.0 <= np.hypot(*(np.asarray(run.goal_place) - house)) <= 13.0
@@ -204,7 +204,7 @@ def test_the_route_watches_each_stay_from_its_spot_swaying():
     task = replace(memory_task("first-house"), stays=(Stay("house_1", 100), Stay("house_2", 700)),
                    goal_window=100)
     route = ScriptedRoute(task)
-    with gym.make("mrsteve/Voxel-v0", world=task.world, obs_size=OBS) as env:
+    with make_env(world=task.world, obs_size=OBS) as env:
         obs, info = env.reset(seed=0)
         route.reset(obs, env.unwrapped.world, np.random.default_rng(0), info["camera"])
         poses = []

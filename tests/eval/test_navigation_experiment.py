@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import math
 
-import gymnasium as gym
 import numpy as np
 import pytest
 
-import mrsteve.env  # noqa: F401
 from mrsteve.control.heightmap import HeightMap
 from mrsteve.control.path_planning import WorldGround, reachable
+from mrsteve.env import make_env
 from mrsteve.eval.navigation import (
     NAVIGATION,
     TERRAINS,
@@ -24,7 +23,7 @@ from mrsteve.world.content import load_content
 
 
 def start_world(terrain: str, seed: int):
-    env = gym.make("mrsteve/Voxel-v0", world=TERRAINS[terrain], obs_size=(8, 8))
+    env = make_env(world=TERRAINS[terrain], obs_size=(8, 8))
     obs, _ = env.reset(seed=seed)
     return env.unwrapped.world.blocks, (float(obs["pose"][0]), float(obs["pose"][2]))
 

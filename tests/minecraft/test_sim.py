@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import dataclasses
 
-import gymnasium as gym
 import numpy as np
 import pytest
 
 from mrsteve.agent.factory import build_agent
+from mrsteve.env import make_env
 from mrsteve.eval.sequential import (
     ModeSteps,
     SequentialConfig,
@@ -54,7 +54,7 @@ def test_the_facade_runs_an_aba_episode_exactly_as_the_package_does(water_log_wa
     task, spec = water_log_water
     direct = sequential_episode(spec)
     direct_log = StepLog()
-    with gym.make("mrsteve/Voxel-v0", **env_kwargs(task)) as env:
+    with make_env(**env_kwargs(task)) as env:
         run_tasks(env, build_agent(spec.agent), task.items, seed=SEED, max_steps=task.max_steps,
                   callbacks=[direct_log])
 

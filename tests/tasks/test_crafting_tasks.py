@@ -3,10 +3,9 @@ and success read from the inventory."""
 
 from __future__ import annotations
 
-import gymnasium as gym
 import pytest
 
-import mrsteve.env  # noqa: F401
+from mrsteve.env import make_env
 from mrsteve.tasks.catalog import CraftingTask
 from mrsteve.tasks.crafting import crafting_env_kwargs, find_crafting, run_crafting
 
@@ -46,7 +45,7 @@ class Crafter:
 def test_success_is_the_item_arriving_in_the_inventory(item, success):
     task = CraftingTask("planks", "planks", "flat", max_steps=50, tools=("log",))
     agent = Crafter(item)
-    with gym.make("mrsteve/Voxel-v0", **crafting_env_kwargs(task)) as env:
+    with make_env(**crafting_env_kwargs(task)) as env:
         result = run_crafting(env, agent, task, seed=0)
     assert agent.told is task
     assert result.success is success

@@ -1,10 +1,9 @@
 """The episode loop: success read from the inventory, tools handed over, limits, callbacks."""
 
-import gymnasium as gym
 import numpy as np
 import pytest
 
-import mrsteve.env  # noqa: F401  (registers the environment)
+from mrsteve.env import make_env
 from mrsteve.protocols import Agent
 from mrsteve.tasks.catalog import load_catalog
 from mrsteve.tasks.driver import EpisodeCallback
@@ -48,7 +47,7 @@ class Recorder(EpisodeCallback):
 
 @pytest.fixture
 def env():
-    return gym.make("mrsteve/Voxel-v0", world="flat")
+    return make_env(world="flat")
 
 
 def test_success_is_read_from_the_inventory_and_the_next_task_gets_its_tool(env):

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import json
 
-import gymnasium as gym
 import numpy as np
 import pytest
 
-import mrsteve.env  # noqa: F401
+from mrsteve.env import make_env
 from mrsteve.perception import SemanticEncoder
 from mrsteve.seeding import episode_rng
 from mrsteve.tasks import long_instruction as li
@@ -64,7 +63,7 @@ class GiveAt(EpisodeCallback):
 
 @pytest.fixture(scope="module")
 def instruction_env():
-    env = gym.make("mrsteve/Voxel-v0", world=li.WORLD, obs_size=(16, 24))
+    env = make_env(world=li.WORLD, obs_size=(16, 24))
     yield env
     env.close()
 
@@ -122,7 +121,7 @@ class Hunt(EpisodeCallback):
 
 
 def test_hunted_herds_stay_in_their_quarters_and_never_run_out():
-    with gym.make("mrsteve/Voxel-v0", world=li.WORLD, obs_size=(16, 24), spawn_cycle=True) as env:
+    with make_env(world=li.WORLD, obs_size=(16, 24), spawn_cycle=True) as env:
         hunt = Hunt(every=100)  # 20 kills of each species in 4,000 steps
         li.run_long_instruction(env, Idle(), 0, steps=4000, task_limit=4000, callbacks=[hunt])
     assert hunt.strays == {"cow": 0, "sheep": 0}
@@ -131,7 +130,7 @@ def test_hunted_herds_stay_in_their_quarters_and_never_run_out():
 
 @pytest.fixture(scope="module")
 def navigation_world():
-    env = gym.make("mrsteve/Voxel-v0", world=ln.WORLD, obs_size=(16, 24))
+    env = make_env(world=ln.WORLD, obs_size=(16, 24))
     env.reset(seed=0)
     yield env
     env.close()
@@ -158,7 +157,7 @@ def test_the_route_is_deterministic_per_seed_and_times_the_goal_frames(navigatio
 
 
 def test_goals_are_frames_the_agent_saw():
-    env = gym.make("mrsteve/Voxel-v0", world=ln.WORLD, obs_size=(16, 24))
+    env = make_env(world=ln.WORLD, obs_size=(16, 24))
     route = ln.RouteConfig(visit_steps=60, settle_steps=20, goal_steps=10, sky_steps=20)
     agent = Idle()
     record = ln.run_long_navigation(env, agent, SemanticEncoder(), 2, steps=route.steps + 50,

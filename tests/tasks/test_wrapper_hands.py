@@ -3,14 +3,12 @@ must not turn a seeds task's grass into grass (Minecraft: tall grass gives seeds
 
 from __future__ import annotations
 
-import gymnasium as gym
-
-import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
+from mrsteve.env import make_env
 from mrsteve.tasks.wrapper import ItemTasks
 
 
 def test_a_task_without_a_tool_starts_with_an_empty_hand():
-    env = gym.make("mrsteve/Voxel-v0", world="flat", obs_size=(24, 40))
+    env = make_env(world="flat", obs_size=(24, 40))
     tasks = ItemTasks(env, ["leaves", "wheat_seeds"])
     tasks.reset(seed=0)
     world = env.unwrapped.world

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import gymnasium as gym
 import numpy as np
 import pytest
 
-import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
+from mrsteve.env import make_env
 from mrsteve.world.camera import (
     DEFAULT_FOV_DEG,
     EYE_HEIGHT,
@@ -57,7 +56,7 @@ def test_a_camera_checks_its_field_of_view_and_is_frozen():
 
 
 def test_the_environment_hands_out_the_camera_it_renders_with():
-    env = gym.make("mrsteve/Voxel-v0", world="flat", obs_size=(24, 32), fov_deg=60.0)
+    env = make_env(world="flat", obs_size=(24, 32), fov_deg=60.0)
     obs, info = env.reset(seed=0)
     assert info["camera"] is env.unwrapped.camera
     assert info["camera"] == Camera(24, 32, 60.0)

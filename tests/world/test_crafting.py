@@ -4,11 +4,10 @@ the held block (MineDojo's functional actions)."""
 
 from __future__ import annotations
 
-import gymnasium as gym
 import numpy as np
 import pytest
 
-import mrsteve.env  # noqa: F401  (registers the environment)
+from mrsteve.env import make_env
 from mrsteve.world.content import load_content, parse_content
 from mrsteve.world.crafting import load_recipes, parse_recipes
 
@@ -41,7 +40,7 @@ def test_each_recipe_is_minecraft_1_11s(output):
 
 @pytest.fixture
 def env():
-    env = gym.make("mrsteve/Voxel-v0", world="flat", obs_size=(16, 24))
+    env = make_env(world="flat", obs_size=(16, 24))
     yield env
     env.close()
 

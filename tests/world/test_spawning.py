@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 
-import gymnasium as gym
 import numpy as np
 import pytest
 
-import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
+from mrsteve.env import make_env
 from mrsteve.world.recipes import build_layout
 from mrsteve.world.spawning import SpawnRules
 from mrsteve.world.world import Controls, World, WorldConfig
@@ -96,7 +95,7 @@ def test_a_cell_under_a_roof_on_sand_or_in_water_takes_no_animal():
 
 def test_cycles_run_every_400_ticks_and_the_same_seed_spawns_the_same():
     def episode(seed):
-        env = gym.make("mrsteve/Voxel-v0", world="long_instruction", obs_size=(4, 4),
+        env = make_env(world="long_instruction", obs_size=(4, 4),
                        spawn_cycle=True)
         env.reset(seed=seed)
         world = env.unwrapped.world
@@ -141,7 +140,7 @@ def test_long_instruction_herds_keep_to_their_pastures_sheep_upper_left_cows_low
 
 
 def test_animals_stay_in_their_pastures_over_a_long_hunted_run():
-    env = gym.make("mrsteve/Voxel-v0", world="long_instruction", obs_size=(4, 4), spawn_cycle=True)
+    env = make_env(world="long_instruction", obs_size=(4, 4), spawn_cycle=True)
     env.reset(seed=2)
     world = env.unwrapped.world
     world.teleport(48.5, 48.5)  # among the sheep: they flee from the player when hit

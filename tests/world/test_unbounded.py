@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-import mrsteve.env  # noqa: F401  (registers mrsteve/Voxel-v0)
+from mrsteve.env import make_env
 from mrsteve.world.chunks import (
     CHUNK,
     WATER_LEVEL,
@@ -112,14 +112,14 @@ def test_tree_crowns_continue_into_the_neighbouring_chunk():
 
 def test_worlds_lists_the_unbounded_world_and_check_env_passes():
     assert WORLD_RECIPES[UNBOUNDED].size is None
-    env = gym.make("mrsteve/Voxel-v0", world=UNBOUNDED, obs_size=(8, 8))
+    env = make_env(world=UNBOUNDED, obs_size=(8, 8))
     check_env(env.unwrapped, skip_render_check=True)
     env.close()
 
 
 def test_vector_envs_step_unbounded_worlds():
     envs = gym.vector.SyncVectorEnv(
-        [lambda: gym.make("mrsteve/Voxel-v0", world=UNBOUNDED, obs_size=(8, 8))] * 2)
+        [lambda: make_env(world=UNBOUNDED, obs_size=(8, 8))] * 2)
     obs, _ = envs.reset(seed=[1, 2])
     assert not np.array_equal(obs["rgb"][0], obs["rgb"][1])
     for _ in range(3):
@@ -129,7 +129,7 @@ def test_vector_envs_step_unbounded_worlds():
 
 
 def test_walking_across_chunk_borders_moves_the_window_and_keeps_the_pose_continuous():
-    env = gym.make("mrsteve/Voxel-v0", world=UNBOUNDED, obs_size=(8, 8))
+    env = make_env(world=UNBOUNDED, obs_size=(8, 8))
     obs, _ = env.reset(seed=5)
     world = env.unwrapped.world
     poses = [obs["pose"]]
@@ -214,7 +214,7 @@ def test_a_straight_walk_of_2000_blocks_keeps_memory_bounded():
 
 
 def test_a_teleport_beyond_the_loaded_chunks_is_refused_in_the_reported_frame():
-    env = gym.make("mrsteve/Voxel-v0", world=UNBOUNDED, obs_size=(8, 8))
+    env = make_env(world=UNBOUNDED, obs_size=(8, 8))
     env.reset(seed=2)
     world = env.unwrapped.world
     world.window.move(world, 3, 0)  # the loaded chunks have moved east by 48 blocks
