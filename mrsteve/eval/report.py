@@ -284,10 +284,13 @@ def provenance(run: Run) -> str:
     return text + f" (planned at {plan['commit'][:10]}{order})"
 
 
-def run_section(run: Run, folder_name: str, page_folder: Path, brief_if_stale: bool) -> str:
-    """One run's Markdown section (links relative to the folder the page is kept in); a stale
-    run's table is left out when ``brief_if_stale`` (its numbers measured other files than
-    those installed)."""
+def run_section(run: Run, folder_name: str, page_folder: Path, brief: bool,
+                superseded: bool = False) -> str:
+    """One run's Markdown section (links relative to the folder the page is kept in). With
+    ``brief`` (a page of several runs), the table of a stale run (its numbers measured other
+    files than those installed) is left out, and that of a run whose plan was not committed
+    before it ran where the page holds a planned run of the same experiment (``superseded``):
+    ``mrsteve report FOLDER`` prints it."""
     manifest = run.manifest
     started = manifest["started"][:10]
     minutes = manifest["wall_time_s"] / 60
@@ -308,9 +311,11 @@ def run_section(run: Run, folder_name: str, page_folder: Path, brief_if_stale: b
     if stale:
         lines += ["", (f"**Stale:** made with other versions of {', '.join(map(code, stale))} "
                        "than those installed; a rerun measures the installed ones.")]
-        if brief_if_stale:
-            lines[-1] += f" Its table is left out here: `mrsteve report {folder_name}` prints it."
-            return "\n".join(lines)
+    elif not planned_before(run):
+        lines += ["", "**Unplanned:** no plan was committed before it ran."]
+    if brief and (stale or superseded):
+        lines[-1] += f" Its table is left out here: `mrsteve report {folder_name}` prints it."
+        return "\n".join(lines)
     lines += ["", "```text", run.experiment.table(run.config, run.groups, run.summaries), "```"]
     ceiling, tasks = ceiling_tasks(run), len({group.task for group in run.groups})
     if ceiling:
@@ -497,6 +502,12 @@ def default_agents(run: Run) -> bool:
                for name in run.experiment.agent_options)
 
 
+def planned_before(run: Run) -> bool:
+    """Whether the run's plan was committed before it ran, in an ancestor of its code."""
+    plan = run.manifest.get("plan") or {}
+    return bool(plan.get("commit") and plan.get("before_run"))
+
+
 def run_flags(run: Run) -> list[str]:
     """What keeps a run out of the first table: made from uncommitted changes, without a plan
     committed before it, with other data files than those installed."""
@@ -504,8 +515,7 @@ def run_flags(run: Run) -> list[str]:
     sittings = run.manifest.get("sittings") or [{"git": run.manifest.get("git")}]
     if any((sitting.get("git") or {}).get("dirty") for sitting in sittings):
         flags.append("uncommitted changes")
-    plan = run.manifest.get("plan") or {}
-    if not (plan.get("commit") and plan.get("before_run")):
+    if not planned_before(run):
         flags.append("no plan committed before it ran")
     if stale_files(run):
         flags.append("stale")
@@ -601,8 +611,10 @@ HEADER = """# Results
 Each section below is one run: the command, the commits that made it and the one that declared
 its plan, the parts its agents ran with, and the experiment's table, with the paper's figures
 beside ours where the set-up is the paper's. A run made with other versions of the package's
-data files or weights than those installed is marked **stale**, its table left out; a task where
-every agent succeeds every time is marked **at ceiling**. The embedded world is not Minecraft:
+data files or weights than those installed is marked **stale**, its table left out; one whose
+plan was not committed before it ran is marked **unplanned**, its table left out where a planned
+run of the same experiment is on the page (`mrsteve report FOLDER` prints any run's table). A
+task where every agent succeeds every time is marked **at ceiling**. The embedded world is not Minecraft:
 read each comparison as "the same experiment in the embedded world". Generated from the runs'
 summaries and manifests by
 
@@ -657,7 +669,10 @@ def report(sources: list[Path], out: Path | None = None) -> str:
         parts.append(f"## Runs\n\n{run_index(runs, names)}")
     if planned:
         parts.append(f"## Planned, not finished\n\n{planned_index(planned)}")
-    parts += [run_section(run, name, page_folder, brief_if_stale=len(runs) > 1)
+    planned_experiments = {run.experiment.name for run in runs if planned_before(run)}
+    parts += [run_section(run, name, page_folder, brief=len(runs) > 1,
+                          superseded=(not planned_before(run)
+                                      and run.experiment.name in planned_experiments))
               for run, name in zip(runs, names, strict=True)]
     return "\n\n".join(parts) + "\n"
 

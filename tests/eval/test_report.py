@@ -130,6 +130,27 @@ def test_a_run_made_with_other_data_files_is_flagged_stale(tmp_path, kept_run):
     assert NAVIGATION_ROW in headline_block(page)
 
 
+def test_an_unplanned_run_is_flagged_and_brief_beside_a_planned_one(
+        tmp_path, kept_run):
+    out = make_run(tmp_path, kept_run)
+    manifest = json.loads((out / "manifest.json").read_text())
+    manifest["plan"] = None
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    alone = report([out])
+    assert "**Unplanned:** no plan was committed before it ran." in alone
+    assert "```text" in alone, "a run given alone is printed whole"
+    page = report([out, kept_run])
+    section = page[page.index(f"## {out}"):]
+    assert f"left out here: `mrsteve report {out}` prints it" in section
+    assert "```text" not in section and page.count("```text") == 1
+    assert "no plan committed before it ran" in page, "the index names the flag"
+    other = make_run(tmp_path / "other", kept_run)
+    manifest["plan"] = None
+    (other / "manifest.json").write_text(json.dumps(manifest))
+    both_unplanned = report([out, other])
+    assert both_unplanned.count("```text") == 2, "kept whole where no planned run replaces it"
+
+
 def test_a_task_where_every_agent_succeeds_every_time_is_flagged_at_ceiling(tmp_path, kept_run):
     out = make_run(tmp_path, kept_run)
     run = load_run(out)
