@@ -43,7 +43,7 @@ from mrsteve.control.explorers import Explorer
 from mrsteve.control.motion import clamp, heading_to, wrap_degrees
 from mrsteve.control.navigation import Navigator
 from mrsteve.control.skills import InstructionPolicy
-from mrsteve.memory import Memory, MemoryRead
+from mrsteve.memory import Memory
 from mrsteve.naming import check_name
 from mrsteve.perception import Encoder, TaskPrompts
 from mrsteve.protocols import Action, Decision, Mode, Observation, Query, Sighting
@@ -318,18 +318,13 @@ class MrSteve:
             rel = self.memory_pose(np.asarray(self.target, dtype=np.float64))
             self._searched = np.vstack([self._searched, (rel[0], rel[2])])
 
-    def _unsearched(self, found: MemoryRead) -> MemoryRead:
-        """``found`` without the frames seen within :attr:`ModeSelectorConfig.searched_radius` of a
-        searched target."""
-        if not (len(found) and len(self._searched)):
-            return found
-        offset = found.pose[:, None, [0, 2]] - self._searched[None, :, :]
-        searched = (np.einsum("fsk,fsk->fs", offset, offset)
-                    <= self.config.searched_radius ** 2).any(axis=1)
-        if not searched.any():
-            return found
-        keep = ~searched
-        return MemoryRead(found.t[keep], found.pose[keep], found.score[keep], found.frames_scored)
+    def _searched_discs(self) -> list[tuple[float, float, float]] | None:
+        """The discs of :attr:`ModeSelectorConfig.searched_radius` around the searched targets,
+        whose frames the mode selector's read leaves out (``None``: none searched)."""
+        if not len(self._searched):
+            return None
+        radius = float(self.config.searched_radius)
+        return [(float(x), float(z), radius) for x, z in self._searched]
 
     def _select_mode(self, pose: np.ndarray, t: int) -> Query:
         """The mode selector (Algorithm 2, lines 15-25): read the memory with the explore prompt;
@@ -339,12 +334,12 @@ class MrSteve:
         toward the same target, share it). Returns the read (:attr:`last_query`)."""
         rel = self.memory_pose(pose)
         near = (rel[0], rel[2]) if self._nearest else None
-        found = self._unsearched(self.memory.read(self._query_vector, self._threshold,
-                                                  top_k=self.config.top_k, near=near))
+        found = self.memory.read(self._query_vector, self._threshold, top_k=self.config.top_k,
+                                 near=near, outside=self._searched_discs(), scores="best")
         if len(found):
             target = tuple(float(v) for v in self.episode_pose(found.pose[0]))
             self.last_query = Query(
-                t, self._goal_name, len(found), float(found.score.max()), target, int(found.t[0])
+                t, self._goal_name, len(found), found.best_score, target, int(found.t[0])
             )
             self.mode = Mode.NAVIGATE
             self.target = target

@@ -46,24 +46,46 @@ class BenchedMemory:
 
 def _benched_memories() -> dict[str, BenchedMemory]:
     """Every memory variant, then Place Event Memory with its frames in float16 (not in the
-    paper: reads move half the bytes)."""
+    paper: reads move half the bytes) and with int8 codes beside its frames (not in the paper:
+    reads decide most frames from a quarter of the bytes)."""
     memories = {name: BenchedMemory(variant, variant.title)
                 for name, variant in MEMORY_VARIANTS.items()}
     place_event = MEMORY_VARIANTS["place-event"]
     memories["place-event-fp16"] = BenchedMemory(
         place_event, f"{place_event.title} (float16 frames)", (("frame_precision", "float16"),))
+    memories["place-event-codes"] = BenchedMemory(
+        place_event, f"{place_event.title} (frame codes)", (("frame_codes", True),))
     return memories
 
 
 MEMORIES = _benched_memories()
-"""Memories benchmarked, by command-line name: the memory variants under their own names, and
-``place-event-fp16``."""
-PEER_LABELS = {
-    "place-event": "Place Event Memory",
-    "place-event-fp16": "Place Event Memory, float16",
+"""Memories benchmarked, by command-line name: the memory variants under their own names,
+``place-event-fp16`` and ``place-event-codes``."""
+
+
+@dataclass(frozen=True)
+class PeerRead:
+    """A memory's read in the peer table: the :data:`MEMORIES` name of the memory, and whether
+    it is read as the mode selector reads (nearest first to where the agent stands,
+    ``scores="best"``: the same frames, order and best score as the plain read, the other
+    frames' scores left uncomputed; faiss computes every score it returns)."""
+
+    memory: str
+    label: str
+    as_selector: bool = False
+
+
+PEER_READS = {
+    "place-event": PeerRead("place-event", "Place Event Memory"),
+    "place-event-fp16": PeerRead("place-event-fp16", "Place Event Memory, float16"),
+    "place-event-selector": PeerRead("place-event", "Place Event Memory, as the selector reads",
+                                     True),
+    "place-event-codes-selector": PeerRead(
+        "place-event-codes", "Place Event Memory, frame codes, as the selector reads", True),
 }
-"""The memories the peer table compares with faiss, by :data:`MEMORIES` name."""
-PEER_MEMORIES = tuple(PEER_LABELS)
+"""The memory reads the peer table compares with faiss, by row name. Each reads a memory of its
+own, so that no read finds the rows another read of the same query just cached."""
+PEER_MEMORIES = tuple(dict.fromkeys(read.memory for read in PEER_READS.values()))
 TOP_KS = (1, 2, 4, 10, 30)
 TASK_THRESHOLD = 0.2274
 """The paper's default task threshold h = 22.74 (MineCLIP units), as a cosine."""
@@ -315,7 +337,7 @@ def run_memory_benchmark(config: MemoryBenchConfig, progress: bool = True) -> di
         memory.build_s = write_s
         stats = memory.stats()
         for top_k in config.top_ks if benched.variant.ranks_clusters else (None,):
-            timings, scored, found = _read_all(
+            timings, scored, found, touched = _read_all(
                 memory, queries, top_k, f"{benched.title} top-{top_k or 'all'}", progress
             )
             paper = PAPER_MS_PER_QUERY.get(name, {}).get(top_k)
@@ -333,6 +355,7 @@ def run_memory_benchmark(config: MemoryBenchConfig, progress: bool = True) -> di
                     else 0.0,
                     "frames_scored": float(np.mean(scored)),
                     "frames_returned": float(np.mean(found)),
+                    "bytes_per_read": float(np.mean(touched)),
                     "clusters": stats.clusters,
                     "frames_per_cluster": stats.frames_per_cluster_mean,
                     "places": stats.places,
@@ -345,16 +368,16 @@ def run_memory_benchmark(config: MemoryBenchConfig, progress: bool = True) -> di
                     "paper_frames_per_cluster": PAPER_CLUSTERS.get(name, (None, None))[1],
                 }
             )
-        if name in PEER_MEMORIES and config.peers:
+        if name in PEER_READS and config.peers:
             for_peers[name] = memory
         del memory
     peers: list[dict[str, Any]] = []
     if config.peers:
-        for name in PEER_MEMORIES:
+        for name, read in PEER_READS.items():
             if name not in for_peers:
-                memory = for_peers[name] = MEMORIES[name].build()
-                memory.build_s = _write_all(memory, trajectory, MEMORIES[name].title,
-                                            progress)
+                benched = MEMORIES[read.memory]
+                memory = for_peers[name] = benched.build()
+                memory.build_s = _write_all(memory, trajectory, benched.title, progress)
         peers = measure_peers(
             trajectory, queries, for_peers, config.peer_top_k, config.recall_queries, progress
         )
@@ -423,7 +446,7 @@ def _write_all(memory: Any, trajectory: Trajectory, label: str, progress: bool) 
 
 def _read_all(memory: Any, queries: np.ndarray, top_k: int | None, label: str, progress: bool):
     memory.read(queries[0], TASK_THRESHOLD, top_k=top_k)  # untimed: loads the compiled kernels
-    timings, scored, found = [], [], []
+    timings, scored, found, touched = [], [], [], []
     for query in tqdm(
         queries, desc=f"read {label}", unit="query", disable=not progress, leave=False
     ):
@@ -432,7 +455,8 @@ def _read_all(memory: Any, queries: np.ndarray, top_k: int | None, label: str, p
         timings.append((time.perf_counter() - started) * 1e3)
         scored.append(result.frames_scored)
         found.append(len(result))
-    return np.asarray(timings), np.asarray(scored), np.asarray(found)
+        touched.append(result.bytes_read)
+    return np.asarray(timings), np.asarray(scored), np.asarray(found), np.asarray(touched)
 
 
 def _targets(
@@ -501,12 +525,13 @@ def format_report(report: dict[str, Any]) -> str:
     )
     header = (
         f"{'memory':<26}{'top-k':>6}{'median':>9}{'p10-p90':>16}{'mean +- se':>17}{'paper':>17}"
-        f"{'scored':>9}{'clusters':>10}{'frames/cl':>10}{'paper cl':>12}{'write us':>10}"
-        f"{'B/frame':>9}"
+        f"{'scored':>9}{'KB/read':>9}{'clusters':>10}{'frames/cl':>10}{'paper cl':>12}"
+        f"{'write us':>10}{'B/frame':>9}"
     )
     lines = [
         title,
         ("ms per query: median [p10-p90], mean +- s.e.; paper: mean +- s.e., GPU server, 100K; "
+         "KB/read: bytes of vectors (float rows, int8 codes) and slot lists a read touches; "
          "write us: processor time per frame written"),
         "",
         header,
@@ -522,7 +547,8 @@ def format_report(report: dict[str, Any]) -> str:
             paper_clusters = f"{r['paper_clusters']:,} x {r['paper_frames_per_cluster']}"
         lines.append(
             f"{r['label']:<26}{r['top_k'] or 'all':>6}{r['ms_median']:>9.3f}{spread:>16}{mean:>17}"
-            f"{paper:>17}{r['frames_scored']:>9.0f}{r['clusters']:>10,}"
+            f"{paper:>17}{r['frames_scored']:>9.0f}{r['bytes_per_read'] / 1024:>9,.0f}"
+            f"{r['clusters']:>10,}"
             f"{r['frames_per_cluster']:>10.1f}{paper_clusters:>12}"
             f"{r['write_us_per_frame']:>10.1f}{r['bytes_per_frame']:>9.0f}"
         )
@@ -546,17 +572,22 @@ FAISS_INSTALL_HINT = (
 PEER_TARGETS = {
     "place_event_over_faiss_ivf": Target({100_000: 0.6}, at_most=True),
     "place_event_fp16_over_faiss_ivf": Target({100_000: 0.6}, at_most=True),
+    "place_event_codes_selector_over_faiss_ivf": Target({100_000: 0.6}, at_most=True),
     "place_event_over_faiss_hnsw": Target({100_000: 1.0}, at_most=True),
     "place_event_fp16_over_faiss_hnsw": Target({100_000: 1.0}, at_most=True),
+    "place_event_codes_selector_over_faiss_hnsw": Target({100_000: 1.0}, at_most=True),
 }
 """The package's targets against faiss on the paper's 100K frames: Place Event Memory's top-k
-read at most 0.6 x faiss IVF's (nprobe = top-k) and at most HNSW's (efSearch chosen for a recall
-at least the read's); checked for float32 frames (the default) and float16 frames."""
+read at most 0.6 x faiss IVF's range search (nprobe = top-k) and at most HNSW's (efSearch chosen
+for a recall at least the read's); checked for float32 frames (the default), float16 frames,
+and frame codes read as the mode selector reads (:data:`PEER_READS`)."""
 PEER_RATIOS = {
     "place_event_over_faiss_ivf": ("place-event", "faiss-ivf"),
     "place_event_fp16_over_faiss_ivf": ("place-event-fp16", "faiss-ivf"),
+    "place_event_codes_selector_over_faiss_ivf": ("place-event-codes-selector", "faiss-ivf"),
     "place_event_over_faiss_hnsw": ("place-event", "faiss-hnsw"),
     "place_event_fp16_over_faiss_hnsw": ("place-event-fp16", "faiss-hnsw"),
+    "place_event_codes_selector_over_faiss_hnsw": ("place-event-codes-selector", "faiss-hnsw"),
 }
 """Each peer target's ``(numerator, denominator)`` rows of the peer table."""
 HNSW_M = 32
@@ -591,7 +622,8 @@ def measure_peers(
     progress: bool,
 ) -> list[dict[str, Any]]:
     """On the frames of ``memories`` (Place Event Memories by :data:`MEMORIES` name, each holding
-    the whole trajectory, frame i written at step i): a numpy full scan, faiss ``IndexFlatIP``,
+    the whole trajectory, frame i written at step i; by :data:`PEER_READS` name): a numpy full
+    scan, faiss ``IndexFlatIP``,
     ``IndexIVFFlat`` and ``IndexIVFScalarQuantizer`` with float16 vectors (nlist = the memory's
     event count, nprobe = ``top_k``, trained on the stored frames) and ``IndexHNSWFlat`` (M
     :data:`HNSW_M`, efSearch chosen for a recall against a full scan at least the memories',
@@ -608,7 +640,10 @@ def measure_peers(
     full = [set(np.flatnonzero(embeddings @ q >= threshold).tolist()) for q in recall_set]
     rows = []
 
-    def row(name, label, timings, build_s, scanned, searched_truth, answers) -> dict[str, Any]:
+    row_bytes = dim * 4
+
+    def row(name, label, timings, build_s, scanned, bytes_read, searched_truth, answers
+            ) -> dict[str, Any]:
         return {
             "peer": name,
             "label": label,
@@ -617,6 +652,7 @@ def measure_peers(
             "ms_p90": float(np.percentile(timings, 90)),
             "build_s": build_s,
             "scanned": float(scanned),
+            "bytes_per_read": float(bytes_read),
             "recall_searched": _recall(answers, searched_truth),
             "recall_full_scan": _recall(answers, full),
         }
@@ -624,7 +660,8 @@ def measure_peers(
     timings = _time_queries(
         lambda q: np.flatnonzero(embeddings @ q >= threshold), queries, "numpy scan", progress
     )
-    rows.append(row("numpy", "numpy full scan", timings, 0.0, frames, full, full))
+    rows.append(row("numpy", "numpy full scan", timings, 0.0, frames, frames * row_bytes, full,
+                    full))
 
     started = time.perf_counter()
     flat = faiss.IndexFlatIP(dim)
@@ -634,7 +671,8 @@ def measure_peers(
         lambda q: flat.range_search(q[None], threshold), queries, "faiss flat", progress
     )
     answers = [set(flat.range_search(q[None], threshold)[2].tolist()) for q in recall_set]
-    rows.append(row("faiss-flat", "faiss IndexFlatIP", timings, build_s, frames, full, answers))
+    rows.append(row("faiss-flat", "faiss IndexFlatIP", timings, build_s, frames,
+                    frames * row_bytes, full, answers))
 
     nlist = next(iter(memories.values())).stats().clusters
     started = time.perf_counter()
@@ -655,23 +693,29 @@ def measure_peers(
     hnsw = faiss.IndexHNSWFlat(dim, HNSW_M, faiss.METRIC_INNER_PRODUCT)
     hnsw.add(embeddings)
     build_hnsw_s = time.perf_counter() - started
+    agent_at = tuple(trajectory.poses[-1, [0, 2]].tolist())  # where the agent stands at the end
+    reads = {}
+    for name, memory in memories.items():
+        if PEER_READS[name].as_selector:
+            reads[name] = partial(memory.read, threshold=threshold, top_k=top_k, near=agent_at,
+                                  scores="best")
+        else:
+            reads[name] = partial(memory.read, threshold=threshold, top_k=top_k)
     read_answers = {
-        name: [set(memory.read(q, threshold, top_k=top_k).t.tolist()) for q in recall_set]
-        for name, memory in memories.items()
+        name: [set(read(q).t.tolist()) for q in recall_set] for name, read in reads.items()
     }
     aim = max(_recall(answers, full) for answers in read_answers.values())
     hnsw.hnsw.efSearch = _choose_ef_search(hnsw, recall_set, threshold, full, aim)
 
     # The indexes and the memories answer each query in turn (the first rotating), so that a
     # change of machine load during the run weighs on all alike and their ratios stay meaningful.
-    names = ["faiss-ivf", "faiss-ivf-fp16", "faiss-hnsw", *memories]
+    names = ["faiss-ivf", "faiss-ivf-fp16", "faiss-hnsw", *reads]
     indexes = {"faiss-ivf": ivf, "faiss-ivf-fp16": ivf_fp16, "faiss-hnsw": hnsw}
     one: dict[str, Callable[[np.ndarray], Any]] = {
         name: partial(_range_search_one, index, threshold=threshold)
         for name, index in indexes.items()
     }
-    for name, memory in memories.items():
-        one[name] = partial(memory.read, threshold=threshold, top_k=top_k)
+    one.update(reads)
     # faiss 1.15's HNSW range search of several queries at once can abort the process
     # (RangeSearchResult::do_allocation), so HNSW, like a memory, answers a batch in turn.
     many = {name: partial(_in_turn, read) for name, read in one.items()}
@@ -691,31 +735,40 @@ def measure_peers(
     for q, probe in zip(recall_set, probed):
         searched = np.isin(lists, probe)
         truth.append(set(np.flatnonzero(searched & (embeddings @ q >= threshold)).tolist()))
-    scanned = nlist + float(np.mean([list_sizes[p].sum() for p in probed]))
-    for name, index, label, build in (
-        ("faiss-ivf", ivf, "faiss IndexIVFFlat", build_s),
-        ("faiss-ivf-fp16", ivf_fp16, "faiss IVF, float16", build_fp16_s),
+    listed = float(np.mean([list_sizes[p].sum() for p in probed]))
+    scanned = nlist + listed
+    for name, index, label, build, vector_bytes in (
+        ("faiss-ivf", ivf, "faiss IndexIVFFlat", build_s, row_bytes),
+        ("faiss-ivf-fp16", ivf_fp16, "faiss IVF, float16", build_fp16_s, dim * 2),
     ):
         answers = [set(index.range_search(q[None], threshold)[2].tolist()) for q in recall_set]
         label = f"{label} (nlist {nlist:,}, nprobe {top_k})"
-        rows.append(row(name, label, timings[name], build, scanned, truth, answers))
+        # the coarse centroids (float32), then each listed vector and its 8-byte id
+        bytes_read = nlist * row_bytes + listed * (vector_bytes + 8)
+        rows.append(row(name, label, timings[name], build, scanned, bytes_read, truth, answers))
     faiss.cvar.hnsw_stats.reset()
     answers = [set(hnsw.range_search(q[None], threshold)[2].tolist()) for q in recall_set]
-    scanned = faiss.cvar.hnsw_stats.ndis / len(recall_set)
+    stats = faiss.cvar.hnsw_stats
+    scanned = stats.ndis / len(recall_set)
+    # each vector scored, and the level-0 neighbour list (2 M int32 ids) of each node expanded
+    bytes_read = (stats.ndis * row_bytes + stats.nhops * 2 * HNSW_M * 4) / len(recall_set)
     label = f"faiss IndexHNSWFlat (M {HNSW_M}, efSearch {hnsw.hnsw.efSearch:,})"
-    rows.append(row("faiss-hnsw", label, timings["faiss-hnsw"], build_hnsw_s, scanned, full,
-                    answers))
+    rows.append(row("faiss-hnsw", label, timings["faiss-hnsw"], build_hnsw_s, scanned,
+                    bytes_read, full, answers))
 
-    for name, memory in memories.items():
+    for name, peer_read in PEER_READS.items():
+        if name not in memories:
+            continue
+        memory = memories[name]
         truth = [
             _place_event_searched_answer(memory, q, top_k, threshold, embeddings)
             for q in recall_set
         ]
-        scanned = float(
-            np.mean([memory.read(q, threshold, top_k=top_k).frames_scored for q in queries])
-        )
-        label = f"{PEER_LABELS[name]} (top-{top_k})"
-        rows.append(row(name, label, timings[name], memory.build_s, scanned, truth,
+        label = f"{peer_read.label} (top-{top_k})"
+        results = [reads[name](q) for q in queries]
+        scanned = float(np.mean([result.frames_scored for result in results]))
+        bytes_read = float(np.mean([result.bytes_read for result in results]))
+        rows.append(row(name, label, timings[name], memory.build_s, scanned, bytes_read, truth,
                         read_answers[name]))
     for peer in rows:
         batch = batch_timings.get(peer["peer"])
@@ -822,8 +875,12 @@ def format_peers(rows: list[dict[str, Any]], frames: int) -> str:
          "each method searches and vs a full scan; batch: ms per query answering "
          f"{BATCH} at a time (faiss IVF in one call; a memory, and faiss HNSW, whose batched "
          "range search can abort in faiss 1.15, answer them in turn)"),
+        ("KB/read: bytes of vectors (float rows, int8 codes), ids and slot lists a read "
+         "touches; 'as the selector reads': nearest first to where the agent stands, the same "
+         "frames in the same order with the exact best score, other frames' scores not computed "
+         "(every other row computes every returned score)"),
         (f"{'method':<48}{'median ms':>10}{'p10-p90':>16}{'batch ms':>10}{'build s':>9}"
-         f"{'scanned':>10}{'recall (searched)':>19}{'recall (full)':>15}"),
+         f"{'scanned':>10}{'KB/read':>9}{'recall (searched)':>19}{'recall (full)':>15}"),
     ]
     for r in rows:
         spread = f"{r['ms_p10']:.3f}-{r['ms_p90']:.3f}"
@@ -831,15 +888,16 @@ def format_peers(rows: list[dict[str, Any]], frames: int) -> str:
         batch = "" if batch is None else f"{batch:.3f}"
         lines.append(
             f"{r['label']:<48}{r['ms_median']:>10.3f}{spread:>16}{batch:>10}{r['build_s']:>9.1f}"
-            f"{r['scanned']:>10,.0f}{r['recall_searched']:>19.4f}{r['recall_full_scan']:>15.4f}"
+            f"{r['scanned']:>10,.0f}{r['bytes_per_read'] / 1024:>9,.0f}"
+            f"{r['recall_searched']:>19.4f}{r['recall_full_scan']:>15.4f}"
         )
     by_name = {r["peer"]: r for r in rows}
-    for memory, label in PEER_LABELS.items():
+    for read, peer_read in PEER_READS.items():
         for peer in ("faiss-ivf", "faiss-ivf-fp16", "faiss-hnsw"):
-            if memory in by_name and peer in by_name:
-                ours, theirs = by_name[memory], by_name[peer]
+            if read in by_name and peer in by_name:
+                ours, theirs = by_name[read], by_name[peer]
                 lines.append(
-                    f"  {label} / {theirs['label'].split(' (')[0]}: "
+                    f"  {peer_read.label} / {theirs['label'].split(' (')[0]}: "
                     f"{ours['ms_median'] / theirs['ms_median']:.3f} one query at a time, "
                     f"{ours['batch_ms_per_query'] / theirs['batch_ms_per_query']:.3f} in batches"
                 )

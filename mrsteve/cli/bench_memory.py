@@ -40,8 +40,8 @@ def command(
         typer.Option(
             "--memory",
             help="Benchmark only these (repeatable): the memory variants fifo, place, event, "
-            "place-event and center-embed, and place-event-fp16 (Place Event Memory with float16 "
-            "frames). Default: all.",
+            "place-event and center-embed, place-event-fp16 (Place Event Memory with float16 "
+            "frames) and place-event-codes (with int8 codes beside its frames). Default: all.",
         ),
     ] = None,
     peers: Annotated[
@@ -51,8 +51,9 @@ def command(
             help="Also measure these libraries on the same frames and queries (repeatable): "
             "faiss (IndexFlatIP, IndexIVFFlat and IVF with float16 vectors, and IndexHNSWFlat "
             "with efSearch chosen for at least Place Event Memory's recall; range search one "
-            "query at a time and in batches, with a numpy full scan; against Place Event Memory "
-            "with float32 and float16 frames). "
+            "query at a time and in batches, with a numpy full scan, and the bytes each read "
+            "touches; against Place Event Memory with float32 and float16 frames, and read as "
+            "the mode selector reads, with and without frame codes). "
             "Needs pip install 'mrsteve\\[bench]'.",
         ),
     ] = None,
@@ -75,9 +76,9 @@ def command(
     ] = True,
 ) -> None:
     """Build FIFO, Place, Event, Place Event, Center Embed (Place Event keeping only event
-    centres) and Place Event (float16 frames) memories from one synthetic trajectory, then time
-    reads for top-k in {1, 2, 4, 10, 30}: ms per query, frames scored, clusters, write cost per
-    frame and bytes per frame, beside the paper's numbers (Appendix "Computational Complexity of
+    centres), Place Event (float16 frames) and Place Event (int8 frame codes) memories from one
+    synthetic trajectory, then time reads for top-k in {1, 2, 4, 10, 30}: ms per query, frames
+    scored, bytes touched, clusters, write cost per frame and bytes per frame, beside the paper's numbers (Appendix "Computational Complexity of
     Query Operation"). With --peers faiss, faiss's flat, IVF and HNSW indexes and a numpy full
     scan answer the same range queries on the same frames (times, build times, recalls). Each
     target is judged only at the set-up it is meant for (the read's and the peers' at 100,000

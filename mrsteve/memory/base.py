@@ -32,6 +32,11 @@ class RecalledFrame(NamedTuple):
     score: float
 
 
+SCORES = ("all", "best")
+"""What scores a read computes (:meth:`Memory.read`'s ``scores``): every returned frame's, or
+only those its order and its best score need."""
+
+
 @dataclass(frozen=True, eq=False)
 class MemoryRead:
     """The frames a read returned, as parallel arrays in result order (nearest to ``near`` first
@@ -44,14 +49,26 @@ class MemoryRead:
     pose: np.ndarray
     """Poses ``(x, y, z, yaw, pitch)``, float32, shape ``(n, 5)``."""
     score: np.ndarray
-    """Cosine similarity to the query, float32, shape ``(n,)``."""
+    """Cosine similarity to the query, float32, shape ``(n,)``; NaN for a frame whose score a
+    read with ``scores="best"`` did not need (it is at least the threshold)."""
     frames_scored: int
-    """Dot products the read computed: cluster centres ranked plus frames scored."""
+    """Dot products the read computed: cluster centres ranked plus frames scored (exactly or
+    from their codes)."""
+    best_score: float | None = None
+    """The highest score, exact (``None`` when nothing was found); computed from ``score`` when
+    not given."""
+    bytes_read: int = 0
+    """Bytes of embeddings (float rows and int8 codes) and slot lists the read touched, where
+    the memory counts them (0: not counted)."""
+
+    def __post_init__(self) -> None:
+        if self.best_score is None and len(self):
+            object.__setattr__(self, "best_score", float(np.max(self.score)))
 
     @classmethod
-    def empty(cls, frames_scored: int = 0) -> MemoryRead:
+    def empty(cls, frames_scored: int = 0, bytes_read: int = 0) -> MemoryRead:
         return cls(np.empty(0, np.int64), np.empty((0, 5), np.float32), np.empty(0, np.float32),
-                   frames_scored)
+                   frames_scored, None, bytes_read)
 
     def __len__(self) -> int:
         return int(self.t.shape[0])
@@ -121,8 +138,14 @@ class Memory(Protocol):
         since: int | None = None,
         until: int | None = None,
         within: Sequence[float] | None = None,
+        outside: Sequence[Sequence[float]] | None = None,
+        scores: str = "all",
     ) -> MemoryRead:
-        """The searched frames whose score is at least ``threshold``."""
+        """The searched frames whose score is at least ``threshold``: nearest first to ``near``
+        ``(x, z)``, else best first; filtered by step (``since``, ``until``), by a disc
+        ``within`` and by discs ``outside`` (:class:`ReadFilter`). With ``scores="best"`` only
+        the scores the order and :attr:`MemoryRead.best_score` need must be computed (others
+        may be NaN); the frames and their order are the same."""
         ...
 
     def clear(self) -> None:
@@ -160,23 +183,37 @@ def held_frames(memory: Memory) -> tuple[np.ndarray, np.ndarray]:
 
 @dataclass(frozen=True)
 class ReadFilter:
-    """The what-where-when bounds of a read. A frame passes when ``since <= t <= until`` and its
-    ground position lies within ``radius`` of ``(x, z)``. A cluster is searched (ranked for
-    top-k) when its time span ``[oldest t, newest t]`` meets ``[since, until]`` and the bounding
-    box of its frames' ground positions meets the disc."""
+    """The what-where-when bounds of a read. A frame passes when ``since <= t <= until``, its
+    ground position lies within ``radius`` of ``(x, z)`` and outside every disc of ``outside``.
+    A cluster is searched (ranked for top-k) when its time span ``[oldest t, newest t]`` meets
+    ``[since, until]`` and the bounding box of its frames' ground positions meets the disc;
+    ``outside`` bounds frames only (the clusters compete as without it: the mode selector's
+    exclusion of searched targets after its read)."""
 
     since: int | None = None
     until: int | None = None
     within: tuple[float, ...] | None = None
     """``(x, z, radius)``."""
+    outside: tuple[tuple[float, ...], ...] = ()
+    """``((x, z, radius), ...)``."""
 
     @property
     def active(self) -> bool:
+        """Whether any frame may be filtered out."""
+        return self.limits_clusters or bool(self.outside)
+
+    @property
+    def limits_clusters(self) -> bool:
+        """Whether some clusters may not compete for the top-k."""
         return self.since is not None or self.until is not None or self.within is not None
 
     def frames(self, t: np.ndarray, pose: np.ndarray) -> np.ndarray:
         """Boolean mask of the frames that pass."""
         keep = np.ones(t.shape[0], bool)
+        for x, z, radius in self.outside:
+            dx = pose[:, 0].astype(np.float64) - x
+            dz = pose[:, 2].astype(np.float64) - z
+            keep &= dx * dx + dz * dz > radius * radius
         if self.since is not None:
             keep &= t >= self.since
         if self.until is not None:
@@ -314,8 +351,12 @@ def check_read_options(
     since: Any,
     until: Any,
     within: Any,
+    outside: Any = None,
+    scores: Any = "all",
 ) -> tuple[float, int, tuple[float, ...] | None, ReadFilter]:
     """Validate a read's options; returns ``(threshold, top_k, near, filter)``."""
+    if scores not in SCORES:
+        raise ValueError(f"scores must be one of {', '.join(map(repr, SCORES))}, got {scores!r}")
     try:
         threshold = float(threshold)
     except (TypeError, ValueError):
@@ -339,8 +380,19 @@ def check_read_options(
         disc = _finite_numbers(within, 3, "within", "(x, z, radius)")
         if disc[2] < 0:
             raise ValueError(f"within radius must be >= 0, got {disc[2]}")
+    excluded: tuple[tuple[float, ...], ...] = ()
+    if outside is not None:
+        try:
+            discs = list(outside)
+        except TypeError:
+            raise ValueError(f"outside must be a list of (x, z, radius), got {outside!r}") from None
+        excluded = tuple(_finite_numbers(d, 3, "each disc of outside", "(x, z, radius)")
+                         for d in discs)
+        if any(radius < 0 for _, _, radius in excluded):
+            raise ValueError(f"outside radii must be >= 0, got {outside!r}")
     window = ReadFilter(
-        None if since is None else int(since), None if until is None else int(until), disc
+        None if since is None else int(since), None if until is None else int(until), disc,
+        excluded,
     )
     return threshold, int(top_k), near_xz, window
 

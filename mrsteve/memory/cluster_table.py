@@ -52,7 +52,7 @@ from mrsteve.memory.kernels import (
     assign_pivots,
     largest_bucket,
     move_bucket,
-    quantise_centres,
+    quantise_rows,
 )
 
 ID_GROWTH = 256
@@ -386,9 +386,9 @@ class ClusterTable:
 
     def _quantise(self, start: int, stop: int) -> None:
         """Int8 codes, scales and residual bounds of centre rows ``start:stop``
-        (:func:`~mrsteve.memory.kernels.quantise_centres`)."""
+        (:func:`~mrsteve.memory.kernels.quantise_rows`)."""
         slots = self.centre_slot[self.live[start:stop]]
-        quantise_centres(
+        quantise_rows(
             self.frames.embeddings, slots, self.codes, self.scales, self.residuals, start
         )
         self.pivot_group[start:stop] = -1

@@ -12,7 +12,7 @@ import os
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, NoReturn
+from typing import Any, ClassVar, NamedTuple, NoReturn
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -40,9 +40,9 @@ from mrsteve.memory.kernels import (
     FLOAT32_MAX,
     NO_ROOM,
     STORED,
-    order_frames,
     score_rows,
     search_clusters,
+    settle_read,
     write_frame,
 )
 from mrsteve.naming import check_name, unknown_name
@@ -68,10 +68,16 @@ class ClusterConfig(MemoryConfig):
 
     top_k: int = 30
     """Clusters whose frames a read scores, by centre score (paper, Table "Specifications": 30)."""
+    frame_codes: bool = False
+    """Keep int8 codes of each frame beside it (520 more bytes a 512-dim frame, written with
+    it), from which reads with ``scores="best"`` decide most frames without their float rows
+    (:meth:`ClusteredMemory.read`). Not in the paper; ``mrsteve bench memory`` measures it."""
 
     def __post_init__(self) -> None:
         super().__post_init__()
         require(is_int(self.top_k) and self.top_k >= 1, "top_k must be an int >= 1", self.top_k)
+        require(isinstance(self.frame_codes, bool), "frame_codes must be a bool",
+                self.frame_codes)
 
 
 def make_config(
@@ -122,7 +128,8 @@ class ClusteredMemory(ABC):
 
     def _allocate(self, dim: int) -> None:
         self._dim = dim
-        self._frames = FrameStore(dim, self._frames_rows(), self.config.frame_precision)
+        self._frames = FrameStore(dim, self._frames_rows(), self.config.frame_precision,
+                                  self._frames_coded())
         self._clusters = ClusterTable(self._frames)
         self._on_allocate()
 
@@ -214,7 +221,7 @@ class ClusteredMemory(ABC):
         return write_frame(
             frames.embeddings, frames.poses, frames.steps, slot, vector, pose, t, not checked,
             self._grid, self._route, table.arena, table.blocks, table.stale, table.buckets.links,
-            table.buckets.ends,
+            table.buckets.ends, *frames.frame_codes,
         )
 
     def _checked(self, embedding: ArrayLike, pose: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
@@ -291,6 +298,8 @@ class ClusteredMemory(ABC):
         since: int | None = None,
         until: int | None = None,
         within: Sequence[float] | None = None,
+        outside: Sequence[Sequence[float]] | None = None,
+        scores: str = "all",
     ) -> MemoryRead:
         """The searched frames whose score (cosine similarity to ``query``) is at least
         ``threshold``, nearest first to ``near`` = ``(x, z)`` when given, else best first.
@@ -300,46 +309,63 @@ class ClusteredMemory(ABC):
         ``since``/``until`` (steps, inclusive) and ``within=(x, z, radius)`` (blocks) filter
         both: a cluster competes for the top-k when its time span meets ``[since, until]`` and
         the bounding box of its frames meets the disc; a frame is returned only if it passes
-        itself (see :class:`ReadFilter`).
+        itself (see :class:`ReadFilter`). ``outside=[(x, z, radius), ...]`` drops the frames in
+        those discs after the search.
+
+        ``scores="best"`` computes only the scores the result needs: the best score
+        (:attr:`MemoryRead.best_score`) and the order are exact, the other frames' scores NaN.
+        With :attr:`ClusterConfig.frame_codes`, which frames score at least the threshold is
+        then decided from the frames' int8 codes wherever their error bound allows, and with
+        ``near`` a float32 row is read only for frames whose bound straddles the threshold,
+        that may be the best, or that tie another's distance (best first needs every score).
+        The frames, their order and the best score are those of ``scores="all"``, to the last
+        bit.
         """
         vector = check_embedding(query, self._dim, name="query")
         threshold, top_k, near_xz, window = check_read_options(
-            threshold, top_k, self._default_top_k(), near, since, until, within
+            threshold, top_k, self._default_top_k(), near, since, until, within, outside, scores
         )
         if self._size == 0:
             return MemoryRead.empty()
         # compared in float32, like the scores (a threshold past float32 is +-inf)
         bar = np.float32(threshold if abs(threshold) <= FLOAT32_MAX else threshold * np.inf)
         missed = None
-        if not window.active:
+        whole = not window.limits_clusters  # every cluster competes: a missed read can recur
+        if whole:
             missed, self._missed = self._missed, None
             if missed is not None and missed.misses_again(vector, bar, top_k, self):
                 self._missed = missed.rescored()
                 return MemoryRead.empty(frames_scored=missed.frames_scored)
-        t, pose, scores, frames_scored = self._score(vector, top_k, window, bar)
-        if not t.shape[0] and not window.active:
+        found = self._score(vector, top_k, window, bar, scores == "all")
+        if not found.t.shape[0] and whole:
             self._missed = MissedRead(vector.copy(), bar, top_k, self._clusters.changes,
                                       clear=MissedRead.known_unclear(missed, vector, bar, top_k))
         if window.active:
-            keep = window.frames(t, pose)
-            t, pose, scores = t[keep], pose[keep], scores[keep]
+            found = found.only(window.frames(found.t, found.pose))
         near_x, near_z = near_xz if near_xz is not None else (0.0, 0.0)
-        t, pose, scores = order_frames(t, pose, scores, near_x, near_z, near_xz is not None)
-        return MemoryRead(t, pose, scores, frames_scored)
+        t, pose, score, best, rescored = settle_read(
+            found.slots, found.t, found.pose, found.score, found.lower, found.upper,
+            self._frames.embeddings, vector, near_x, near_z, near_xz is not None,
+        )
+        row_bytes = self._frames.embeddings.strides[0]
+        return MemoryRead(t, pose, score, found.frames_scored,
+                          None if np.isnan(best) else float(best),
+                          found.bytes_read + rescored * row_bytes)
 
     def _default_top_k(self) -> int:
         return self.config.top_k
 
     def _score(
-        self, query: np.ndarray, top_k: int, window: ReadFilter, threshold: np.float32
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-        """``(t, poses, scores, dot products computed)`` of the searched frames scoring at least
-        ``threshold``: rank the clusters by centre, then score the frames of the top-k (or take
-        their centres' scores), in one compiled call."""
+        self, query: np.ndarray, top_k: int, window: ReadFilter, threshold: np.float32,
+        exact_scores: bool,
+    ) -> Found:
+        """The searched frames scoring at least ``threshold``: rank the clusters by centre, then
+        decide the frames of the top-k (or take their centres' scores), in one compiled call;
+        with ``exact_scores``, every found frame's score."""
         table = self._clusters
         frames = self._frames
-        allowed = table.searchable(window) if window.active else _EVERY_CLUSTER
-        _, t, pose, scores, scored = search_clusters(
+        allowed = table.searchable(window) if window.limits_clusters else _EVERY_CLUSTER
+        return Found(*search_clusters(
             table.codes,
             table.scales,
             table.residuals,
@@ -359,8 +385,13 @@ class ClusteredMemory(ABC):
             threshold,
             self.scores_centres_only,
             table.pivot_index(limited=self._capacity is not None),
-        )
-        return t, pose, scores, scored
+            *frames.frame_codes,
+            exact_scores,
+        ))
+
+    def _frames_coded(self) -> bool:
+        """Whether the store keeps the frames' int8 codes (:attr:`ClusterConfig.frame_codes`)."""
+        return bool(getattr(self.config, "frame_codes", False))
 
     # --- inspection ---
 
@@ -468,7 +499,8 @@ class ClusteredMemory(ABC):
         if dim is not None:
             memory._dim = dim
             memory._frames = FrameStore.from_arrays(
-                _section(arrays, "frames."), memory._frames_rows(), memory.config.frame_precision
+                _section(arrays, "frames."), memory._frames_rows(), memory.config.frame_precision,
+                memory._frames_coded(),
             )
             if memory._frames.dim != dim:
                 raise ValueError(f"frames have {memory._frames.dim} dims, the header says {dim}")
@@ -480,6 +512,8 @@ class ClusteredMemory(ABC):
         if stored != memory._size:
             raise ValueError(f"clusters hold {stored} frames but the header says {memory._size}")
         memory._check_loaded()
+        if memory._frames is not None:
+            memory._frames.code_all()
         return memory
 
     has_centres: ClassVar[bool] = True
@@ -553,6 +587,33 @@ class ClusteredMemory(ABC):
 _NO_GRID = np.zeros(0, np.float64)
 _FLOAT_TYPES = (np.dtype(np.float32), np.dtype(np.float64))
 """Embedding and pose dtypes the compiled write checks itself."""
+
+
+class Found(NamedTuple):
+    """What a memory's search found, in the order it found it, before the frame filters and the
+    result order: the frames' slots, steps, poses and scores (NaN: not computed), bounds on the
+    scores (:func:`~mrsteve.memory.kernels.search_clusters`), dot products and bytes read."""
+
+    slots: np.ndarray
+    t: np.ndarray
+    pose: np.ndarray
+    score: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    frames_scored: int
+    bytes_read: int
+
+    @classmethod
+    def exact(cls, slots: np.ndarray, t: np.ndarray, pose: np.ndarray, score: np.ndarray,
+              frames_scored: int, bytes_read: int) -> Found:
+        """Frames whose every score was computed."""
+        bounds = score.astype(np.float64)
+        return cls(slots, t, pose, score, bounds, bounds, frames_scored, bytes_read)
+
+    def only(self, keep: np.ndarray) -> Found:
+        """The frames where ``keep`` is true."""
+        return Found(self.slots[keep], self.t[keep], self.pose[keep], self.score[keep],
+                     self.lower[keep], self.upper[keep], self.frames_scored, self.bytes_read)
 
 
 class MissedRead:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from mrsteve.memory.base import ReadFilter
-from mrsteve.memory.clustered import ClusteredMemory
+from mrsteve.memory.clustered import ClusteredMemory, Found
 
 _ALL = 0
 """FIFO Memory keeps every frame in one cluster, oldest first; it has no centre."""
@@ -35,14 +35,19 @@ class FIFOMemory(ClusteredMemory):
         return 1
 
     def _score(
-        self, query: np.ndarray, top_k: int, window: ReadFilter, threshold: np.float32
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+        self, query: np.ndarray, top_k: int, window: ReadFilter, threshold: np.float32,
+        exact_scores: bool,
+    ) -> Found:
+        """Every frame scored exactly, in one matrix product."""
         frames = self._frames
         slots = self._clusters.slots(_ALL)
         scores = frames.scores(query, slots)
         keep = scores >= threshold
         found = slots[keep]
-        return frames.steps[found], frames.poses[found], scores[keep], int(slots.shape[0])
+        bytes_read = slots.shape[0] * (frames.embeddings.strides[0] + 4)
+        return Found.exact(found, frames.steps[found], frames.poses[found], scores[keep],
+                           int(slots.shape[0]), bytes_read)
+
 
     def _centre_index(self, cluster: int, slots: np.ndarray) -> int | None:
         return None

@@ -1,6 +1,8 @@
 """Contiguous frame storage: one row (a *slot*) per frame in an embedding matrix (float32, or
-float16 at half the bytes), a float32 pose matrix and an int64 step vector. Evicted slots go on a
-free list and are reused first. Clusters refer to slots as int32 (up to 2**31 frames)."""
+float16 at half the bytes), a float32 pose matrix and an int64 step vector, and, for memories
+whose reads scan frames, each frame's int8 codes with a scale and a residual bound (what a read
+decides most frames from: a quarter of a float32 row's bytes). Evicted slots go on a free list
+and are reused first. Clusters refer to slots as int32 (up to 2**31 frames)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from collections.abc import Sized
 
 import numpy as np
 
-from mrsteve.memory.kernels import score_rows
+from mrsteve.memory.kernels import MAX_CODED_DIM, quantise_rows, score_rows
 
 GROWTH_ROWS = 1024
 """Rows added when an unlimited store is full: fixed chunks keep spare memory under 1 % at 100K
@@ -40,15 +42,25 @@ class FrameStore:
     """Frames of one memory. ``max_rows`` bounds the allocation (a capacity-limited memory needs
     ``capacity + 1`` rows: it writes before it evicts); ``None`` grows without bound.
     ``precision`` (one of :data:`PRECISIONS`) is how embeddings are kept; :meth:`vectors` reads
-    them back as float32 either way."""
+    them back as float32 either way. With ``coded`` (and at most
+    :data:`~mrsteve.memory.kernels.MAX_CODED_DIM` dimensions) each frame also keeps int8 codes
+    of its embedding as stored, with their scale and a bound on what they miss
+    (:func:`~mrsteve.memory.kernels.quantise_rows`), written with the frame; they are derived,
+    so a saved memory leaves them out and a loaded one recomputes them (:meth:`code_all`)."""
 
-    def __init__(self, dim: int, max_rows: int | None, precision: str = "float32") -> None:
+    def __init__(
+        self, dim: int, max_rows: int | None, precision: str = "float32", coded: bool = False
+    ) -> None:
         self.dim = dim
         self.max_rows = max_rows
         self.precision = precision
+        self.coded = coded and dim <= MAX_CODED_DIM
         self.embeddings = np.zeros((0, dim), _STORAGE[precision])
         self.poses = np.zeros((0, 5), np.float32)
         self.steps = np.zeros(0, np.int64)
+        self.codes = np.zeros((0, dim if self.coded else 0), np.int8)
+        self.code_scales = np.zeros(0, np.float32)
+        self.code_residuals = np.zeros(0, np.float32)
         self.used = 0
         """Slots handed out so far (the high-water mark); rows past it are spare."""
         self.free: list[int] = []
@@ -61,8 +73,28 @@ class FrameStore:
         self.embeddings[slot] = self._encoded(embedding)
         self.poses[slot] = pose
         self.steps[slot] = t
+        if self.coded:
+            self._code(slot, slot + 1)
         self.take(slot)
         return slot
+
+    @property
+    def frame_codes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(codes, scales, residual bounds)`` as the compiled read and write take them (rows
+        for every slot; none when the store keeps no codes)."""
+        if not self.coded:
+            return NO_CODES
+        return self.codes, self.code_scales, self.code_residuals
+
+    def code_all(self) -> None:
+        """Compute the codes of every slot handed out (after a load)."""
+        if self.coded:
+            self._code(0, self.used)
+
+    def _code(self, start: int, stop: int) -> None:
+        """Codes of slots ``start:stop``."""
+        quantise_rows(self.embeddings, np.arange(start, stop), self.codes, self.code_scales,
+                      self.code_residuals, start)
 
     def vectors(self, rows: int | slice | np.ndarray) -> np.ndarray:
         """The embeddings in ``rows`` as float32 (a copy)."""
@@ -118,14 +150,15 @@ class FrameStore:
         rows = self.embeddings.shape[0] + GROWTH_ROWS
         if self.max_rows is not None:
             rows = min(rows, self.max_rows)
-        try:  # in place; no local names may refer to the arrays, or numpy refuses
-            self.embeddings.resize((rows, self.dim), refcheck=True)
-            self.poses.resize((rows, 5), refcheck=True)
-            self.steps.resize(rows, refcheck=True)
-        except ValueError:  # something else holds a view (a debugger, say): copy instead
-            self.embeddings = _grown(self.embeddings, rows)
-            self.poses = _grown(self.poses, rows)
-            self.steps = _grown(self.steps, rows)
+        names = ("embeddings", "poses", "steps")
+        if self.coded:
+            names += ("codes", "code_scales", "code_residuals")
+        for name in names:
+            shape = (rows,) + getattr(self, name).shape[1:]
+            try:  # in place; no local names may refer to the arrays, or numpy refuses
+                getattr(self, name).resize(shape, refcheck=True)
+            except ValueError:  # something else holds a view (a debugger, say): copy instead
+                setattr(self, name, _grown(getattr(self, name), rows))
 
     @property
     def nbytes(self) -> int:
@@ -133,6 +166,9 @@ class FrameStore:
             self.embeddings.nbytes
             + self.poses.nbytes
             + self.steps.nbytes
+            + self.codes.nbytes
+            + self.code_scales.nbytes
+            + self.code_residuals.nbytes
             + container_nbytes(self.free)
         )
 
@@ -151,15 +187,21 @@ class FrameStore:
 
     @classmethod
     def from_arrays(
-        cls, arrays: dict[str, np.ndarray], max_rows: int | None, precision: str = "float32"
+        cls,
+        arrays: dict[str, np.ndarray],
+        max_rows: int | None,
+        precision: str = "float32",
+        coded: bool = False,
     ) -> FrameStore:
+        """A store holding saved ``arrays`` (:meth:`to_arrays`), its codes not yet computed
+        (:meth:`code_all`, once the frames are checked)."""
         embeddings = arrays["embeddings"]
         if embeddings.dtype != np.dtype(precision):
             raise ValueError(
                 f"frames.embeddings holds {embeddings.dtype} values, but the memory keeps "
                 f"{precision} frames (frame_precision)"
             )
-        store = cls(int(embeddings.shape[1]), max_rows, precision)
+        store = cls(int(embeddings.shape[1]), max_rows, precision, coded)
         used = int(embeddings.shape[0])
         if max_rows is not None and used > max_rows:
             raise ValueError(f"{used} frames stored, more than the {max_rows} rows allowed")
@@ -173,6 +215,10 @@ class FrameStore:
         if store.free and not 0 <= min(store.free) <= max(store.free) < used:
             raise ValueError("free slots outside the frames stored")
         return store
+
+
+NO_CODES = (np.zeros((0, 0), np.int8), np.zeros(0, np.float32), np.zeros(0, np.float32))
+"""``frame_codes`` of a store without codes."""
 
 
 def _grown(array: np.ndarray, rows: int) -> np.ndarray:

@@ -34,13 +34,17 @@ def search_clusters(
     threshold: np.float32,
     centres_only: bool,
     pivots: tuple,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
+    frame_codes: np.ndarray,
+    frame_scales: np.ndarray,
+    frame_residuals: np.ndarray,
+    exact_scores: bool,
+) -> tuple:
     """The paper's Algorithm "Read" over a :class:`~mrsteve.memory.cluster_table.ClusterTable`:
-    ``(slots, t, poses, scores, dot products computed)`` of the frames scoring at least
-    ``threshold`` in the ``top_k`` clusters whose centres score best among the rows of the
-    centre matrix where ``allowed`` is true (``allowed`` of length 0: every row). Ties at the
-    k-th centre score go to the lower row. With ``centres_only`` the centre frames of those
-    clusters stand for them.
+    ``(slots, t, poses, scores, lower, upper, dot products computed, bytes read)`` of the frames
+    scoring at least ``threshold`` in the ``top_k`` clusters whose centres score best among the
+    rows of the centre matrix where ``allowed`` is true (``allowed`` of length 0: every row).
+    Ties at the k-th centre score go to the lower row. With ``centres_only`` the centre frames
+    of those clusters stand for them.
 
     Ranking is exact but reads a quarter of the bytes and multiplies integers: the query is
     quantised to int8 like the centres (``codes[r] * scales[r]`` approximates centre ``r``), every
@@ -49,35 +53,48 @@ def search_clusters(
     bound can be in the top-k; only those are scored exactly, from the centre frames' rows of
     ``embeddings``. With a pivot index (:func:`assign_pivots`; ``pivots`` of empty arrays: none),
     a cheaper bound first drops the rows that cannot make the top-k (:func:`_pivot_prune`), so
-    the int8 codes of only the rest are read. The frames of the chosen
-    clusters lie in scattered rows: their slots are listed first, and each row's cache lines are
-    asked for :data:`PREFETCH_AHEAD` rows before it is scored (10-15 % off a 100K-frame read),
-    with the lines of its step and pose, which a found frame copies as it is scored; the centre
-    rows scored exactly are asked for the same way. (Reassociation lets the sums vectorise;
-    their rounding differs from BLAS in the last bits.)"""
+    the int8 codes of only the rest are read. Unless ``exact_scores`` asks for every found
+    frame's score, the frames of the chosen clusters are decided the same way when the store
+    keeps codes of its frames (``frame_codes``, ``frame_scales``, ``frame_residuals``; no rows:
+    none; :func:`_scan_coded`): a frame whose bound lies wholly below the threshold is dropped,
+    one wholly above is kept with its score not computed (NaN), and only those it straddles are
+    scored exactly. ``lower`` and ``upper`` bound every found frame's score (both the score
+    where it was computed). The bytes counted are those of the embedding rows, codes and slot
+    lists read.
+
+    The frames of the chosen clusters lie in scattered rows: their slots are listed first, and
+    each row's cache lines are asked for :data:`PREFETCH_AHEAD` rows before it is scored (10-15 %
+    off a 100K-frame read), with the lines of its step and pose, which a found frame copies as it
+    is scored; the centre rows scored exactly are asked for the same way. (Reassociation lets the
+    sums vectorise; their rounding differs from BLAS in the last bits.)"""
     dim = query.shape[0]
+    row_bytes = dim * embeddings.itemsize
+    coded_bytes = dim + 8  # a code row, its scale and its residual bound
     if allowed.shape[0] == live_count:
         candidates = np.flatnonzero(allowed[:live_count])
     else:
         candidates = np.arange(live_count)
     count = candidates.shape[0]
-    if count > top_k and dim <= MAX_CODED_DIM:
+    bytes_read = 0
+    codable = dim <= MAX_CODED_DIM
+    if codable:
         query_codes, query_scale, query_error, query_norm = _quantise_query(query)
+    else:
+        query_codes, query_scale, query_error, query_norm = np.zeros(0, np.int16), 1.0, 0.0, 1.0
+    if count > top_k and codable:
         coded = (codes, scales, residuals, query_codes, query_scale, query_error, query_norm)
         if pivots[3].shape[0] > 0:
             candidates = _pivot_prune(pivots, coded, candidates, top_k)
+        bytes_read += candidates.shape[0] * coded_bytes
         upper, floor = _code_bounds(coded, candidates, top_k)
         candidates = candidates[upper >= floor]
         count = candidates.shape[0]
+    bytes_read += count * row_bytes
     exact = np.empty(count, np.float32)
     centres = centre_slot[live[candidates]]
     for index in range(count):
         _prefetch_next(embeddings, centres, index)
-        centre = centres[index]
-        total = np.float32(0.0)
-        for column in range(dim):
-            total += as_float32(embeddings[centre, column]) * query[column]
-        exact[index] = total
+        exact[index] = _dot(embeddings, centres[index], query)
     if count > top_k:
         kth = _kth_largest(exact, top_k)
         chosen = np.empty(top_k, np.int64)
@@ -109,7 +126,8 @@ def search_clusters(
         pose = np.empty((kept, 5), np.float32)
         for index in range(kept):
             _copy_frame_fields(slots[index], index, steps, poses, t, pose)
-        return slots, t, pose, found, live_count
+        bounds = found.astype(np.float64)
+        return slots, t, pose, found, bounds, bounds.copy(), live_count, bytes_read
     total_frames = 0
     for row in candidates:
         cluster = live[row]
@@ -121,6 +139,16 @@ def search_clusters(
         for entry in range(base[cluster] + head[cluster], base[cluster] + tail[cluster]):
             scanned[filled] = arena[entry]
             filled += 1
+    bytes_read += total_frames * 4
+    scored = live_count + total_frames
+    if codable and frame_codes.shape[0] > 0 and not exact_scores:
+        coded_query = (query_codes, query_scale, query_error, query_norm)
+        slots, t, pose, found, lower, upper, exact_rows = _scan_coded(
+            scanned, (frame_codes, frame_scales, frame_residuals), coded_query, embeddings,
+            steps, poses, query, threshold,
+        )
+        bytes_read += total_frames * coded_bytes + exact_rows * row_bytes
+        return slots, t, pose, found, lower, upper, scored, bytes_read + slots.shape[0] * 28
     slots = np.empty(total_frames, np.int64)
     found = np.empty(total_frames, np.float32)
     t = np.empty(total_frames, np.int64)
@@ -131,15 +159,199 @@ def search_clusters(
         if index + PREFETCH_AHEAD < total_frames:
             _prefetch_fields(steps, poses, scanned[index + PREFETCH_AHEAD])
         slot = scanned[index]
-        total = np.float32(0.0)
-        for column in range(dim):
-            total += as_float32(embeddings[slot, column]) * query[column]
+        total = _dot(embeddings, slot, query)
         if total >= threshold:
             slots[kept] = slot
             found[kept] = total
             _copy_frame_fields(slot, kept, steps, poses, t, pose)
             kept += 1
-    return slots[:kept], t[:kept], pose[:kept], found[:kept], live_count + total_frames
+    bytes_read += total_frames * row_bytes + kept * 28
+    bounds = found[:kept].astype(np.float64)
+    return slots[:kept], t[:kept], pose[:kept], found[:kept], bounds, bounds.copy(), scored, \
+        bytes_read
+
+
+@numba.njit(cache=True, nogil=True, fastmath={"reassoc"})
+def _scan_coded(
+    scanned: np.ndarray,
+    frame_codes: tuple,
+    coded_query: tuple,
+    embeddings: np.ndarray,
+    steps: np.ndarray,
+    poses: np.ndarray,
+    query: np.ndarray,
+    threshold: np.float32,
+) -> tuple:
+    """The frames in ``scanned`` scoring at least ``threshold``, decided from their int8 codes
+    where the bound allows (:func:`_code_error`: guaranteed, the float32 rounding of the exact
+    sum included), in scan order: ``(slots, t, poses, scores, lower, upper, rows scored
+    exactly)``. Only frames whose bound straddles the threshold are scored from their float32
+    rows (the same sum as the exact scan, so the same frames are kept with the same scores);
+    the other kept frames' scores are NaN."""
+    codes, code_scales, code_residuals = frame_codes
+    query_codes, query_scale, query_error, query_norm = coded_query
+    count = scanned.shape[0]
+    dim = query.shape[0]
+    dots = _code_dots(codes, scanned, query_codes, True)
+    bar = np.float64(threshold)
+    lower = np.empty(count)
+    upper = np.empty(count)
+    settled = np.zeros(count, np.bool_)  # kept by its bound
+    to_score = np.empty(count, np.int64)
+    scoring = 0
+    for index in range(count):
+        slot = scanned[index]
+        approx = np.float64(dots[index]) * (np.float64(code_scales[slot]) * query_scale)
+        bound = _code_error(code_residuals[slot], query_error, query_norm, dim)
+        if approx + bound < bar:
+            continue
+        lower[index] = approx - bound
+        upper[index] = approx + bound
+        if lower[index] >= bar:
+            settled[index] = True
+        else:
+            to_score[scoring] = index
+            scoring += 1
+    to_score = to_score[:scoring]
+    rows = scanned[to_score]
+    exact = np.full(count, np.nan, np.float32)
+    keep = settled.copy()
+    for position in range(scoring):
+        _prefetch_next(embeddings, rows, position)
+        index = to_score[position]
+        total = _dot(embeddings, rows[position], query)
+        if total >= threshold:
+            exact[index] = total
+            lower[index] = upper[index] = total
+            keep[index] = True
+    kept = 0
+    for index in range(count):
+        kept += keep[index]
+    slots = np.empty(kept, np.int64)
+    found = np.empty(kept, np.float32)
+    kept_lower = np.empty(kept)
+    kept_upper = np.empty(kept)
+    t = np.empty(kept, np.int64)
+    pose = np.empty((kept, 5), np.float32)
+    position = 0
+    for index in range(count):
+        if keep[index]:
+            slot = scanned[index]
+            slots[position] = slot
+            found[position] = exact[index]
+            kept_lower[position] = lower[index]
+            kept_upper[position] = upper[index]
+            _copy_frame_fields(slot, position, steps, poses, t, pose)
+            position += 1
+    return slots, t, pose, found, kept_lower, kept_upper, scoring
+
+
+@numba.njit(cache=True, nogil=True, fastmath={"reassoc"})
+def _dot(embeddings: np.ndarray, row: int, query: np.ndarray) -> np.float32:
+    """The float32 score of ``embeddings[row]`` (either precision) against ``query``: the one sum
+    every exact score of a read is (reassociated to vectorise, so a frame scores the same
+    wherever it is scored)."""
+    total = np.float32(0.0)
+    for column in range(query.shape[0]):
+        total += as_float32(embeddings[row, column]) * query[column]
+    return total
+
+
+@numba.njit(cache=True, nogil=True)
+def settle_read(
+    slots: np.ndarray,
+    t: np.ndarray,
+    pose: np.ndarray,
+    scores: np.ndarray,
+    lower: np.ndarray,
+    upper: np.ndarray,
+    embeddings: np.ndarray,
+    query: np.ndarray,
+    near_x: float,
+    near_z: float,
+    by_distance: bool,
+) -> tuple:
+    """The found frames in result order (:func:`order_frames`: best first, or nearest first to
+    ``(near_x, near_z)`` with ties best first, then in the order found), scoring exactly the
+    frames whose score (NaN: not computed) that order or the best score needs:
+    ``(t, pose, scores, best score, rows scored here)``. Best first needs every score; nearest
+    first only the scores of frames at the same distance as another and of those that may be
+    the best (upper bound at least the largest lower bound). The rest stay NaN; the best score
+    is exact (NaN when nothing was found)."""
+    count = slots.shape[0]
+    if not by_distance:
+        rescored = _score_missing(scores, np.arange(count), slots, embeddings, query)
+        ordered_t, ordered_pose, ordered_scores = order_frames(t, pose, scores, 0.0, 0.0, False)
+        return ordered_t, ordered_pose, ordered_scores, _best(scores), rescored
+    rescored = 0
+    if count:
+        best_lower = lower.max()
+        rescored += _score_missing(scores, np.flatnonzero(upper >= best_lower), slots,
+                                   embeddings, query)
+    distance = _ground_distances(pose, np.arange(count), near_x, near_z)
+    order = np.argsort(distance)  # runs of equal distance are ordered below
+    start = 0
+    while start < count:
+        stop = start + 1
+        while stop < count and distance[order[stop]] == distance[order[start]]:
+            stop += 1
+        if stop - start > 1:
+            run = order[start:stop]
+            rescored += _score_missing(scores, run, slots, embeddings, query)
+            _sort_best_first(run, scores)
+        start = stop
+    ordered_t = np.empty(count, np.int64)
+    ordered_pose = np.empty((count, 5), np.float32)
+    ordered_scores = np.empty(count, np.float32)
+    for index in range(count):
+        row = order[index]
+        ordered_t[index] = t[row]
+        for field in range(5):
+            ordered_pose[index, field] = pose[row, field]
+        ordered_scores[index] = scores[row]
+    return ordered_t, ordered_pose, ordered_scores, _best(scores), rescored
+
+
+@numba.njit(cache=True, nogil=True)
+def _score_missing(
+    scores: np.ndarray, rows: np.ndarray, slots: np.ndarray, embeddings: np.ndarray,
+    query: np.ndarray,
+) -> int:
+    """Fill the NaN ``scores[rows]`` with the exact scores of their frames; returns how many."""
+    filled = 0
+    for row in rows:
+        if np.isnan(scores[row]):
+            scores[row] = _dot(embeddings, slots[row], query)
+            filled += 1
+    return filled
+
+
+@numba.njit(cache=True, nogil=True)
+def _sort_best_first(run: np.ndarray, scores: np.ndarray) -> None:
+    """Sort the indices ``run`` in place by score, highest first, equal scores by index (an
+    insertion sort: runs of frames at one distance are short)."""
+    for index in range(1, run.shape[0]):
+        item = run[index]
+        position = index
+        while position > 0 and _goes_before(item, run[position - 1], scores):
+            run[position] = run[position - 1]
+            position -= 1
+        run[position] = item
+
+
+@numba.njit(cache=True, nogil=True)
+def _goes_before(first: int, second: int, scores: np.ndarray) -> bool:
+    return scores[first] > scores[second] or (scores[first] == scores[second] and first < second)
+
+
+@numba.njit(cache=True, nogil=True)
+def _best(scores: np.ndarray) -> np.float32:
+    """The largest score that is not NaN (NaN when none is)."""
+    best = np.float32(np.nan)
+    for score in scores:
+        if not np.isnan(score) and not best >= score:
+            best = score
+    return best
 
 
 @numba.njit(cache=True, nogil=True, fastmath={"reassoc"})
@@ -148,10 +360,7 @@ def score_rows(embeddings: np.ndarray, rows: np.ndarray, query: np.ndarray) -> n
     scores = np.empty(rows.shape[0], np.float32)
     for index in range(rows.shape[0]):
         _prefetch_next(embeddings, rows, index)
-        total = np.float32(0.0)
-        for column in range(query.shape[0]):
-            total += as_float32(embeddings[rows[index], column]) * query[column]
-        scores[index] = total
+        scores[index] = _dot(embeddings, rows[index], query)
     return scores
 
 
@@ -209,9 +418,13 @@ def write_frame(
     stale: np.ndarray,
     links: np.ndarray,
     ends: np.ndarray,
+    codes: np.ndarray,
+    code_scales: np.ndarray,
+    code_residuals: np.ndarray,
 ) -> tuple[int, int, int]:
     """The write of one frame in one call. Check it (:func:`_check_frame`) and, if it passes,
-    store it in row ``slot`` (a row past the arrays: :data:`NO_ROOM`); then, if it lies in place
+    store it in row ``slot`` (a row past the arrays: :data:`NO_ROOM`), with its int8 codes when
+    the store keeps them (``codes``, their scales and residual bounds; no rows: none); then, if it lies in place
     cell ``route[:3]`` while cluster ``route[3]`` (-1: none) takes that cell's frames, append it
     there (:func:`append_slot`), else set ``route`` to its cell and no cluster. Returns
     ``(status, cluster, size of the cluster before)``, status :data:`STORED` or why nothing
@@ -229,6 +442,8 @@ def write_frame(
     for field in range(5):
         poses[slot, field] = np.float32(pose[field])
     steps[slot] = t
+    if codes.shape[0] > 0:
+        _quantise_row(embeddings, slot, codes, code_scales, code_residuals, slot)
     cluster = route[3]
     if cell_x != route[0] or cell_z != route[1] or yaw_bin != route[2]:
         route[0], route[1], route[2], route[3] = cell_x, cell_z, yaw_bin, -1
@@ -362,22 +577,59 @@ MAX_CODED_DIM = (2**31 - 1) // (127 * 127)
 scored exactly."""
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
-def _quantise_into(vector: np.ndarray, largest: float, codes: np.ndarray) -> tuple[float, float]:
-    """Write ``vector`` as int8 ``codes * scale`` (scale = ``largest`` magnitude / 127, rounded to
-    float32 as it is stored); returns ``(scale, L2 norm of what the codes miss)``."""
-    scale = np.float64(np.float32(largest / 127.0)) if largest > 0.0 else 1.0
+@numba.njit(cache=True, nogil=True, fastmath={"reassoc"})
+def _quantise_into(vector: np.ndarray, codes: np.ndarray) -> tuple[float, float]:
+    """Write the finite ``vector`` as int8 ``codes * scale`` (scale = its largest magnitude / 127,
+    rounded to float32 as it is stored; each code the multiple nearest in float32 arithmetic);
+    returns ``(scale, L2 norm of what the codes miss)``. Three loops that LLVM vectorises: the
+    largest magnitude (as the integer maximum of the magnitudes' bits, which order like the
+    magnitudes), the codes, and the sum of squares (reassociated: it differs from an ordered
+    float64 sum by at most ``dim * 2**-53`` relatively, far inside the slack the bounds add;
+    :func:`_quantise_row`). 0.25 us a 512-dim frame."""
+    largest_bits = np.uint32(0)
+    for column in range(vector.shape[0]):
+        bits = _float32_bits(np.float32(vector[column])) & np.uint32(0x7FFFFFFF)
+        largest_bits = max(largest_bits, bits)
+    largest = _float32_from_bits(largest_bits)
+    scale = np.float32(largest / np.float32(127.0)) if largest > 0.0 else np.float32(1.0)
+    inverse = np.float32(1.0) / scale
+    for column in range(vector.shape[0]):
+        code = np.float32(np.rint(np.float32(vector[column]) * inverse))
+        code = min(np.float32(127.0), code)
+        code = max(np.float32(-127.0), code)
+        codes[column] = np.int8(code)
+    scale64 = np.float64(scale)
     missed = 0.0
     for column in range(vector.shape[0]):
-        value = np.float64(vector[column])
-        code = min(max(np.rint(value / scale), -127.0), 127.0)
-        codes[column] = np.int8(code)
-        missed += (value - code * scale) ** 2
-    return scale, np.sqrt(missed)
+        miss = np.float64(vector[column]) - np.float64(codes[column]) * scale64
+        missed += miss * miss
+    return scale64, np.sqrt(missed)
+
+
+@intrinsic
+def _float32_bits(typingctx, value):
+    """The bits of float32 ``value`` as uint32."""
+    signature = types.uint32(types.float32)
+
+    def codegen(context, builder, signature, arguments):
+        return builder.bitcast(arguments[0], ir.IntType(32))
+
+    return signature, codegen
+
+
+@intrinsic
+def _float32_from_bits(typingctx, bits):
+    """The float32 whose bits uint32 ``bits`` holds."""
+    signature = types.float32(types.uint32)
+
+    def codegen(context, builder, signature, arguments):
+        return builder.bitcast(arguments[0], ir.FloatType())
+
+    return signature, codegen
 
 
 @numba.njit(cache=True, nogil=True)
-def quantise_centres(
+def quantise_rows(
     embeddings: np.ndarray,
     slots: np.ndarray,
     codes: np.ndarray,
@@ -385,16 +637,28 @@ def quantise_centres(
     residuals: np.ndarray,
     start: int,
 ) -> None:
-    """Write rows ``start ..`` of ``codes``, ``scales`` and ``residuals`` for the centre frames in
-    ``slots`` (:func:`_quantise_into`), each residual rounded up so that it bounds the float32
-    truth (what :func:`search_clusters` ranks with)."""
+    """Write rows ``start ..`` of ``codes``, ``scales`` and ``residuals`` for the frames in
+    ``slots`` (:func:`_quantise_row`): the centre matrix's rows, or a store's own codes
+    (``start`` 0 and every slot)."""
     for index in range(slots.shape[0]):
-        row = start + index
-        centre = row_float32(embeddings, slots[index])
-        _, largest = square_norm_and_peak(centre)
-        scale, missed = _quantise_into(centre, largest, codes[row])
-        scales[row] = np.float32(scale)
-        residuals[row] = np.float32(missed * (1 + 1e-6) + 1e-12)
+        _quantise_row(embeddings, slots[index], codes, scales, residuals, start + index)
+
+
+@numba.njit(cache=True, nogil=True)
+def _quantise_row(
+    embeddings: np.ndarray,
+    slot: int,
+    codes: np.ndarray,
+    scales: np.ndarray,
+    residuals: np.ndarray,
+    row: int,
+) -> None:
+    """Row ``row`` of ``codes``, ``scales`` and ``residuals``: the frame in ``slot`` as stored, as
+    int8 codes (:func:`_quantise_into`), its residual rounded up (by a millionth, and 1e-12) so
+    that it bounds the float32 truth (what :func:`search_clusters` decides with)."""
+    scale, missed = _quantise_into(row_float32(embeddings, slot), codes[row])
+    scales[row] = np.float32(scale)
+    residuals[row] = np.float32(missed * (1 + 1e-6) + 1e-12)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -402,21 +666,26 @@ def _quantise_query(query: np.ndarray) -> tuple[np.ndarray, float, float, float]
     """``(codes, scale, error norm, norm)``: the query as int8 codes like the centres' (widened to
     int16 for :func:`_code_dots`), the L2 norm of what they miss and the query's own L2 norm
     (float64)."""
-    square_norm, largest = square_norm_and_peak(query)
+    square_norm, _ = square_norm_and_peak(query)
     codes = np.empty(query.shape[0], np.int8)
-    scale, error = _quantise_into(query, largest, codes)
+    scale, error = _quantise_into(query, codes)
     return codes.astype(np.int16), scale, error, np.sqrt(square_norm)
 
 
 @numba.njit(cache=True, nogil=True)
-def _code_dots(codes: np.ndarray, rows: np.ndarray, query_codes: np.ndarray) -> np.ndarray:
+def _code_dots(
+    codes: np.ndarray, rows: np.ndarray, query_codes: np.ndarray, scattered: bool = False
+) -> np.ndarray:
     """Integer dot products of the int8 ``codes`` rows ``rows`` with ``query_codes`` (the query's
     int8 codes widened to int16 once, so only the rows' codes are widened in the loop; int32,
     exact below :data:`MAX_CODED_DIM`). Kept apart and storing integers: LLVM then turns the
     inner loop into packed 16-bit multiply-adds, 4-5x faster than when the sum is converted to a
-    float in the same function (measured; the int16 query saves another 20 %)."""
+    float in the same function (measured; the int16 query saves another 20 %). ``scattered``
+    rows (a read's frames) are prefetched :data:`PREFETCH_AHEAD` ahead."""
     dots = np.empty(rows.shape[0], np.int32)
     for index in range(rows.shape[0]):
+        if scattered:
+            _prefetch_next(codes, rows, index)
         code = codes[rows[index]]
         total = np.int32(0)
         for column in range(query_codes.shape[0]):
@@ -651,12 +920,7 @@ def order_frames(
     (both sorts are stable: equal keys keep the order the frames were found in)."""
     order = best_first(scores)
     if by_distance:
-        distance = np.empty(order.shape[0], np.float64)
-        for index in range(order.shape[0]):
-            dx = np.float64(pose[order[index], 0]) - near_x
-            dz = np.float64(pose[order[index], 2]) - near_z
-            distance[index] = dx * dx + dz * dz
-        order = order[np.argsort(distance, kind="mergesort")]
+        order = order[np.argsort(_ground_distances(pose, order, near_x, near_z), kind="mergesort")]
     count = order.shape[0]
     ordered_t = np.empty(count, np.int64)
     ordered_pose = np.empty((count, 5), np.float32)
@@ -668,6 +932,17 @@ def order_frames(
             ordered_pose[index, field] = pose[row, field]
         ordered_score[index] = scores[row]
     return ordered_t, ordered_pose, ordered_score
+
+
+@numba.njit(cache=True, nogil=True)
+def _ground_distances(pose: np.ndarray, rows: np.ndarray, near_x: float, near_z: float) -> np.ndarray:
+    """Squared ground distances (float64) of the frames ``pose[rows]`` from ``(near_x, near_z)``."""
+    distance = np.empty(rows.shape[0], np.float64)
+    for index in range(rows.shape[0]):
+        dx = np.float64(pose[rows[index], 0]) - near_x
+        dz = np.float64(pose[rows[index], 2]) - near_z
+        distance[index] = dx * dx + dz * dz
+    return distance
 
 
 _RADIX_BITS = 8

@@ -27,6 +27,9 @@ class PlaceEventConfig(PlaceConfig, EventConfig):
     def __post_init__(self) -> None:
         super().__post_init__()
         require(isinstance(self.center_only, bool), "center_only must be a bool", self.center_only)
+        require(not (self.center_only and self.frame_codes),
+                "frame_codes needs center_only=False (Center Embed reads only centres)",
+                self.frame_codes)
 
 
 class PlaceEventMemory(PlaceGrid, EventClusteredMemory):

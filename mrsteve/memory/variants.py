@@ -110,7 +110,8 @@ def check_memory_variant(variant: MemoryVariant) -> None:
     :class:`~mrsteve.memory.Memory` protocol: it is built at a capacity of 64 frames of 8
     dimensions, written 120 frames, holds at most 64, answers a read with a
     :class:`~mrsteve.memory.MemoryRead` whose frames all score at least the threshold (nearest
-    first with ``near``), and is empty after :meth:`~mrsteve.memory.Memory.clear`."""
+    first with ``near``; none inside a disc of ``outside``; a best score with ``scores="best"``),
+    and is empty after :meth:`~mrsteve.memory.Memory.clear`."""
     import numpy as np
 
     from mrsteve.memory.base import Memory, MemoryRead
@@ -133,6 +134,8 @@ def check_memory_variant(variant: MemoryVariant) -> None:
             memory.write(embedding, (0.5 * t, 0.0, 0.0, 0.0, 0.0), t)
         held = len(memory)
         found = memory.read(frames[-1], 0.5, near=(0.0, 0.0))
+        spared = memory.read(frames[-1], 0.5, near=(0.0, 0.0), outside=[(0.0, 0.0, 1.0)],
+                             scores="best")
         memory.clear()
         cleared = len(memory)
     except Exception as error:  # noqa: BLE001
@@ -149,6 +152,10 @@ def check_memory_variant(variant: MemoryVariant) -> None:
     distance = np.abs(np.asarray(found.pose, np.float64)[:, 0])
     if np.any(np.diff(distance) < -1e-6):
         raise ValueError(f"{what} does not return the frames nearest first when given near")
+    if not isinstance(spared, MemoryRead) or np.any(np.abs(spared.pose[:, 0]) <= 1.0) or (
+            len(spared) and not spared.best_score >= 0.5 - 1e-6):
+        raise ValueError(f"{what} returns frames inside a disc of outside, or no best score "
+                         "with scores='best'")
     if cleared:
         raise ValueError(f"{what} holds {cleared} frames after clear()")
 

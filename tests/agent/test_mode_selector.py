@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from mrsteve.agent.mrsteve import Mode, ModeSelectorConfig, MrSteve
-from mrsteve.memory import FIFOMemory, MemoryRead
+from mrsteve.memory import FIFOMemory, MemoryRead, ReadFilter
 from mrsteve.perception import SemanticEncoder
 from mrsteve.tasks import task_prompts
 from mrsteve.world.camera import Camera
@@ -24,7 +24,8 @@ START = np.array([10.0, 16.0, 20.0, 0.0, 0.0])
 
 class ScriptedMemory(FIFOMemory):
     """A real FIFO memory whose reads return ``self.candidate`` (a relative pose, seen at step 3)
-    when set, or ``self.candidates`` (``(t, pose)`` pairs, in result order)."""
+    when set, or ``self.candidates`` (``(t, pose)`` pairs, in result order), less those in the
+    read's ``outside`` discs."""
 
     def __init__(self):
         super().__init__()
@@ -39,7 +40,9 @@ class ScriptedMemory(FIFOMemory):
             return MemoryRead.empty()
         t = np.array([t for t, _ in frames], dtype=np.int64)
         pose = np.asarray([pose for _, pose in frames], dtype=np.float32)
-        return MemoryRead(t, pose, np.full(len(frames), 0.9, np.float32), len(frames))
+        keep = ReadFilter(outside=tuple(kwargs.get("outside") or ())).frames(t, pose)
+        return MemoryRead(t[keep], pose[keep], np.full(int(keep.sum()), 0.9, np.float32),
+                          len(frames))
 
 
 class RecordingExplorer:

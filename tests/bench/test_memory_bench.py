@@ -12,8 +12,8 @@ from mrsteve.bench import memory as bench
 from mrsteve.memory import MEMORY_VARIANTS, PlaceEventMemory
 
 
-def test_the_memories_measured_are_the_variants_under_their_names_and_one_in_float16():
-    assert list(bench.MEMORIES) == [*MEMORY_VARIANTS, "place-event-fp16"]
+def test_the_memories_measured_are_the_variants_under_their_names_and_two_of_their_own():
+    assert list(bench.MEMORIES) == [*MEMORY_VARIANTS, "place-event-fp16", "place-event-codes"]
     for name, variant in MEMORY_VARIANTS.items():
         memory = bench.MEMORIES[name].build()
         assert bench.MEMORIES[name].title == variant.title
@@ -23,6 +23,8 @@ def test_the_memories_measured_are_the_variants_under_their_names_and_one_in_flo
     assert type(float16) is PlaceEventMemory
     assert float16.config == MEMORY_VARIANTS["place-event"].config(frame_precision="float16")
     assert bench.MEMORIES["place-event-fp16"].title == "Place Event (float16 frames)"
+    coded = bench.MEMORIES["place-event-codes"].build()
+    assert coded.config == MEMORY_VARIANTS["place-event"].config(frame_codes=True)
 
 
 def test_peers_answer_the_same_queries_with_recalls():
@@ -34,10 +36,9 @@ def test_peers_answer_the_same_queries_with_recalls():
     report = bench.run_memory_benchmark(config, progress=False)
     rows = {row["peer"]: row for row in report["peers"]}
     assert set(rows) == {
-        "numpy", "faiss-flat", "faiss-ivf", "faiss-ivf-fp16", "faiss-hnsw", "place-event",
-        "place-event-fp16",
+        "numpy", "faiss-flat", "faiss-ivf", "faiss-ivf-fp16", "faiss-hnsw", *bench.PEER_READS
     }
-    reads = ("faiss-ivf", "faiss-ivf-fp16", "faiss-hnsw", "place-event", "place-event-fp16")
+    reads = ("faiss-ivf", "faiss-ivf-fp16", "faiss-hnsw", *bench.PEER_READS)
     for name, row in rows.items():  # the batched timings: for the methods raced query by query
         assert (row["batch_ms_per_query"] is not None) == (name in reads)
     ours = max(rows[name]["recall_full_scan"] for name in ("place-event", "place-event-fp16"))
@@ -46,9 +47,14 @@ def test_peers_answer_the_same_queries_with_recalls():
     for name in ("numpy", "faiss-flat"):
         assert rows[name]["recall_full_scan"] == pytest.approx(1.0)
         assert rows[name]["scanned"] == 1500
-    for name in ("faiss-ivf", "place-event"):  # exact over what each searches
+    for name in ("faiss-ivf", "place-event", "place-event-selector",  # exact over what each
+                 "place-event-codes-selector"):                           # searches
         assert rows[name]["recall_searched"] == pytest.approx(1.0)
         assert rows[name]["scanned"] < 1500 + 1500
+    # what a read touches: a full scan every float32 row; the coded read less than the plain one
+    assert rows["numpy"]["bytes_per_read"] == 1500 * 16 * 4
+    assert 0 < rows["place-event-codes-selector"]["bytes_per_read"] < (
+        rows["place-event"]["bytes_per_read"])
     for name in ("faiss-ivf-fp16", "place-event-fp16"):  # float16 frames: only the borderline
         assert rows[name]["recall_searched"] >= 0.95  # frames may fall below the threshold
     assert set(bench.PEER_TARGETS) <= set(report["targets"])

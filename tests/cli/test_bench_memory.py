@@ -1,5 +1,5 @@
 """`mrsteve bench memory` end to end, on a tiny trajectory: every memory variant by its one name,
-and Place Event Memory with float16 frames."""
+and Place Event Memory with float16 frames and with frame codes."""
 
 from __future__ import annotations
 
@@ -34,14 +34,16 @@ def test_a_tiny_run_prints_the_table_and_writes_json(tmp_path):
     rows = report["rows"]
     assert [(row["memory"], row["top_k"]) for row in rows[:2]] == [("fifo", None), ("place", 1)]
     assert list(dict.fromkeys(row["memory"] for row in rows)) == [
-        "fifo", "place", "event", "place-event", "center-embed", "place-event-fp16"]
+        "fifo", "place", "event", "place-event", "center-embed", "place-event-fp16",
+        "place-event-codes"]
     assert {row["label"] for row in rows if row["memory"] == "center-embed"} == {
         "Place Event (centre only)"}
-    assert len(rows) == 1 + 5 * 5  # FIFO once, the others at top-k 1, 2, 4, 10, 30
+    assert len(rows) == 1 + 6 * 5  # FIFO once, the others at top-k 1, 2, 4, 10, 30
     for row in rows:
         value_bytes = 2 if row["memory"] == "place-event-fp16" else 4
         assert row["ms_p10"] <= row["ms_median"] <= row["ms_p90"]
         assert row["frames_scored"] > 0 and row["bytes_per_frame"] >= 16 * value_bytes
+        assert row["bytes_per_read"] > 0
     fifo = rows[0]
     assert fifo["frames_scored"] == 400 and fifo["paper_ms_mean"] == 438.46
     place_event_30 = next(r for r in rows if r["memory"] == "place-event" and r["top_k"] == 30)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import numba
 import numpy as np
+import pytest
 
+from mrsteve.memory import FIFOMemory, PlaceEventMemory, load
 from mrsteve.memory.frames import GROWTH_ROWS, FrameStore, container_nbytes
 from mrsteve.memory.kernels import as_float32, as_stored, row_float32
 
@@ -80,3 +82,29 @@ def test_float16_scores_are_the_float32_scores_of_the_rounded_frames():
     np.testing.assert_allclose(half.scores(query, rows), rounded[rows] @ query, atol=1e-6)
     np.testing.assert_allclose(single.scores(query, rows), frames[rows] @ query, atol=1e-6)
     assert np.abs(half.scores(query, rows) - single.scores(query, rows)).max() < 1e-3
+
+
+@pytest.mark.parametrize("precision", ["float32", "float16"])
+def test_frame_codes_bound_what_they_miss_and_survive_a_save(tmp_path, precision):
+    """``frame_codes=True`` keeps int8 codes of each frame as stored whose residual bound holds
+    (what the read's decisions rest on); they are not saved, and a loaded memory has the same."""
+    memory = PlaceEventMemory(frame_codes=True, frame_precision=precision)
+    rng = np.random.default_rng(0)
+    vectors = rng.normal(size=(300, 64)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    for t, vector in enumerate(vectors):
+        memory.write(vector, (t * 0.3, 0.0, 0.0, 0.0, 0.0), t)
+    store = memory._frames
+    stored = store.vectors(np.arange(store.used)).astype(np.float64)
+    decoded = store.codes[: store.used] * store.code_scales[: store.used, None].astype(np.float64)
+    assert (np.linalg.norm(stored - decoded, axis=1) <= store.code_residuals[: store.used]).all()
+    memory.save(tmp_path / "coded.mem")
+    loaded = load(tmp_path / "coded.mem")
+    np.testing.assert_array_equal(loaded._frames.codes[: store.used], store.codes[: store.used])
+
+
+def test_frame_codes_are_refused_where_no_read_uses_them():
+    with pytest.raises(ValueError, match="frame_codes needs center_only=False"):
+        PlaceEventMemory(frame_codes=True, center_only=True)
+    with pytest.raises(ValueError, match="frame_codes"):
+        FIFOMemory(frame_codes=True)

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from memory_streams import MEMORIES, clusters_events, random_frames
 
 from mrsteve.memory import cluster_table
-from mrsteve.memory.frames import FrameStore
+from mrsteve.memory.frames import NO_CODES, FrameStore
 from mrsteve.memory.kernels import (
     _code_dots,
     _code_error,
@@ -137,15 +137,15 @@ def test_the_kernel_breaks_ties_at_the_kth_centre_by_row():
     poses = np.zeros((4, 5), np.float32)
     query = np.ones(1, np.float32)
     index = (codes, scales, residuals, live, 4)
-    slots, t, _, _, scored = search_clusters(
+    slots, t, *_, scored, _ = search_clusters(
         *index, np.zeros(0, bool), 2, base, head, tail, arena, embeddings, steps, poses,
-        live, query, np.float32(0.0), False, cluster_table._NO_PIVOTS,
+        live, query, np.float32(0.0), False, cluster_table._NO_PIVOTS, *NO_CODES, True,
     )
     assert sorted(slots.tolist()) == [0, 1] and sorted(t.tolist()) == [0, 10] and scored == 4 + 2
     allowed = np.array([False, True, True, True])
     slots, *_ = search_clusters(
         *index, allowed, 2, base, head, tail, arena, embeddings, steps, poses,
-        live, query, np.float32(0.0), False, cluster_table._NO_PIVOTS,
+        live, query, np.float32(0.0), False, cluster_table._NO_PIVOTS, *NO_CODES, True,
     )
     assert sorted(slots.tolist()) == [1, 2]
 

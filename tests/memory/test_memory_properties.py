@@ -265,3 +265,59 @@ def test_reads_that_nothing_held_can_match_score_only_the_new_frame(name):
         scored.append(found.frames_scored)
     later = scored[1:]
     assert later.count(1) >= len(later) - 1 and max(later) <= memory._frames.used
+
+
+class Coded:
+    """The memory keeping its frames' int8 codes (as ``frame_codes=True`` makes it)."""
+
+    def _frames_coded(self) -> bool:
+        return True
+
+
+class Uncoded:
+    """Reads score every frame of the searched clusters from its float32 row: no frame codes."""
+
+    def _frames_coded(self) -> bool:
+        return False
+
+
+@settings(max_examples=80, deadline=None)
+@given(name=names, stream=streams, dim=st.sampled_from([8, 64]), pick=st.integers(0, 159),
+       at=st.sampled_from(["below", "on", "above", "anywhere"]), spot=st.integers(0, 159),
+       top_k=st.integers(1, 4), near=st.booleans(), grid=st.booleans(),
+       outside=st.lists(st.tuples(st.integers(-10, 10), st.integers(-10, 10),
+                                  st.sampled_from([0.0, 1.0, 4.0])), max_size=2))
+def test_reads_decided_from_codes_are_the_float32_reads(
+    name, stream, dim, pick, at, spot, top_k, near, grid, outside
+):
+    """A read that decides frames from their int8 codes (what the scan does wherever the bound
+    allows) and, with ``scores="best"``, scores only what the order and the best score need,
+    returns what scoring every frame from its float32 row returns: the same frames in the same
+    order, the same scores where computed, the same best score, to the last bit. Thresholds at
+    a frame's exact score and one float32 step either side of it included; positions on a grid
+    make distance ties (a standing agent), whose order the scores decide."""
+    rng = np.random.default_rng(stream["seed"])
+    embeddings, poses = random_frames(rng, stream["count"], dim, spread=stream["spread"])
+    if grid:
+        poses[:, [0, 2]] = np.round(poses[:, [0, 2]] / 4.0)
+    coded = variant(Coded, name, stream)
+    plain = variant(Uncoded, name, stream)
+    write_all(coded, embeddings, poses)
+    write_all(plain, embeddings, poses)
+    query = embeddings[pick % stream["count"]]
+    exact = float(as_stored(name, embeddings)[spot % stream["count"]] @ query)
+    threshold = np.float32({
+        "below": np.nextafter(np.float32(exact), np.float32(-2)), "on": np.float32(exact),
+        "above": np.nextafter(np.float32(exact), np.float32(2)),
+        "anywhere": rng.uniform(-0.2, 1.0)}[at])
+    options = {"top_k": top_k, "near": (1.0, -2.0) if near else None,
+               "outside": [tuple(map(float, disc)) for disc in outside] or None}
+    expected = plain.read(query, threshold, **options)
+    for scores in ("all", "best"):
+        got = coded.read(query, threshold, scores=scores, **options)
+        np.testing.assert_array_equal(got.t, expected.t)
+        np.testing.assert_array_equal(got.pose, expected.pose)
+        assert got.best_score == expected.best_score
+        computed = ~np.isnan(got.score)
+        assert computed.all() or scores == "best"
+        np.testing.assert_array_equal(got.score[computed], expected.score[computed])
