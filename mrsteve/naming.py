@@ -39,7 +39,11 @@ def choose(value: str, known: Sequence[str], what: str, *, allow_all: bool = Tru
     """The names in ``value`` (comma-separated, or ``all`` for every known one, or for
     ``all_means`` when given), in the order given; an unknown or empty choice raises a
     ``ValueError`` listing the valid ones, and a name given twice one naming it."""
-    picked = [part.strip() for part in value.split(",") if part.strip()]
+    parts = [part.strip() for part in value.split(",")]
+    picked = [part for part in parts if part]
+    if picked and len(picked) < len(parts):
+        raise ValueError(f"{what} {value!r} has an empty name between its commas: give names "
+                         f"separated by single commas (e.g. {','.join(picked)})")
     if allow_all and picked == ["all"]:
         return list(known if all_means is None else all_means)
     if not picked:

@@ -185,11 +185,15 @@ class ChatClient:
         except (ValueError, KeyError, IndexError, TypeError):
             return None
 
-    def complete(self, messages: list[dict[str, str]]) -> str:
-        """The model's answer to ``messages``; :class:`LLMError` when none came."""
+    def complete(self, messages: list[dict[str, str]], max_tokens: int | None = None) -> str:
+        """The model's answer to ``messages`` (at most ``max_tokens`` tokens, where given);
+        :class:`LLMError` when none came."""
         config = self.config
-        body = json.dumps({"model": config.model, "messages": messages,
-                           "temperature": config.temperature}).encode()
+        request_body: dict[str, Any] = {"model": config.model, "messages": messages,
+                                        "temperature": config.temperature}
+        if max_tokens is not None:
+            request_body["max_tokens"] = int(max_tokens)
+        body = json.dumps(request_body).encode()
         headers = self._headers()
         problem = ""
         for attempt in range(config.retries + 1):

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated
 
@@ -108,6 +109,9 @@ def command(
     except ValueError as error:
         raise fail(str(error)) from None
     check_outputs([json_path])
+    selected = tuple(name for name in bench.MEMORIES if not memory or name in memory)
+    copies = 2 + (2 if long_run else len(selected) + 2 * len(peers or ()))
+    check_memory_needed(frames, dim, copies)
 
     if long_run:
         config = bench.LongRunConfig(
@@ -119,7 +123,6 @@ def command(
         report = bench.run_long_run(config, progress=progress)
         text = bench.format_long_run(report)
     else:
-        selected = tuple(name for name in bench.MEMORIES if not memory or name in memory)
         config = bench.MemoryBenchConfig(
             frames=frames,
             queries=queries,
@@ -137,3 +140,31 @@ def command(
     if json_path is not None:
         with writing_results():
             write_json(json_path, report)
+
+
+def check_memory_needed(frames: int, dim: int, copies: int) -> None:
+    """Exit with one line, before any work, when ``copies`` float32 arrays of ``frames`` x
+    ``dim`` (the trajectory, the memories and the peers' indexes: a lower bound of what the
+    benchmark holds) exceed the memory this machine has available."""
+    needed = frames * dim * 4 * copies
+    available = available_memory()
+    if available is not None and needed > available:
+        raise fail(f"--frames {frames:,} x --dim {dim:,} needs at least {needed / 2**30:,.1f} GiB "
+                   f"of memory ({copies} float32 copies: the trajectory, the memories and the "
+                   f"peers' indexes); this machine has {available / 2**30:,.1f} GiB available: "
+                   "give fewer frames, a smaller --dim or fewer --memory/--peers")
+
+
+def available_memory() -> int | None:
+    """Bytes of memory available to a new process (``MemAvailable``; ``None`` if unknown)."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, AttributeError):
+        return None

@@ -25,7 +25,13 @@ from typing import Annotated, Any
 
 import typer
 
-from mrsteve.cli.output import fail, fail_on_os_error, resume_hint
+from mrsteve.cli.output import (
+    Terminated,
+    fail,
+    fail_on_os_error,
+    resume_hint,
+    terminate_as_interrupt,
+)
 from mrsteve.eval.experiment import Experiment, field_docs
 from mrsteve.eval.options import SweepOptions
 from mrsteve.eval.registry import EXPERIMENTS
@@ -123,16 +129,17 @@ def make_command(experiment: Experiment):
         try:
             sweep = SweepOptions(**shared_values)
             config = experiment.config_type(**values)
-            with CompileWatch():  # says so when a kernel the episodes run is not cached
-                experiment.run(config, sweep, echo=typer.echo)
+            with terminate_as_interrupt(), CompileWatch():  # CompileWatch: says so when a
+                experiment.run(config, sweep, echo=typer.echo)  # kernel is not cached
         except ValueError as error:  # an unknown name or a task that cannot be set up
             raise fail(str(error)) from None
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as interrupt:
+            code = 143 if isinstance(interrupt, Terminated) else 130
             if sweep is None or not (sweep.manifest_path and sweep.manifest_path.exists()):
-                typer.secho("interrupted before the first episode: nothing was written", err=True,
-                            fg=typer.colors.YELLOW)
-                raise typer.Exit(code=130) from None
-            raise resume_hint(sweep.out, sweep.json_path) from None
+                typer.secho(f"{'terminated' if code == 143 else 'interrupted'} before the first "
+                            "episode: nothing was written", err=True, fg=typer.colors.YELLOW)
+                raise typer.Exit(code=code) from None
+            raise resume_hint(sweep.out, sweep.json_path, code=code) from None
         except OSError as error:  # a full disk: the records written so far are intact
             raise fail_on_os_error(error, resume=(sweep.out, sweep.json_path)) from None
 

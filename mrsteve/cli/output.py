@@ -4,18 +4,21 @@ and errors for the user (one line each, never a traceback)."""
 from __future__ import annotations
 
 import errno
+import os
 import shlex
+import signal
 import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import typer
 
 from mrsteve.fileio import write_json
 
-__all__ = ["check_outputs", "fail", "fail_on_os_error", "resume_hint", "write_json",
-           "writing_results"]
+__all__ = ["Terminated", "check_outputs", "fail", "fail_on_os_error", "resume_hint",
+           "terminate_as_interrupt", "write_json", "writing_results"]
 
 
 def fail(message: str) -> typer.Exit:
@@ -62,11 +65,38 @@ def fail_on_os_error(error: OSError, *, resume: tuple[Path | None, Path | None] 
     return fail(message)
 
 
-def resume_hint(out: Path | None, json_path: Path | None) -> typer.Exit:
-    """What an interrupted sweep prints: where its records are and how to resume them."""
-    typer.secho(f"interrupted: the finished episodes are recorded; run "
-                f"{_same_command(out, json_path)} to resume", err=True, fg=typer.colors.YELLOW)
-    return typer.Exit(code=130)
+def resume_hint(out: Path | None, json_path: Path | None, *, code: int = 130) -> typer.Exit:
+    """What an interrupted sweep prints (how many episodes its records hold, and how to resume
+    them) and the exit to raise with ``code`` (130: Ctrl-C, 143: SIGTERM)."""
+    recorded = recorded_episodes(out, json_path)
+    how = "interrupted" if code == 130 else "terminated"
+    if recorded:
+        where = out if out is not None else json_path
+        said = (f"{how}: {recorded} finished episode{'s' * (recorded > 1)} recorded in {where}; "
+                f"run {_same_command(out, json_path)} to resume")
+    else:
+        said = (f"{how} before the first episode finished: none is recorded; run "
+                f"{_same_command(out, json_path)} to start again")
+    typer.secho(said, err=True, fg=typer.colors.YELLOW)
+    return typer.Exit(code=code)
+
+
+def recorded_episodes(out: Path | None, json_path: Path | None) -> int:
+    """The episodes recorded in a run folder's (or a ``--json`` run's) records files."""
+    if out is not None:
+        files = Path(out).glob("*.episodes.jsonl")
+    elif json_path is not None:
+        files = Path(json_path).parent.glob(f"{Path(json_path).stem}.*episodes.jsonl")
+    else:
+        return 0
+    count = 0
+    for path in files:
+        try:
+            with path.open("rb") as records:
+                count += sum(1 for line in records if line.strip())
+        except OSError:
+            continue
+    return count
 
 
 def _same_command(out: Path | None, json_path: Path | None) -> str:
@@ -85,3 +115,32 @@ def _same_command(out: Path | None, json_path: Path | None) -> str:
         cleaned.append(argument)
     where = ["--out", str(out)] if out is not None else ["--json", str(json_path)]
     return shlex.join(["mrsteve", *cleaned, *where])
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main process as an interrupt is (:func:`terminate_as_interrupt`)."""
+
+
+@contextmanager
+def terminate_as_interrupt() -> Iterator[None]:
+    """Within the block, SIGTERM stops this process as Ctrl-C does (:class:`Terminated`), so a
+    sweep's workers are stopped and its records closed; processes forked inside the block keep
+    SIGTERM's default (a pool terminates its workers with it)."""
+    main = os.getpid()
+
+    def interrupt(signum: int, frame: Any) -> None:
+        if os.getpid() != main:  # a forked worker: die as SIGTERM asks
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
+            return
+        raise Terminated
+
+    try:
+        previous = signal.signal(signal.SIGTERM, interrupt)
+    except ValueError:  # not the main thread: SIGTERM keeps its handler
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

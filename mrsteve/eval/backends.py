@@ -287,8 +287,9 @@ def cluster_address(address: str) -> tuple[str, int] | None:
 
 
 def check_cluster(address: str, timeout: float = CONNECT_TIMEOUT) -> None:
-    """A ``ValueError`` naming ``address`` unless something there accepts a connection within
-    ``timeout`` seconds (a bounded check before Ray's own, which retries for minutes)."""
+    """A ``ValueError`` naming ``address`` unless something there accepts a connection and
+    speaks gRPC, as Ray's control store (and its client server) does, within ``timeout`` seconds
+    each: a bounded check before Ray's own, which retries for minutes."""
     where = cluster_address(address)
     if where is None:
         return
@@ -299,6 +300,31 @@ def check_cluster(address: str, timeout: float = CONNECT_TIMEOUT) -> None:
         reason = (f"no answer within {timeout:g} s" if isinstance(error, TimeoutError)
                   else (error.strerror or str(error)).lower())
         raise no_cluster(address, reason) from None
+    if not speaks_http2(where, timeout):
+        raise no_cluster(address, "something listens there but does not answer as Ray's gRPC "
+                                  f"services do (HTTP/2) within {timeout:g} s")
+
+
+HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
+"""An HTTP/2 client's connection preface and an empty SETTINGS frame (RFC 9113, 3.4)."""
+
+
+def speaks_http2(where: tuple[str, int], timeout: float) -> bool:
+    """Whether the server at ``where`` answers an HTTP/2 connection preface with its own (a
+    SETTINGS frame on stream 0) within ``timeout`` seconds, as the gRPC servers of Ray's control
+    store and client do; an HTTP/1 server answers with a status line instead, or not at all."""
+    try:
+        with socket.create_connection(where, timeout=timeout) as connection:
+            connection.sendall(HTTP2_PREFACE)
+            header = b""
+            while len(header) < 9:
+                chunk = connection.recv(9 - len(header))
+                if not chunk:
+                    return False
+                header += chunk
+    except OSError:
+        return False
+    return header[3] == 4 and header[5:9] == bytes(4)
 
 
 def no_cluster(address: str, reason: str) -> ValueError:

@@ -12,8 +12,9 @@ and answer.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from mrsteve.agent.config import HierarchicalAgentConfig
@@ -119,10 +120,19 @@ class LLMPlannerConfig(AgentOptions):
                                                   "memory access", allow_all=False)]
 
     def check_server(self, timeout: float = SERVER_CHECK_TIMEOUT) -> None:
-        """A ``ValueError`` naming --llm-url unless its server answers within ``timeout`` seconds,
-        or one naming the models it serves when --llm-model is not among those it lists (a
-        server that fails later is counted in the records: the planner's failures)."""
-        client = ChatClient(self.planner_config(False).llm)
+        """A ``ValueError`` naming the problem unless the language model can be asked: the
+        variable --llm-key-env names is set (when it is not the default, which may be unset for
+        a server that needs no key), the server at --llm-url answers within ``timeout`` seconds,
+        lists --llm-model among its models, or, where it lists none, answers a one-token chat
+        completion (a server that fails later is counted in the records: the planner's
+        failures)."""
+        llm = self.planner_config(False).llm
+        default_key = next(field.default for field in fields(self) if field.name == "llm_key_env")
+        if self.llm_key_env != default_key and not os.environ.get(self.llm_key_env):
+            raise ValueError(f"--llm-key-env {self.llm_key_env}: the environment variable "
+                             f"{self.llm_key_env} is not set; export it with the server's API "
+                             "key, or leave --llm-key-env out when the server needs none")
+        client = ChatClient(llm)
         try:
             served = client.served_models(timeout)
         except LLMError as error:
@@ -131,10 +141,30 @@ class LLMPlannerConfig(AgentOptions):
         if served and not {self.llm_model, f"{self.llm_model}:latest"} & set(served):  # ollama
             raise ValueError(f"the server at {self.llm_url} does not serve --llm-model "
                              f"{self.llm_model!r}; it serves: {', '.join(served)}")
+        if served:
+            return
+        probe = ChatClient(replace(llm, retries=0, timeout=min(timeout, llm.timeout)))
+        try:
+            probe.complete([{"role": "user", "content": "Answer with one word: ready?"}],
+                           max_tokens=1)
+        except LLMError as error:
+            raise ValueError(f"the server at {self.llm_url} lists no models and does not answer "
+                             f"a chat completion ({error}): give the base URL of an "
+                             "OpenAI-compatible server (POST <url>/chat/completions)") from None
 
     def planner_config(self, memory_access: bool) -> PlannerConfig:
         llm = LLMConfig(self.llm_url, self.llm_model, self.llm_key_env, self.llm_timeout)
         return PlannerConfig(self.planner, memory_access, self.max_replans, llm=llm)
+
+
+def every_ask_failed(summary: dict[str, dict[str, float]]) -> bool:
+    """Whether every request to the planner in a group's episodes failed (``summary``: the
+    group's metric summaries): its failures are its first plan plus every replan, in each
+    episode, so in the means."""
+    failures, replans = summary.get("planner_failures"), summary.get("replans")
+    if not failures or not replans or failures.get("mean") is None:
+        return False
+    return failures["mean"] > 0 and abs(failures["mean"] - 1.0 - replans["mean"]) < 1e-9
 
 
 def mining_instructions() -> tuple[MineInstruction, ...]:
@@ -200,9 +230,16 @@ class LLMPlanner(Experiment):
             echo: Callable[[str], Any] = print) -> Summaries:
         """The sweep (:meth:`Experiment.run`), once the language model's server answers (deps):
         an unreachable server stops the run before its first episode, nothing written."""
-        if PLANNERS.spec(config.planner).needs_llm:
-            config.check_server()
-        return super().run(config, sweep, echo)
+        if not PLANNERS.spec(config.planner).needs_llm:
+            return super().run(config, sweep, echo)
+        config.check_server()
+        summaries = super().run(config, sweep, echo)
+        if summaries and all(every_ask_failed(summary) for summary in summaries.values()):
+            where = sweep.out or sweep.json_path
+            raise ValueError(f"every request to the language model at {config.llm_url} failed "
+                             f"(planner_failures in the records{f' at {where}' if where else ''}"
+                             "): no episode ran a plan of the model's")
+        return summaries
 
     def groups(self, config: LLMPlannerConfig) -> list[Group]:
         groups = []

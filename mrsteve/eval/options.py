@@ -61,6 +61,11 @@ class SweepOptions:
             raise ValueError("--address is the address of a Ray cluster: give --backend ray too")
         if self.out is not None and self.json_path is not None:
             raise ValueError("give a run folder (--out) or a summary path (--json), not both")
+        for flag, path, example in (("--json", self.json_path, "runs/aba.json"),
+                                    ("--plots", self.plots, "runs/plots")):
+            if path is not None and not Path(path).name:
+                raise ValueError(f"{flag} {str(path)!r} names no file or folder of its own (as "
+                                 f"an empty {flag} does): name one, e.g. {flag} {example}")
         if self.out is not None and not Path(self.out).name:
             given = ("names the current folder (as an empty --out does), which is"
                      if str(self.out) in ("", ".") else f"{str(self.out)!r} is")

@@ -125,7 +125,7 @@ def load_run(source: Path | str) -> Run:
     missing)."""
     source = Path(source)
     manifest_file, base = run_files(source)
-    manifest = json.loads(manifest_file.read_text(encoding="utf-8"))
+    manifest = read_run_file(manifest_file)
     if manifest.get("wall_time_s") is None:
         raise ValueError(f"{source}: the run did not finish (its manifest has no wall time)")
     experiment = experiment_named(manifest["experiment"])
@@ -148,12 +148,44 @@ def load_run(source: Path | str) -> Run:
         path = summary_path(base, group.label, several=len(groups) > 1)
         if not path.is_file():
             raise ValueError(f"{source}: group {group.label} has no summary ({path.name})")
-        summaries[group.label] = json.loads(path.read_text(encoding="utf-8"))["metrics"]
+        summary = read_run_file(path)
+        if not isinstance(summary.get("metrics"), dict):
+            raise ValueError(f"{path}: a summary without its metrics: the file was changed; "
+                             "regenerate the run")
+        summaries[group.label] = summary["metrics"]
     notes = manifest_file.parent / NOTES
     if manifest_file.name == MANIFEST:  # a run folder, named by the folder
         return Run(manifest_file.parent, manifest, experiment, config, groups, summaries,
                    notes if notes.is_file() else None)
     return Run(source, manifest, experiment, config, groups, summaries, None)
+
+
+def read_run_file(path: Path) -> dict[str, Any]:
+    """The JSON object in a run's manifest or summary ``path``; a ``ValueError`` naming the file
+    when it is not one (cut short, or written over)."""
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as error:
+        raise ValueError(f"{path}: cannot be read ({error})") from None
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{path}: not JSON ({error.msg}, line {error.lineno}): the file was "
+                         "cut short or written over; regenerate the run") from None
+    if not isinstance(value, dict):
+        raise ValueError(f"{path}: not a JSON object: the file was written over; regenerate "
+                         "the run")
+    return value
+
+
+def check_page_path(out: Path, sources: list[Path]) -> None:
+    """A ``ValueError`` when the page at ``out`` would replace a file of a run it reports (its
+    manifest, a summary, its records, plan or notes)."""
+    target = Path(out).resolve()
+    for source in sources:
+        folder = run_files(Path(source))[0].parent.resolve()
+        if target.parent == folder and (target.suffix in (".json", ".jsonl")
+                                        or target.name in (NOTES, PLAN)):
+            raise ValueError(f"--out {out} would replace a file of the run at {source}: write "
+                             "the page elsewhere (e.g. --out results.md)")
 
 
 def recorded_data(value: Any) -> Iterator[tuple[str, str]]:
@@ -646,6 +678,8 @@ def report(sources: list[Path], out: Path | None = None) -> str:
         raise ValueError("give at least one run folder")
     planned = [Path(source) for source in sources if planned_not_finished(Path(source))]
     sources = unique([source for source in sources if Path(source) not in planned])
+    if out is not None:
+        check_page_path(out, sources)
     order = list(EXPERIMENTS)
     runs = sorted((load_run(source) for source in sources),
                   key=lambda run: (order.index(run.experiment.name), str(run.folder)))

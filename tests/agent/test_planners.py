@@ -58,20 +58,27 @@ SIGN_WITH_TABLE = answer([
 
 class ScriptedServer:
     """An OpenAI-compatible chat-completions server on 127.0.0.1 answering from a script: each
-    entry is a reply (a string: the model's answer) or a callable that handles the request."""
+    entry is a reply (a string: the model's answer) or a callable that handles the request. It
+    lists no models, so a run first asks it a one-token completion: that probe is answered
+    "ready" outside the script and kept in :attr:`probes`."""
 
     def __init__(self, script: list[str | Callable]) -> None:
         self.script = list(script)
         self.requests: list[dict] = []
         self.headers: list[dict] = []
+        self.probes: list[dict] = []
         server = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                server.requests.append(body)
-                server.headers.append(dict(self.headers))
-                step = server.script.pop(0) if len(server.script) > 1 else server.script[0]
+                if body.get("max_tokens") == 1:
+                    server.probes.append(body)
+                    step = "ready"
+                else:
+                    server.requests.append(body)
+                    server.headers.append(dict(self.headers))
+                    step = server.script.pop(0) if len(server.script) > 1 else server.script[0]
                 if callable(step):
                     step(self)
                     return
@@ -336,6 +343,7 @@ def test_the_deps_experiment_keeps_every_prompt_and_answer_in_the_run_folder(tmp
             "--llm-url", server.url, "--llm-model", "scripted", "--episodes", "1",
             "--out", str(out), "--no-progress"])
     assert result.exit_code == 0, result.output
+    assert len(server.probes) == 1, "checked with one token before the first episode"
     records = [json.loads(line) for line in (out / "summary.episodes.jsonl")  # one group
                .read_text().splitlines()]
     assert records[0]["success_rate"] == 100.0 and records[0]["replans"] == 1

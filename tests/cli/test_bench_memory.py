@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from mrsteve.bench import memory as bench
@@ -106,3 +107,13 @@ def test_bad_options_fail_with_a_message():
         result = runner.invoke(app, ["bench", "memory", *arguments])
         assert result.exit_code == 2
         assert message in result.output
+
+
+@pytest.mark.parametrize("arguments", [["--frames", "1000000000000"], ["--dim", "100000000"],
+                                       ["--long-run", "--frames", "1000000000000"]])
+def test_sizes_beyond_the_machines_memory_are_refused_before_any_work(arguments):
+    result = runner.invoke(app, ["bench", "memory", *arguments, "--no-progress"])
+    assert result.exit_code == 2, result.output
+    (line,) = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert "GiB of memory" in line and "available" in line
+    assert "Traceback" not in result.output

@@ -5,6 +5,8 @@ traceback, and leave the records as they were."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 
 import pytest
 from typer.testing import CliRunner
@@ -67,6 +69,36 @@ def test_an_interrupt_keeps_the_finished_episodes_and_says_how_to_resume(tmp_pat
     assert "Traceback" not in result.output
     records = (out / "summary.episodes.jsonl").read_text().splitlines()
     assert [json.loads(line)["episode"] for line in records] == [0]
+
+
+def terminated_at(index):
+    """An episode function that runs until episode ``index``, where SIGTERM arrives."""
+    def episode(spec):
+        if spec.index == index:
+            os.kill(os.getpid(), signal.SIGTERM)
+        return {"map_coverage": 10.0, "revisit_count": 0.0, "trajectory": [[0.0, 0.0]],
+                "goals": []}
+    return episode
+
+
+@pytest.mark.parametrize(("index", "said"), [
+    (1, "terminated: 1 finished episode recorded in"),
+    (0, "terminated before the first episode finished: none is recorded"),
+])
+def test_sigterm_stops_as_an_interrupt_does_saying_what_is_recorded(tmp_path, monkeypatch,
+                                                                     index, said):
+    """SIGTERM (a scheduler stopping the job) exits 143 with the same account as Ctrl-C, and
+    Ctrl-C's handler is back afterwards."""
+    out = tmp_path / "run"
+    monkeypatch.setattr(EXPLORATION, "episode", terminated_at(index))
+    monkeypatch.setattr("sys.argv", ["mrsteve", "eval", "exploration", "--episodes", "3",
+                                     "--out", str(out)])
+    before = signal.getsignal(signal.SIGTERM)
+    result = invoke("exploration", "--episodes", "3", "--out", str(out))
+    assert result.exit_code == 143, result.output
+    assert said in result.output and f"--out {out}" in result.output
+    assert "Traceback" not in result.output
+    assert signal.getsignal(signal.SIGTERM) == before
 
 
 def test_an_interrupt_without_out_names_the_run_folder_it_made(tmp_path, monkeypatch):

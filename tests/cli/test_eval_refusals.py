@@ -9,6 +9,7 @@ import json
 import socket
 import threading
 import time
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import metadata
 
@@ -42,7 +43,7 @@ def free_port() -> int:
 class ChatServer(BaseHTTPRequestHandler):
     """An OpenAI-compatible server that lists one model and fails every chat request."""
 
-    def do_GET(self):  # noqa: N802 (the handler's protocol)
+    def do_GET(self):
         if self.path.rstrip("/") != "/v1/models":
             self.send_error(404)
             return
@@ -52,25 +53,42 @@ class ChatServer(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body.encode())
 
-    def do_POST(self):  # noqa: N802
+    def do_POST(self):
         self.send_error(500)
 
     def log_message(self, *args):
         pass
 
 
-@pytest.fixture
-def llm_server():
-    """The base URL of a :class:`ChatServer` on 127.0.0.1, stopped after the test."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), ChatServer)
+class PlainServer(BaseHTTPRequestHandler):
+    """A web server that is not OpenAI-compatible: 404 on every GET, 501 on POST."""
+
+    def do_GET(self):
+        self.send_error(404)
+
+    def log_message(self, *args):
+        pass
+
+
+@contextmanager
+def serving(handler):
+    """The port of an HTTP server of ``handler`` on 127.0.0.1, stopped on leaving."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+        yield server.server_address[1]
     finally:
         server.shutdown()
         server.server_close()
         thread.join(5)
+
+
+@pytest.fixture
+def llm_server():
+    """The base URL of a :class:`ChatServer` on 127.0.0.1, stopped after the test."""
+    with serving(ChatServer) as port:
+        yield f"http://127.0.0.1:{port}/v1"
 
 
 def deps(url: str, *more: str) -> list[str]:
@@ -92,22 +110,52 @@ def test_a_deps_run_whose_server_cannot_be_reached_stops_before_the_first_episod
 def test_a_deps_run_starts_when_its_server_answers(tmp_path, monkeypatch, llm_server):
     ran = []
     monkeypatch.setattr(LLM_PLANNER, "episode", lambda spec: ran.append(spec) or {
-        "steps": 1, "success_rate": 0.0, "duration": None, "replans": 0,
+        "steps": 1, "success_rate": 0.0, "duration": None, "replans": 1,
         "planner_failures": 1})
     result = invoke(*deps(llm_server, "--llm-model", "tiny", "--out", str(tmp_path / "run")))
     assert result.exit_code == 0, result.output
     assert len(ran) == 1 and (tmp_path / "run" / "manifest.json").is_file()
 
 
-def test_a_server_that_fails_after_the_check_is_counted_in_the_records(tmp_path, llm_server):
+def test_a_server_that_fails_every_request_after_the_check_fails_the_run_records_kept(
+        tmp_path, llm_server):
     out = tmp_path / "run"
     result = invoke(*deps(llm_server, "--llm-model", "tiny", "--max-replans", "1", "--out",
                           str(out)))
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 2, result.output
+    (line,) = error_lines(result.output)
+    assert "every request to the language model" in line and str(out) in line
     (record,) = [json.loads(line) for line in
                  (out / "summary.episodes.jsonl").read_text().splitlines()]
     assert record["success_rate"] == 0.0 and record["planner_failures"] == 2
     assert "HTTP 500" in record["llm_transcript"][-1]["error"]
+
+
+def test_a_server_that_is_not_openai_compatible_stops_before_the_first_episode(
+        tmp_path, monkeypatch):
+    monkeypatch.setattr(LLM_PLANNER, "episode", must_not_run)
+    with serving(PlainServer) as port:
+        url = f"http://127.0.0.1:{port}/v1"
+        started = time.monotonic()
+        result = invoke(*deps(url, "--llm-model", "tiny", "--out", str(tmp_path / "run")))
+    assert time.monotonic() - started < 30
+    assert result.exit_code == 2, result.output
+    (line,) = error_lines(result.output)
+    assert "lists no models and does not answer a chat completion" in line
+    assert "HTTP 501" in line and "Traceback" not in result.output
+    assert not (tmp_path / "run").exists()
+
+
+def test_an_unset_key_variable_is_named_before_the_first_episode(tmp_path, monkeypatch,
+                                                                 llm_server):
+    monkeypatch.setattr(LLM_PLANNER, "episode", must_not_run)
+    monkeypatch.delenv("MRSTEVE_TEST_UNSET_KEY", raising=False)
+    result = invoke(*deps(llm_server, "--llm-model", "tiny", "--llm-key-env",
+                          "MRSTEVE_TEST_UNSET_KEY", "--out", str(tmp_path / "run")))
+    assert result.exit_code == 2, result.output
+    (line,) = error_lines(result.output)
+    assert "MRSTEVE_TEST_UNSET_KEY is not set" in line
+    assert not (tmp_path / "run").exists()
 
 
 def test_a_model_the_server_does_not_serve_is_refused_naming_those_it_does(
@@ -173,6 +221,23 @@ def test_an_address_where_no_cluster_listens_fails_within_seconds(tmp_path, monk
     (line,) = error_lines(result.output)
     assert f"no Ray cluster found at --address {address}" in line
     assert "recorded" not in result.output
+    assert not (tmp_path / "run").exists()
+
+
+def test_an_address_where_a_web_server_listens_fails_within_seconds(tmp_path, monkeypatch):
+    """A port that accepts TCP but is not Ray (here an HTTP server) is refused by the gRPC
+    check, not after Ray's minutes of retries."""
+    pytest.importorskip("ray")
+    monkeypatch.setattr(EXPLORATION, "episode", must_not_run)
+    with serving(PlainServer) as port:
+        address = f"127.0.0.1:{port}"
+        started = time.monotonic()
+        result = invoke("exploration", "--episodes", "1", "--backend", "ray", "--address",
+                        address, "--out", str(tmp_path / "run"))
+    assert time.monotonic() - started < 30
+    assert result.exit_code == 2, result.output
+    (line,) = error_lines(result.output)
+    assert f"no Ray cluster found at --address {address}" in line and "gRPC" in line
     assert not (tmp_path / "run").exists()
 
 
@@ -255,3 +320,24 @@ def test_a_garbage_weights_file_is_refused_in_our_words(content, tmp_path, monke
     assert f"{garbage} is not a navigator weights file" in line
     assert "pickle" not in line and "unsafe" not in line
     assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize(("given", "message"), [
+    (["--agent", "mrsteve,,steve1"], "has an empty name between its commas"),
+    (["--json", ""], "--json '.' names no file or folder of its own"),
+    (["--plots", ""], "--plots '.' names no file or folder of its own"),
+])
+def test_empty_names_and_paths_are_refused_before_any_work(given, message, tmp_path,
+                                                           monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = invoke("aba-sparse", "--episodes", "1", *given)
+    assert result.exit_code == 2, result.output
+    (line,) = error_lines(result.output)
+    assert message in line
+    assert not list(tmp_path.iterdir()), "nothing written"
+
+
+@pytest.mark.parametrize("command", [[], ["eval"], ["eval", "aba-sparse"], ["bench", "memory"]])
+def test_h_is_help(command):
+    result = CliRunner().invoke(app, [*command, "-h"])
+    assert result.exit_code == 0 and "Usage:" in result.output

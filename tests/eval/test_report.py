@@ -341,3 +341,28 @@ def test_the_published_page_is_generated_from_the_kept_runs(monkeypatch):
     assert page == (ROOT / "docs" / "results.md").read_text(encoding="utf-8")
     assert len(page.splitlines()) < 1200
     assert page.count("](../results/") >= len(list(RESULTS.glob("*/NOTES.md")))
+
+
+def test_the_page_never_replaces_a_file_of_a_run_it_reports(tmp_path, kept_run):
+    out = make_run(tmp_path, kept_run)
+    manifest = (out / "manifest.json").read_bytes()
+    for target in (out / "manifest.json", out / "summary.json", out / "NOTES.md"):
+        result = CliRunner().invoke(app, ["report", str(out), "--out", str(target)])
+        assert result.exit_code == 2, result.output
+        assert f"--out {target} would replace a file of the run at {out}" in result.output
+    assert (out / "manifest.json").read_bytes() == manifest
+    assert not (out / "NOTES.md").exists()
+    beside = CliRunner().invoke(app, ["report", str(out), "--out", str(out / "page.md")])
+    assert beside.exit_code == 0 and (out / "page.md").is_file(), "a page in the folder is fine"
+
+
+@pytest.mark.parametrize("cut", ["manifest.json", "summary.json"])
+def test_a_cut_short_run_file_is_named_in_one_line(tmp_path, kept_run, cut):
+    out = make_run(tmp_path, kept_run)
+    path = out / cut if cut == "manifest.json" else next(out.glob("summary.*.json"))
+    path.write_text(path.read_text()[:40])
+    result = CliRunner().invoke(app, ["report", str(out)])
+    assert result.exit_code == 2
+    (line,) = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert f"{path}: not JSON" in line and "cut short" in line
+    assert "Traceback" not in result.output
