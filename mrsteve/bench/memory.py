@@ -523,8 +523,9 @@ def format_report(report: dict[str, Any]) -> str:
         f"{machine['blas_threads']}, seed {config['seed']}, load average (1, 5, 15 min) "
         f"{machine['load_average_1_5_15_min']} at the end"
     )
+    width = max(26, *(len(r["label"]) + 2 for r in report["rows"]))
     header = (
-        f"{'memory':<26}{'top-k':>6}{'median':>9}{'p10-p90':>16}{'mean +- se':>17}{'paper':>17}"
+        f"{'memory':<{width}}{'top-k':>6}{'median':>9}{'p10-p90':>16}{'mean +- se':>17}{'paper':>17}"
         f"{'scored':>9}{'KB/read':>9}{'clusters':>10}{'frames/cl':>10}{'paper cl':>12}"
         f"{'write us':>10}{'B/frame':>9}"
     )
@@ -546,7 +547,7 @@ def format_report(report: dict[str, Any]) -> str:
         if r["paper_clusters"] is not None:
             paper_clusters = f"{r['paper_clusters']:,} x {r['paper_frames_per_cluster']}"
         lines.append(
-            f"{r['label']:<26}{r['top_k'] or 'all':>6}{r['ms_median']:>9.3f}{spread:>16}{mean:>17}"
+            f"{r['label']:<{width}}{r['top_k'] or 'all':>6}{r['ms_median']:>9.3f}{spread:>16}{mean:>17}"
             f"{paper:>17}{r['frames_scored']:>9.0f}{r['bytes_per_read'] / 1024:>9,.0f}"
             f"{r['clusters']:>10,}"
             f"{r['frames_per_cluster']:>10.1f}{paper_clusters:>12}"
@@ -868,6 +869,7 @@ def _time_queries(read: Callable[[np.ndarray], Any], queries, label: str, progre
 def format_peers(rows: list[dict[str, Any]], frames: int) -> str:
     """The peer table, then each memory's median time over each faiss index's, one query at a
     time and in batches (verdicts: the targets section)."""
+    width = max(48, *(len(r["label"]) + 2 for r in rows))
     lines = [
         "",
         (f"Peers on the same {frames:,} frames and queries, threshold {TASK_THRESHOLD} (range "
@@ -879,7 +881,7 @@ def format_peers(rows: list[dict[str, Any]], frames: int) -> str:
          "touches; 'as the selector reads': nearest first to where the agent stands, the same "
          "frames in the same order with the exact best score, other frames' scores not computed "
          "(every other row computes every returned score)"),
-        (f"{'method':<48}{'median ms':>10}{'p10-p90':>16}{'batch ms':>10}{'build s':>9}"
+        (f"{'method':<{width}}{'median ms':>10}{'p10-p90':>16}{'batch ms':>10}{'build s':>9}"
          f"{'scanned':>10}{'KB/read':>9}{'recall (searched)':>19}{'recall (full)':>15}"),
     ]
     for r in rows:
@@ -887,7 +889,7 @@ def format_peers(rows: list[dict[str, Any]], frames: int) -> str:
         batch = r.get("batch_ms_per_query")
         batch = "" if batch is None else f"{batch:.3f}"
         lines.append(
-            f"{r['label']:<48}{r['ms_median']:>10.3f}{spread:>16}{batch:>10}{r['build_s']:>9.1f}"
+            f"{r['label']:<{width}}{r['ms_median']:>10.3f}{spread:>16}{batch:>10}{r['build_s']:>9.1f}"
             f"{r['scanned']:>10,.0f}{r['bytes_per_read'] / 1024:>9,.0f}"
             f"{r['recall_searched']:>19.4f}{r['recall_full_scan']:>15.4f}"
         )

@@ -31,7 +31,9 @@ def bench(
     task: Annotated[str, typer.Option(help="Task whose world and items the agent cycles through.")] = "aba-sparse/water-log-water",
     steps: Annotated[int, typer.Option(min=100, help="Steps to run.")] = 3000,
     seed: Annotated[int, typer.Option(min=0, help="Episode seed.")] = 0,
-    obs_size: Annotated[tuple[int, int], typer.Option(help="Observation height and width.")] = (0, 0),
+    obs_size: Annotated[tuple[int, int] | None, typer.Option(
+        help="Observation height and width (default: the environment's).",
+        show_default=False)] = None,
     json_path: Annotated[Path | None, typer.Option("--json", help="Write the results as JSON here.")] = None,
     **parts: Any,
 ) -> None:
@@ -41,7 +43,10 @@ def bench(
     from mrsteve.eval.results import format_table
 
     check_outputs([json_path])
-    size = None if obs_size == (0, 0) else obs_size
+    size = obs_size
+    if size is not None and min(size) < 1:
+        raise fail(f"--obs-size takes a height and a width of at least 1 pixel, got {size[0]} "
+                   f"{size[1]}")
     try:
         chosen = AgentParts(**parts).chosen
         result = bench_agent(agent, task, steps, seed, size, **chosen)

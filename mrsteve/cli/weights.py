@@ -54,12 +54,22 @@ def synth(
     if kind not in KINDS:
         raise fail(f"unknown --kind {kind!r}; choose one of {', '.join(KINDS)}")
     require_torch()
-    from mrsteve.minecraft.checkpoints import CheckpointError, synthetic_outputs, write_synthetic
+    from mrsteve.minecraft.checkpoints import (
+        VPT_FAMILY,
+        CheckpointError,
+        synthetic_outputs,
+        write_synthetic,
+    )
 
     try:
         paths = synthetic_outputs(kind, out)
     except CheckpointError as error:
         raise fail(str(error)) from None
+    folders = [str(path) for path in paths if path.is_dir()]
+    if folders:
+        raise fail(f"{' and '.join(folders)} {'is a folder' if len(folders) == 1 else 'are folders'}"
+                   f"; give the checkpoint's file path, e.g. --out {Path(folders[0]) / kind}"
+                   f"{'.weights' if kind in VPT_FAMILY else '.pt'}")
     existing = [str(path) for path in paths if path.exists()]
     if existing and not force:
         raise fail(f"{' and '.join(existing)} already exist{'s' if len(existing) == 1 else ''}; "

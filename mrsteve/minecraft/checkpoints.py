@@ -250,9 +250,20 @@ def _torch_load(path: Path) -> Any:
         if named:
             raise CheckpointError(f"{path} holds the Python object {named.group(1)} besides "
                                   "tensors; it is not unpickled, as that could run code") from None
-        first = text.strip().splitlines()[0] if text.strip() else type(error).__name__
-        raise CheckpointError(f"{path} is neither a torch checkpoint nor a VPT .model ({first})"
-                              ) from None
+        raise CheckpointError(f"{path} is neither a torch checkpoint nor a VPT .model "
+                              f"({torch_load_reason(text, error)})") from None
+
+
+def torch_load_reason(text: str, error: Exception) -> str:
+    """Why ``torch.load(weights_only=True)`` refused a file, in a few words: the last line of
+    its message that names a cause, without its advice to load the file unsafely."""
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    causes = [line for line in lines
+              if not line.startswith(("Weights only load failed", "Please file an issue",
+                                      "Check the documentation", "(1)", "(2)"))
+              and "weights_only" not in line]
+    cause = causes[-1].rstrip(".") if causes else type(error).__name__
+    return f"not readable as tensors: {cause}"
 
 
 def _state_of(kind: str, content: Any, source: str) -> dict[str, torch.Tensor]:

@@ -61,6 +61,12 @@ def test_peers_answer_the_same_queries_with_recalls():
     text = bench.format_report(report)
     assert "faiss IndexIVFFlat" in text and "Place Event Memory, float16 / faiss IVF" in text
     assert "Place Event Memory / faiss IndexHNSWFlat" in text and "in batches" in text
+    lines = text.splitlines()
+    header = next(line for line in lines if line.startswith("method"))
+    table = lines[lines.index(header) + 1:lines.index(header) + 1 + len(rows)]
+    end = header.index("median ms") + len("median ms")
+    for line, row in zip(table, report["peers"], strict=True):  # every row in the columns
+        assert line[:end].rstrip().endswith(f"{row['ms_median']:.3f}"), line
 
 
 def test_the_ef_search_chosen_is_the_smallest_tried_that_reaches_the_recall():

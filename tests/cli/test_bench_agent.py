@@ -60,3 +60,15 @@ def test_the_stand_in_agent_alone_has_nothing_to_be_measured_against(benched):
     result = CliRunner().invoke(app, ["bench", "agent", "--parts", "stand-in"])
     assert result.exit_code == 0, result.output
     assert benched == [STAND_INS] and "x that speed" not in result.output
+
+
+def test_the_observation_size_defaults_to_the_environments_and_refuses_empty_frames():
+    from typer.testing import CliRunner
+
+    from mrsteve.cli import app
+
+    help_text = CliRunner().invoke(app, ["bench", "agent", "--help"]).output
+    assert "default: 0, 0" not in help_text and "--obs-size" in help_text
+    refused = CliRunner().invoke(app, ["bench", "agent", "--obs-size", "0", "64"])
+    assert refused.exit_code == 2
+    assert "error: --obs-size takes a height and a width of at least 1 pixel" in refused.output

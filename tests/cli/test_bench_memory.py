@@ -37,6 +37,12 @@ def test_a_tiny_run_prints_the_table_and_writes_json(tmp_path):
     assert list(dict.fromkeys(row["memory"] for row in rows)) == [
         "fifo", "place", "event", "place-event", "center-embed", "place-event-fp16",
         "place-event-codes"]
+    lines = result.output.splitlines()
+    header = next(line for line in lines if line.startswith("memory"))
+    end = header.index("median") + len("median")
+    table = lines[lines.index(header) + 1:lines.index(header) + 1 + len(rows)]
+    for line, row in zip(table, rows, strict=True):  # long labels keep the columns
+        assert line.startswith(row["label"]) and line[:end].endswith(f"{row['ms_median']:.3f}")
     assert {row["label"] for row in rows if row["memory"] == "center-embed"} == {
         "Place Event (centre only)"}
     assert len(rows) == 1 + 6 * 5  # FIFO once, the others at top-k 1, 2, 4, 10, 30

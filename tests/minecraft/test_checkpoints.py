@@ -249,6 +249,26 @@ def test_synth_refuses_an_existing_model_file_alone(tmp_path):
     assert (tmp_path / "x.model").read_bytes() == b"keep"
 
 
+def test_synth_to_a_folder_says_so_before_asking_for_force(tmp_path):
+    for extra in ([], ["--force"]):
+        result = runner.invoke(app, ["weights", "synth", "--kind", "vpt", "--out",
+                                     str(tmp_path), "--tiny", *extra])
+        assert result.exit_code == 2
+        assert f"{tmp_path} is a folder" in result.output and "--force" not in result.output
+        assert f"--out {tmp_path / 'vpt.weights'}" in result.output
+    assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("content", [b"garbage" * 10, bytes(range(256)) * 2])
+def test_inspect_refuses_garbage_in_our_words_not_torchs_advice(tmp_path, content):
+    garbage = tmp_path / "x.pt"
+    garbage.write_bytes(content)
+    result = runner.invoke(app, ["weights", "inspect", str(garbage)])
+    assert result.exit_code == 2
+    assert f"{garbage} is neither a torch checkpoint nor a VPT .model" in result.output
+    assert "weights_only" not in result.output and "will likely succeed" not in result.output
+
+
 def test_synth_refuses_bad_kinds_before_any_work(tmp_path):
     result = runner.invoke(app, ["weights", "synth", "--kind", "clip", "--out",
                                  str(tmp_path / "x")])
