@@ -10,6 +10,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from mrsteve import progress
 from mrsteve.eval.spec import Group, RunSpec
 
 
@@ -73,3 +74,11 @@ def sleeps(spec) -> dict:
 def raises(spec) -> dict:
     """An episode that cannot be set up."""
     raise ValueError("no such task")
+
+
+def steps(spec) -> dict:
+    """An episode of ``size`` steps, each told to :mod:`mrsteve.progress` as a driver does."""
+    progress.planned(spec.task.size)
+    for t in range(1, spec.task.size + 1):
+        progress.tick(t)
+    return {"steps": spec.task.size}

@@ -55,7 +55,7 @@ LAYERS: dict[str, int] = {
 itself (``""``, its ``__init__``) is on top: it registers the environment."""
 
 LEAVES = frozenset({"naming", "registry", "seeding", "spaces", "protocols", "fileio", "digests",
-                    "visibility", "jitcache", "nn", "workers"})
+                    "visibility", "jitcache", "nn", "workers", "progress"})
 """Root modules anyone may import; they import nothing else of the package."""
 
 FORBIDDEN: tuple[tuple[str, str], ...] = (

@@ -28,6 +28,7 @@ from multiprocessing import get_context
 from multiprocessing.connection import wait
 from typing import Any
 
+from mrsteve import progress
 from mrsteve.jitcache import load_cached_kernels
 from mrsteve.workers import one_blas_thread, usable_cores
 
@@ -64,20 +65,35 @@ def connected(backend: str, *, address: str | None = None,
     return ray_session(address, workers) if backend == "ray" else nullcontext()
 
 
+StepsWatcher = Callable[[int, int, "int | None"], None]
+"""Told ``(worker, steps, end)``: the episode running on local worker ``worker`` (0 in this
+process) has taken ``steps`` steps, its current run ending at step ``end`` (:mod:`mrsteve.progress`)."""
+
+
+def watching_steps(on_steps: StepsWatcher | None,
+                   worker: int) -> AbstractContextManager[None]:
+    """Within the block, this process's running episode is reported to ``on_steps`` as local
+    worker ``worker``'s (nothing when ``on_steps`` is ``None``)."""
+    if on_steps is None:
+        return nullcontext()
+    return progress.watching(lambda steps, end: on_steps(worker, steps, end))
+
+
 def run_jobs(job: Job, specs: Iterable[Any], *, workers: int = 1, backend: str = "local",
              address: str | None = None, max_retries: int = MAX_RETRIES,
-             isolated: bool = False, warm: Callable[[list, int], Any] | None = None
-             ) -> Iterator[dict]:
+             isolated: bool = False, warm: Callable[[list, int], Any] | None = None,
+             on_steps: StepsWatcher | None = None) -> Iterator[dict]:
     """Records of ``job(spec)`` for every spec, as they finish, on ``backend`` (specs are handed
     out in the order given; ``isolated``: in worker processes even with one worker; ``warm``:
-    called with the specs and the number of workers before several local workers are
-    forked)."""
+    called with the specs and the number of workers before several local workers are forked;
+    ``on_steps``: told how far each running episode is, about once a second, on the local
+    backend)."""
     specs = list(specs)
     check_backend(backend)
     if backend == "ray":
         return run_ray(job, specs, workers=workers, address=address, max_retries=max_retries)
     return run_local(job, specs, workers=workers, max_retries=max_retries, isolated=isolated,
-                     warm=warm)
+                     warm=warm, on_steps=on_steps)
 
 
 # -- local: worker processes ------------------------------------------------------------------
@@ -136,11 +152,26 @@ def die_with_parent(parent: int) -> None:
     threading.Thread(target=watch, daemon=True).start()
 
 
-def _worker(job: Job, conn, parent: int) -> None:
+def _worker(job: Job, conn, parent: int, report_steps: bool = False) -> None:
     """A local worker: run the specs the driver sends, one at a time, until told to stop (with
-    one BLAS thread: :mod:`mrsteve.workers`)."""
+    one BLAS thread: :mod:`mrsteve.workers`); with ``report_steps``, the running episode's steps
+    go to the driver as ``("steps", steps, end)`` about once a second."""
     die_with_parent(parent)
     one_blas_thread()
+
+    def report(steps: int, end: int | None) -> None:
+        try:
+            conn.send(("steps", steps, end))
+        except OSError:
+            pass
+
+    with progress.watching(report) if report_steps else nullcontext():
+        _serve(job, conn)
+
+
+def _serve(job: Job, conn) -> None:
+    """Run the specs ``conn`` sends until it sends ``None`` or closes, sending each record (or
+    the error that stopped it) back."""
     while True:
         try:
             spec = conn.recv()
@@ -159,10 +190,10 @@ def _worker(job: Job, conn, parent: int) -> None:
 
 
 class _Worker:
-    def __init__(self, context, job: Job):
+    def __init__(self, context, job: Job, report_steps: bool = False):
         self.conn, child = context.Pipe()
-        self.process = context.Process(target=_worker, args=(job, child, os.getpid()),
-                                       daemon=True)
+        self.process = context.Process(target=_worker,
+                                       args=(job, child, os.getpid(), report_steps), daemon=True)
         self.process.start()
         child.close()
         self.spec: Any = None
@@ -182,14 +213,17 @@ def start_method() -> str:
 
 
 def run_local(job: Job, specs: list, *, workers: int = 1, max_retries: int = MAX_RETRIES,
-              isolated: bool = False, warm: Callable[[list, int], Any] | None = None
-              ) -> Iterator[dict]:
+              isolated: bool = False, warm: Callable[[list, int], Any] | None = None,
+              on_steps: StepsWatcher | None = None) -> Iterator[dict]:
     """Run ``specs`` in this process (one worker, unless ``isolated``) or in ``workers`` worker
     processes that each take the next spec as they free up (forked, on Linux, after
-    ``warm(specs, workers)`` when there are several to share it)."""
+    ``warm(specs, workers)`` when there are several to share it); ``on_steps`` is told how far
+    each running episode is (:data:`StepsWatcher`)."""
     if not isolated and (workers == 1 or len(specs) <= 1):
         for spec in specs:
-            yield job(spec)
+            with watching_steps(on_steps, 0):
+                record = job(spec)
+            yield record
         return
     processes = min(workers, len(specs))
     if warm is not None and processes > 1 and start_method() == "fork":
@@ -197,7 +231,8 @@ def run_local(job: Job, specs: list, *, workers: int = 1, max_retries: int = MAX
     context = get_context(start_method())
     queue = deque(specs)
     deaths: dict[int, int] = {}
-    pool = [_Worker(context, job) for _ in range(processes)]
+    reporting = on_steps is not None
+    pool = [_Worker(context, job, reporting) for _ in range(processes)]
 
     def feed(worker: _Worker) -> None:
         """Hand ``worker`` the next spec, if any (before the driver handles a record, so workers
@@ -217,9 +252,13 @@ def run_local(job: Job, specs: list, *, workers: int = 1, max_retries: int = MAX
                     continue
                 if worker.conn in ready or worker.conn.poll():
                     try:
-                        status, value = worker.conn.recv()
+                        status, value, *rest = worker.conn.recv()
                     except (EOFError, OSError):
                         status, value = "died", None
+                    if status == "steps":
+                        if on_steps is not None:
+                            on_steps(index, value, rest[0])
+                        continue
                 elif worker.process.sentinel in ready:
                     status, value = "died", None
                 else:
@@ -241,7 +280,7 @@ def run_local(job: Job, specs: list, *, workers: int = 1, max_retries: int = MAX
                         )  # fmt: skip
                     worker.stop()
                     queue.appendleft(spec)  # run it again, before the others
-                    pool[index] = _Worker(context, job)
+                    pool[index] = _Worker(context, job, reporting)
     finally:
         for worker in pool:
             if worker.spec is None and worker.process.is_alive():

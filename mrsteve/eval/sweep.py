@@ -15,6 +15,7 @@ checks of its outputs, :mod:`mrsteve.eval.options`.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -24,7 +25,13 @@ from typing import Any
 
 from tqdm import tqdm
 
-from mrsteve.eval.backends import check_backend, connected, run_jobs, warm_workers
+from mrsteve.eval.backends import (
+    StepsWatcher,
+    check_backend,
+    connected,
+    run_jobs,
+    warm_workers,
+)
 from mrsteve.eval.options import SweepOptions, check_outputs, check_run_folder, summary_path
 from mrsteve.eval.records import Job, Record, RecordsFile, episode_record
 from mrsteve.eval.results import Metric, records_path_for, summarize, write_summary
@@ -59,7 +66,8 @@ class SweepBar(tqdm):
 
 class SweepProgress:
     """One progress bar over a sweep: episodes done (resumed ones counted from the start), the
-    groups finished, and the group of the last episode done."""
+    groups finished, the group of the last episode done, and how far each running episode is
+    (its steps, their rate and the time its current run has left, on the local backend)."""
 
     def __init__(self, runs: Sequence[GroupRun], enabled: bool,
                  echo: Callable[[str], Any] = print) -> None:
@@ -71,18 +79,43 @@ class SweepProgress:
         self.bar = SweepBar(total=total, initial=resumed, disable=not enabled, unit="ep",
                             dynamic_ncols=True,
                             desc=f"{self.groups} group{'s' * (self.groups > 1)}")
+        self.last = ""
+        self.running: dict[int, tuple[float, int, int, str]] = {}
+        """By worker: when and at which step its episode was first seen, the step it last
+        reported, and what the bar says of it."""
         if resumed:
             self.write(f"resuming: {resumed} of {total} episodes are in the records")
-        self._postfix("")
+        self._postfix()
 
-    def _postfix(self, last: str) -> None:
+    def _postfix(self, refresh: bool = True) -> None:
+        running = [text for *_, text in self.running.values()]
         self.bar.set_postfix_str(f"groups done {self.finished}/{self.groups}"
-                                 + (f", last: {last}" if last else ""))
+                                 + (f", last: {self.last}" if self.last else "")
+                                 + (f", running: {'; '.join(running)}" if running else ""),
+                                 refresh=refresh)
 
     def episode_done(self, run: GroupRun) -> None:
         self.finished += run.finished
+        self.last = run.group.label
+        self.running.clear()  # each running episode reports again within a second
+        self._postfix(refresh=False)
         self.bar.update(1)
-        self._postfix(run.group.label)
+
+    def steps(self, worker: int, steps: int, end: int | None) -> None:
+        """The episode on ``worker`` has taken ``steps`` steps; its current run ends at ``end``
+        (:data:`mrsteve.eval.backends.StepsWatcher`)."""
+        now = time.monotonic()
+        since, first, last, _ = self.running.get(worker, (now, steps, steps, ""))
+        if steps < last:  # another episode on that worker
+            since, first = now, steps
+        rate = (steps - first) / (now - since) if now > since else 0.0
+        text = f"{steps:,}" + (f"/{end:,}" if end else "") + " steps"
+        if rate > 0:
+            text += f" at {rate:,.0f}/s"
+            if end and end > steps:
+                text += f", {tqdm.format_interval((end - steps) / rate)} left"
+        self.running[worker] = (since, first, steps, text)
+        self._postfix()
 
     def write(self, line: str) -> None:
         """A line above the bar (or through ``echo`` without a bar)."""
@@ -167,7 +200,8 @@ def run_sweep(
         for run in runs:
             if run.finished:
                 finish(run)
-        for record in _records(job, queue_order(runs), options, isolated):
+        watcher = progress.steps if options.progress else None
+        for record in _records(job, queue_order(runs), options, isolated, watcher):
             run = by_label[record["group"]]
             if record["digest"] in run.done:  # never a record twice, whatever a backend hands back
                 continue
@@ -181,11 +215,12 @@ def run_sweep(
 
 
 def _records(job: Job, specs: list[RunSpec], options: SweepOptions,
-             isolated: bool = False) -> Iterator[Record]:
-    """Records of ``specs`` as they finish, on the sweep's backend."""
+             isolated: bool = False, on_steps: StepsWatcher | None = None) -> Iterator[Record]:
+    """Records of ``specs`` as they finish, on the sweep's backend (``on_steps``: told how far
+    the running episodes are)."""
     return run_jobs(partial(episode_record, job), specs, workers=options.workers,
                     backend=options.backend, address=options.address, isolated=isolated,
-                    warm=warm_workers)
+                    warm=warm_workers, on_steps=on_steps)
 
 
 def run_episodes(job: Job, specs: Sequence[RunSpec], *, workers: int = 1, backend: str = "local",

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from mrsteve import progress
 from mrsteve.protocols import Decision
 from mrsteve.spaces import Action, AgentFrame, Observation
 from mrsteve.tasks.outcomes import TaskOutcome
@@ -123,6 +124,7 @@ class Driver:
         view = self.view if view is None else view
         self.obs, _, terminated, truncated, info = self.env.step(decision)
         self.t += 1
+        progress.tick(self.t)
         step = Step(self.t, self.obs, decision, info, bool(terminated), bool(truncated), view)
         for callback in self.callbacks:
             callback.on_step(step)
@@ -136,6 +138,7 @@ class Driver:
         one that ended the environment's episode. Returns the last step (``None`` if none was
         taken)."""
         last = None
+        progress.planned(self.t + int(steps))
         for _ in range(int(steps)):
             view = self.view
             decision = controller(view, self.t)

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from sweep_faults import attempts, dies_once, raises, toy_group, toy_specs
+from sweep_faults import attempts, dies_once, raises, steps, toy_group, toy_specs
 
 from mrsteve.eval.backends import check_cluster, cluster_address, run_jobs
 from mrsteve.eval.options import SweepOptions
@@ -56,6 +56,28 @@ run_episodes(sleeps, toy_specs(episodes=2, folder={folder!r}, seconds=120), work
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="SIGKILL of the driver: Linux")
+@pytest.mark.parametrize("workers", [1, 2])
+def test_running_episodes_report_their_steps_to_the_driver(workers):
+    """Each running episode's steps reach ``on_steps`` with its worker's number and where its
+    run ends (the first report at once, the next a second later at most)."""
+    told = []
+    specs = toy_specs(("a", "b"), size=600)
+    records = list(run_jobs(steps, specs, workers=workers,
+                            on_steps=lambda *report: told.append(report)))
+    assert [record["steps"] for record in records] == [600, 600]
+    assert told and {steps_ for _, steps_, _ in told} <= {256, 512}
+    assert {end for _, _, end in told} == {600}
+    assert {worker for worker, _, _ in told} == set(range(workers)), "one episode on each"
+
+
+def test_without_a_watcher_an_episode_reports_nothing():
+    assert [record["steps"] for record in run_jobs(steps, toy_specs(("a",), size=600),
+                                                   workers=2, isolated=True)] == [600]
+    from mrsteve import progress
+
+    assert progress._watcher is None
+
+
 def test_workers_die_when_their_driver_is_killed(tmp_path):
     tests = str(Path(__file__).resolve().parents[1])
     root = str(Path(__file__).resolve().parents[2])

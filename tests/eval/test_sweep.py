@@ -276,3 +276,20 @@ def test_a_run_folder_of_another_experiment_is_refused(tmp_path):
 def test_a_run_folder_must_be_a_folder_of_its_own(out):
     with pytest.raises(ValueError, match="no folder of its own"):
         SweepOptions(episodes=1, out=Path(out))
+
+
+def test_the_bar_shows_each_running_episodes_steps_rate_and_time_left(monkeypatch):
+    from mrsteve.eval import sweep as sweep_module
+    from mrsteve.eval.sweep import GroupRun, SweepProgress
+
+    group = toy_group("g")
+    run = GroupRun(group, group.episodes(2, 0), None, None, {})
+    bar = SweepProgress([run], enabled=True)
+    clock = iter([10.0, 12.0, 13.0])
+    monkeypatch.setattr(sweep_module.time, "monotonic", lambda: next(clock))
+    bar.steps(0, 256, 10_000)
+    bar.steps(0, 2_256, 10_000)  # 2,000 steps in 2 s
+    assert "running: 2,256/10,000 steps at 1,000/s, 00:07 left" in bar.bar.postfix
+    bar.steps(0, 300, None)  # the worker's next episode: its rate starts again
+    assert "running: 300 steps" in bar.bar.postfix and "/s" not in bar.bar.postfix
+    bar.close()
