@@ -259,9 +259,9 @@ def torch_load_reason(text: str, error: Exception) -> str:
     its message that names a cause, without its advice to load the file unsafely."""
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
     causes = [line for line in lines
-              if not line.startswith(("Weights only load failed", "Please file an issue",
-                                      "Check the documentation", "(1)", "(2)"))
-              and "weights_only" not in line]
+              if not line.startswith(("Weights only load failed", "Check the documentation",
+                                      "(1)", "(2)"))
+              and "weights_only" not in line]  # torch's advice names weights_only
     cause = causes[-1].rstrip(".") if causes else type(error).__name__
     return f"not readable as tensors: {cause}"
 
