@@ -49,6 +49,13 @@ class Query:
     """The chosen frame's pose ``(x, y, z, yaw, pitch)`` in the episode frame, or ``None``."""
     target_t: int | None
     """The step the chosen frame was seen at."""
+    candidates_xz: tuple[tuple[float, float], ...] = ()
+    """Ground positions ``(x, z)`` (episode frame) of the first matches in the read's order
+    (:data:`QUERY_CANDIDATES_KEPT` at most), for viewers."""
+
+
+QUERY_CANDIDATES_KEPT = 16
+"""Matches a :class:`Query` names the positions of."""
 
 
 class Decision(dict):

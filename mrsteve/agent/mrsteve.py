@@ -46,7 +46,15 @@ from mrsteve.control.skills import InstructionPolicy
 from mrsteve.memory import Memory
 from mrsteve.naming import check_name
 from mrsteve.perception import Encoder, TaskPrompts
-from mrsteve.protocols import Action, Decision, Mode, Observation, Query, Sighting
+from mrsteve.protocols import (
+    QUERY_CANDIDATES_KEPT,
+    Action,
+    Decision,
+    Mode,
+    Observation,
+    Query,
+    Sighting,
+)
 from mrsteve.spaces import noop_action
 from mrsteve.world.camera import Camera
 
@@ -338,8 +346,11 @@ class MrSteve:
                                  near=near, outside=self._searched_discs(), scores="best")
         if len(found):
             target = tuple(float(v) for v in self.episode_pose(found.pose[0]))
+            ground = (found.pose[:QUERY_CANDIDATES_KEPT, [0, 2]].astype(np.float64)
+                      + self._start[[0, 2]])  # episode frame, as episode_pose gives it
             self.last_query = Query(
-                t, self._goal_name, len(found), found.best_score, target, int(found.t[0])
+                t, self._goal_name, len(found), found.best_score, target, int(found.t[0]),
+                tuple((float(x), float(z)) for x, z in ground),
             )
             self.mode = Mode.NAVIGATE
             self.target = target

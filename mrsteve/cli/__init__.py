@@ -25,6 +25,7 @@ from mrsteve.cli import (
     demo,
     report,
     train,
+    view,
     worlds,
 )
 from mrsteve.cli.bench_sweep import sweep_app
@@ -77,6 +78,7 @@ app.command("demo", epilog=demo.EXAMPLES)(demo.command)
 app.command("calibrate", epilog=calibrate.EXAMPLES)(calibrate.command)
 app.command("worlds", epilog=worlds.EXAMPLES)(worlds.command)
 app.command("report", epilog=report.EXAMPLES)(report.command)
+app.command("view", epilog=view.EXAMPLES)(view.command)
 train_app.command("encoder", epilog=train.ENCODER_EXAMPLES)(train.encoder)
 train_app.command("navigator", epilog=train.NAVIGATOR_EXAMPLES)(train.navigator)
 train_app.command("instruction-policy", epilog=train.INSTRUCTION_EXAMPLES)(

@@ -41,8 +41,9 @@ def demo(
 ) -> None:
     """Run one episode of an ABA-Sparse task, or of a crafting task with the ground-truth planner
     over the agent, and show what the agent did: the sub-task results, a top-down plot of its path
-    coloured by mode with the remembered targets, and a GIF of its view (the subgoal in its
-    caption)."""
+    coloured by mode with the remembered targets, a GIF of its view (the subgoal in its
+    caption), and view.html: the episode's page of what its memory held and read (`mrsteve
+    view`)."""
     from mrsteve.eval.demo import run_demo
     from mrsteve.eval.results import format_table
     from mrsteve.jitcache import say_above_bars
@@ -80,6 +81,8 @@ def demo(
         typer.echo(f"  {name:8s} {path.name}")
     for note in demo.notes:
         typer.echo(note)
+    if "view" in demo.files:
+        typer.echo(f"Open {demo.files['view']} in a browser: the map, the memory and its reads.")
 
 
 command = with_options(demo, AgentParts, AGENT_PARTS)

@@ -119,7 +119,8 @@ def with_options(function, config_type: type, names: Sequence[str]):
 
 def make_command(experiment: Experiment):
     """The typer command of ``experiment``: its own options, then those every experiment shares."""
-    shared = [field.name for field in dataclasses.fields(SweepOptions)]
+    shared = [field.name for field in dataclasses.fields(SweepOptions)
+              if field.name != "trace" or experiment.traces]  # only where episodes keep one
 
     def command(**values: Any) -> None:
         shared_values = {name: values.pop(name) for name in shared}

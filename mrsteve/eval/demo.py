@@ -3,7 +3,8 @@
 Runs an ABA-Sparse task, or a crafting task under the ground-truth planner, with live progress
 (mode, task or subgoal, step), then writes to an output folder a top-down plot of the trajectory
 coloured by the agent's mode with the remembered targets marked, a GIF of the agent's
-first-person view with a caption, and the results as JSON. The files are written into a new
+first-person view with a caption, the results as JSON, and the episode's trace with its page
+(:mod:`mrsteve.eval.trace`, :mod:`mrsteve.eval.view`: what the memory held and read). The files are written into a new
 folder that takes the output folder's place when complete: an earlier demo there is replaced
 whole, and an interrupted demo leaves the folder as it was.
 """
@@ -31,6 +32,8 @@ from mrsteve.digests import plain
 from mrsteve.env import make_env
 from mrsteve.eval.plots import save_figure
 from mrsteve.eval.spec import check_seed
+from mrsteve.eval.trace import EpisodeTrace, write_trace
+from mrsteve.eval.view import render_page
 from mrsteve.fileio import atomic_path, write_json
 from mrsteve.jitcache import CompileWatch
 from mrsteve.spaces import AgentFrame
@@ -234,7 +237,7 @@ class DemoResult:
 
 
 DEMO_FILES = {"plot": "trajectory.png", "video": "agent_view.gif", "mp4": "agent_view.mp4",
-              "results": "results.json"}
+              "results": "results.json", "trace": "trace.json.gz", "view": "view.html"}
 """What the demo writes into its folder."""
 
 
@@ -392,7 +395,8 @@ def _record_demo(task_key: str, task: Any, crafting: bool, agent: Any, agent_nam
     kwargs = crafting_env_kwargs(task) if crafting else env_kwargs(task)
     with make_env(**kwargs) as env:
         recording = EpisodeRecording(frame_every=4 if video else 10**9)
-        callbacks: list[Any] = [recording]
+        trace = EpisodeTrace()
+        callbacks: list[Any] = [recording, trace]
         bar = ProgressBar(task.max_steps) if progress else None
         if bar is not None:
             callbacks.append(bar)
@@ -429,7 +433,14 @@ def _record_demo(task_key: str, task: Any, crafting: bool, agent: Any, agent_nam
             notes.append(MP4_MISSING)
     files["results"] = out / DEMO_FILES["results"]
     tree = agent.config_tree
-    memory = getattr(getattr(agent, "controller", agent), "memory", None)
+    controller = getattr(agent, "controller", agent)
+    memory = getattr(controller, "memory", None)
+    trace.finish(memory, blocks, corner, getattr(controller, "episode_pose", None))
+    traced = trace.data({"task": task_key, "agent": agent_name, "seed": seed,
+                         "world": task.world})
+    files["trace"] = write_trace(out / DEMO_FILES["trace"], traced)
+    files["view"] = out / DEMO_FILES["view"]
+    files["view"].write_text(render_page(traced), encoding="utf-8")
     write_json(files["results"], {
         "task": task_key, "agent": agent_name, "seed": seed, "world": task.world,
         "steps": result.steps, "tasks": [asdict(t) | {"duration": t.duration} for t in result.tasks],

@@ -214,6 +214,8 @@ class Experiment:
     help lists them as its errors do."""
     default_episodes: ClassVar[int] = 10
     """Episodes per group unless ``--episodes`` says otherwise."""
+    traces: ClassVar[bool] = False
+    """Whether its episodes keep a trace for `mrsteve view` when asked (``--trace``)."""
     examples: ClassVar[tuple[str, ...]] = ()
     """Example command lines (arguments after ``mrsteve eval <name>``) for the help."""
     renamed_options: ClassVar[Mapping[str, str]] = MappingProxyType({})
@@ -285,6 +287,16 @@ class Experiment:
     def plots_episodes(self) -> bool:
         return type(self).plot_episode is not Experiment.plot_episode
 
+    def check_trace(self, sweep: SweepOptions) -> None:
+        """A ``ValueError`` unless this experiment can keep traces on ``sweep``'s backend."""
+        if not self.traces:
+            raise ValueError(f"--trace: {self.name}'s episodes keep no trace (those of the "
+                             "item-task experiments do, e.g. `mrsteve eval aba-sparse --trace`; "
+                             "`mrsteve demo` traces one episode)")
+        if sweep.backend != "local":
+            raise ValueError("--trace keeps traces on the local backend only: drop --backend "
+                             f"{sweep.backend} or --trace")
+
     def run(self, config: Any, sweep: SweepOptions,
             echo: Callable[[str], Any] = print) -> Summaries:
         """Sweep every group, print the table and write summaries, plots and the manifest
@@ -295,6 +307,8 @@ class Experiment:
         from mrsteve.eval.plan import check_plan, plan_of, plan_path, plan_provenance, write_plan
         from mrsteve.fileio import write_json
 
+        if sweep.trace:
+            self.check_trace(sweep)
         groups = self.groups(config)
         command = self.command_line(config, sweep)
         planned, kept = plan_of(self.name, groups, sweep, command), plan_path(sweep)

@@ -45,6 +45,9 @@ class SweepOptions:
     with --out: DIR/plots)."""
     progress: bool = True
     """Show a progress bar."""
+    trace: bool = False
+    """Keep a trace of each episode for `mrsteve view` (traces/ in the run folder: the path,
+    modes, memory reads and what the memory holds at the end; a few hundred KB each)."""
     plan: bool = False
     """Write the run's plan (plan.json in the run folder: the command, the episodes and seeds,
     every group's configuration digest) and run nothing; commit it, then run the same command
@@ -76,6 +79,18 @@ class SweepOptions:
     def summary_base(self) -> Path | None:
         """The summary path of a one-group sweep (the run folder's summary.json, or --json)."""
         return self.out / "summary.json" if self.out is not None else self.json_path
+
+    @property
+    def traces_dir(self) -> Path | None:
+        """Where episode traces go with ``--trace``: the run folder's traces/, or
+        PATH-stem.traces/ beside ``--json``."""
+        if not self.trace:
+            return None
+        if self.out is not None:
+            return self.out / "traces"
+        if self.json_path is not None:
+            return self.json_path.with_name(f"{self.json_path.stem}.traces")
+        return None
 
     @property
     def plots_dir(self) -> Path | None:

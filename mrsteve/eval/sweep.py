@@ -36,6 +36,7 @@ from mrsteve.eval.options import SweepOptions, check_outputs, check_run_folder, 
 from mrsteve.eval.records import Job, Record, RecordsFile, episode_record
 from mrsteve.eval.results import Metric, records_path_for, summarize, write_summary
 from mrsteve.eval.spec import Group, RunSpec
+from mrsteve.eval.trace import TRACE_KEY, requesting_traces, trace_name, write_trace
 
 
 @dataclass
@@ -201,10 +202,15 @@ def run_sweep(
             if run.finished:
                 finish(run)
         watcher = progress.steps if options.progress else None
+        stack.enter_context(requesting_traces(options.trace))
         for record in _records(job, queue_order(runs), options, isolated, watcher):
             run = by_label[record["group"]]
             if record["digest"] in run.done:  # never a record twice, whatever a backend hands back
                 continue
+            trace = record.pop(TRACE_KEY, None)
+            if trace is not None and options.traces_dir is not None:
+                write_trace(options.traces_dir / trace_name(run.group.label, record["episode"]),
+                            trace)
             if run.records_file is not None:
                 run.records_file.append(record)
             run.done[record["digest"]] = record

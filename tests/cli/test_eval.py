@@ -80,6 +80,7 @@ def test_the_commands_defaults_are_the_experiments_configs():
                                             "seed": 42, "workers": 1, "backend": "local",
                                             "address": None, "out": None, "json_path": None,
                                             "plots": None, "progress": True, "plan": False}
+    assert defaults["aba-sparse"]["trace"] is False, "--trace where the episodes keep one"
     assert (defaults["navigation"]["terrain"], defaults["navigation"]["navigator"],
             defaults["navigation"]["max_steps"], defaults["navigation"]["episodes"]) == (
         "all", None, 1000, 20)

@@ -183,14 +183,19 @@ def test_the_default_folder_names_the_parts_that_are_not_the_default(tmp_path):
         "demos of other agents never share a folder")
 
 
+DEMO_NAMES = ["results.json", "trace.json.gz", "trajectory.png", "view.html"]
+"""What a demo without video writes: the results, the plot, the episode's trace and its page."""
+
+
 def test_a_demo_replaces_an_earlier_demo_whole_leaving_none_of_its_files(tmp_path, monkeypatch):
     short_episodes(monkeypatch)
     out = tmp_path / "demo"
     earlier_demo(out)
     demo = run_demo("aba-sparse/wool-seeds-wool", out=out, video=False, progress=False,
                     parts="stand-in")
-    assert sorted(p.name for p in out.iterdir()) == ["results.json", "trajectory.png"]
-    assert demo.files == {"plot": out / "trajectory.png", "results": out / "results.json"}
+    assert sorted(p.name for p in out.iterdir()) == DEMO_NAMES
+    assert demo.files == {"plot": out / "trajectory.png", "results": out / "results.json",
+                          "trace": out / "trace.json.gz", "view": out / "view.html"}
     assert json.loads((out / "results.json").read_text())["steps"] == 30
     assert sorted(p.name for p in tmp_path.iterdir()) == ["demo"], "no folder left beside it"
 
@@ -264,7 +269,7 @@ def test_the_demo_command_runs_without_a_progress_bar_into_its_default_folder(tm
     assert result.exit_code == 0, result.output
     assert "step/s" not in result.output and "it/s" not in result.output
     out = tmp_path / "runs" / "demo-wool-seeds-wool-mrsteve-seed2"
-    assert sorted(p.name for p in out.iterdir()) == ["results.json", "trajectory.png"]
+    assert sorted(p.name for p in out.iterdir()) == DEMO_NAMES
     tree = json.loads((out / "results.json").read_text())["config"]
     assert (tree["encoder"]["kind"], tree["navigator_kind"], tree["instruction_policy"]) == (
         "pixels", "learned", "learned"), "the paper's agent: the learned parts by default"
