@@ -241,6 +241,9 @@ DEMO_FILES = {"plot": "trajectory.png", "video": "agent_view.gif", "mp4": "agent
 """What the demo writes into its folder."""
 
 
+DEMO_SUITES_BY_NAME = ("", "aba-sparse", "crafting")
+"""The suites whose tasks ``mrsteve demo --task`` takes by name alone (the rest: SUITE/TASK)."""
+
 PART_FLAGS = {"encoder": "encoder", "navigator": "navigator",
               "instruction_policy": "instruction-policy"}
 """The agent's parts a demo names in its default folder when not the ones ``--parts`` names, by
@@ -250,12 +253,14 @@ option."""
 def demo_folder(task_key: str, agent_name: str, seed: int,
                 options: AgentParts | None = None) -> Path:
     """The demo's default output folder: ``runs/demo-<task>-<agent>[-<parts>]-seed<seed>``, the
-    parts being ``parts-<value>`` when ``options`` choose other parts than the default
+    task named by its suite too unless it is an ABA-Sparse or crafting task (the names
+    ``--task`` takes alone: ``aba-random-wool-log-wool``, ``wool-log-wool``), the parts being ``parts-<value>`` when ``options`` choose other parts than the default
     (``parts-stand-in``), then those of its parts that are not the ones its ``--parts`` names, as
     ``<option>-<value>`` (``encoder-pixels``), and a navigator weights file as
     ``navigator-weights-<name>-<digest of its path>``: demos of other agents never share a
     folder."""
-    parts = [task_key.rpartition("/")[2], agent_name]
+    suite, _, name = task_key.rpartition("/")
+    parts = [name if suite in DEMO_SUITES_BY_NAME else f"{suite}-{name}", agent_name]
     if options is not None:
         if options.parts != type(options)().parts:
             parts.append(f"parts-{options.parts}")

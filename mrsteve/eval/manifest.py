@@ -77,6 +77,18 @@ def earlier_sittings(path: Path | None, experiment: str) -> list[dict[str, Any]]
     return [{"started": earlier.get("started"), "git": earlier.get("git")}]
 
 
+def portable_path(path: Path) -> str:
+    """``path`` relative to the working folder when it lies inside it (a manifest names where
+    the run is, not the machine's folders); as given otherwise."""
+    path = Path(path)
+    if path.is_absolute():
+        try:
+            return str(path.relative_to(Path.cwd()))
+        except ValueError:
+            return str(path)
+    return str(path)
+
+
 def manifest(experiment: str, config: Any, groups: Mapping[str, Any], sweep: Any,
              started: float, wall_time: float | None, command_line: str | None = None, *,
              git: dict[str, Any] | None = None, plan: dict[str, Any] | None = None,
@@ -87,7 +99,7 @@ def manifest(experiment: str, config: Any, groups: Mapping[str, Any], sweep: Any
     the run started (default: now); ``plan``: the provenance of its plan
     (:func:`mrsteve.eval.plan.plan_provenance`); ``sittings``: the earlier sittings of a
     resumed run, this one appended)."""
-    options = {k: (str(v) if isinstance(v, Path) else v)
+    options = {k: (portable_path(v) if isinstance(v, Path) else v)
                for k, v in dataclasses.asdict(sweep).items()}
     git = git_commit() if git is None else git
     return {
@@ -101,7 +113,7 @@ def manifest(experiment: str, config: Any, groups: Mapping[str, Any], sweep: Any
         "plan": plan,
         "sittings": [*(sittings or []), {"started": timestamp(started), "git": git}],
         "platform": platform.platform(),
-        "command": sys.argv,
+        "command": [Path(sys.argv[0]).name, *sys.argv[1:]] if sys.argv else [],
         "command_line": command_line,
         "started": timestamp(started),
         "wall_time_s": None if wall_time is None else round(wall_time, 3),

@@ -270,6 +270,20 @@ def test_a_run_folder_holds_summary_records_plots_and_manifest(tmp_path):
     assert manifest["git"] is None or len(manifest["git"]["commit"]) == 40
 
 
+def test_a_manifest_names_the_run_folder_as_given_from_where_it_ran(tmp_path, monkeypatch):
+    """No machine's folders: an absolute --out inside the working folder is kept relative, and
+    the program by its name."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("sys.argv", ["/opt/venv/bin/mrsteve", "eval", "exploration"])
+    result = invoke("exploration", "--parts", "stand-in", "--episodes", "1", "--steps", "30",
+                    "--out", str(tmp_path / "runs" / "a"))
+    assert result.exit_code == 0, result.output
+    manifest = json.loads((tmp_path / "runs" / "a" / "manifest.json").read_text())
+    assert manifest["sweep"]["out"] == "runs/a"
+    assert manifest["command"][0] == "mrsteve"
+    assert str(tmp_path) not in json.dumps(manifest["sweep"])
+
+
 def test_a_rerun_with_more_steps_does_not_reuse_the_records_of_fewer(tmp_path):
     """--steps 30 then --steps 3000 on one --json: the second run does not take the first's
     records (their settings differ)."""

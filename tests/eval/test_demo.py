@@ -308,3 +308,13 @@ def test_the_demo_says_when_numba_compiles(tmp_path, monkeypatch):
     run_demo("aba-sparse/wool-seeds-wool", out=tmp_path / "demo", video=False, progress=False,
              parts="stand-in", say=lines.append)
     assert len(lines) == 1 and "compiling" in lines[0]
+
+
+def test_demos_of_tasks_of_one_name_in_two_suites_never_share_a_folder():
+    from mrsteve.eval.demo import demo_folder
+
+    sparse = demo_folder("aba-sparse/wool-log-wool", "mrsteve", 0)
+    random = demo_folder("aba-random/wool-log-wool", "mrsteve", 0)
+    assert sparse.name == "demo-wool-log-wool-mrsteve-seed0"
+    assert random.name == "demo-aba-random-wool-log-wool-mrsteve-seed0"
+    assert demo_folder("crafting/bed", "mrsteve", 0).name == "demo-bed-mrsteve-seed0"
