@@ -8,13 +8,19 @@ Minecraft (:mod:`mrsteve.minecraft.sim`) runs here unchanged:
 - ``reset()`` and ``step(action)`` call the callbacks' hooks in MineStudio's order
   (``before_reset``, ``after_reset``, ``before_step``, ``after_step``), ``close()`` and
   ``render()`` theirs, and ``_wrap_obs_info`` keeps ``info`` keys from step to step as MineStudio
-  does;
+  does; a reset is hard unless a ``before_reset`` returns ``False`` (a fast reset: the world goes
+  on), then ``num_empty_frames`` no-op steps (MineStudio's 20; 0 runs the package's own episode
+  step for step);
 - the observation is ``{"image": frame}``; ``info`` has ``pov``, ``player_pos`` ``{x, y, z,
   pitch, yaw}`` (the world's pose: feet, Minecraft's angles), ``inventory`` ``{slot: {"type",
   "quantity"}}`` over 36 slots (an item takes the first free slot when it arrives and leaves it
   when it runs out, the hotbar first, as Minecraft fills them; one slot per item, whatever the
-  count), ``equipped_items``, ``is_gui_open``; and, beyond MineStudio, ``depth`` and ``semantic``
-  (the frames the package's stand-in parts read, which Minecraft does not render);
+  count), ``equipped_items``, ``is_gui_open``, ``location_stats`` (``xpos``, ``ypos``, ``zpos``,
+  ``pitch``, ``yaw``), MineRL's statistics counted from the world's events (``mine_block``,
+  ``craft_item``, ``pickup``, ``use_item``, ``kill_entity``; ``break_item``, ``damage_dealt`` and
+  ``custom`` empty); and, beyond MineStudio, ``depth`` and ``semantic`` (the frames the
+  package's stand-in parts read, which Minecraft does not render); ``image_size`` resizes the
+  image as MineStudio's ``obs_size`` does;
 - actions are MineRL's environment actions: the buttons, ``camera`` degrees, and ``hotbar.N``,
   which holds the item in slot ``N - 1`` (an empty slot: an empty hand); ``inventory``, ``drop``,
   ``ESC``, ``pickItem`` and ``swapHands`` do nothing here;
@@ -41,6 +47,27 @@ N_SLOTS = 36
 IGNORED_KEYS = ("ESC", "pickItem", "swapHands", "chat")
 """MineRL action keys the package's world has no use for (``chat`` when empty)."""
 
+NUM_EMPTY_FRAMES = 20
+"""No-op steps after a reset, MineStudio's default (``MinecraftSim(num_empty_frames=20)``: past
+the game's black first frames)."""
+
+STAT_KEYS = ("mine_block", "craft_item", "pickup", "use_item", "break_item", "damage_dealt",
+             "kill_entity", "custom")
+"""MineRL's statistics in ``info``, each ``{name: count}`` since the hard reset."""
+
+EVENT_STATS = {"broke": "mine_block", "crafted": "craft_item", "collected": "pickup",
+               "consumed": "use_item", "killed": "kill_entity"}
+"""The statistic each of the world's events counts in (tools never break here and damage is
+not dealt in points: ``break_item``, ``damage_dealt`` and ``custom`` stay empty)."""
+
+
+def resized(image: np.ndarray, size: tuple[int, int]) -> np.ndarray:
+    """``image`` resized to ``size`` ``(width, height)`` with bilinear filtering, as MineStudio's
+    ``cv2.resize(..., interpolation=cv2.INTER_LINEAR)``."""
+    from PIL import Image
+
+    return np.asarray(Image.fromarray(image).resize(size, Image.Resampling.BILINEAR))
+
 
 class _Commands:
     """``sim.env`` of a :class:`VoxelMinecraftSim`: the chat commands MineStudio's callbacks
@@ -66,9 +93,18 @@ class VoxelMinecraftSim:
     made); ``callbacks`` are MineStudio callbacks."""
 
     def __init__(self, *, seed: int = 0, callbacks: Sequence[Any] = (),
-                 names: ItemNames | None = None, **env_kwargs: Any) -> None:
+                 names: ItemNames | None = None, num_empty_frames: int = NUM_EMPTY_FRAMES,
+                 image_size: tuple[int, int] | None = None, **env_kwargs: Any) -> None:
         self.voxel = make_env(**env_kwargs)
         self.seed = int(seed)
+        if int(num_empty_frames) < 0:
+            raise ValueError(f"num_empty_frames must be >= 0, got {num_empty_frames}")
+        self.num_empty_frames = int(num_empty_frames)
+        self.image_size = (None if image_size is None
+                           else (int(image_size[0]), int(image_size[1])))
+        """MineStudio's ``obs_size`` ``(width, height)``: the image is resized to it (``None``:
+        the world's frame as rendered; ``env_kwargs``' ``obs_size`` is the render size)."""
+        self.stats: dict[str, dict[str, int]] = {key: {} for key in STAT_KEYS}
         self.callbacks = list(callbacks)
         self.action_type = "env"
         self.names = names or item_names()
@@ -84,13 +120,23 @@ class VoxelMinecraftSim:
     # -- MinecraftSim's interface ----------------------------------------------------------------
 
     def reset(self) -> tuple[dict, dict]:
+        """MineStudio's reset: a hard reset (the world rebuilt with :attr:`seed`) unless a
+        callback's ``before_reset`` says no (a fast reset: the world goes on, the callbacks move
+        the player), then :attr:`num_empty_frames` no-op steps, then ``after_reset``."""
         reset_flag = True
         for callback in self.callbacks:
             reset_flag = callback.before_reset(self, reset_flag)
-        self._voxel_obs, _ = self.voxel.reset(seed=self.seed)
-        self._slots = [None] * N_SLOTS
-        self.info = {}
-        obs, info = self._wrap_obs_info(self._raw_observation(), {})
+        if reset_flag or self._voxel_obs is None:
+            self._voxel_obs, _ = self.voxel.reset(seed=self.seed)
+            self._slots = [None] * N_SLOTS
+            self.stats = {key: {} for key in STAT_KEYS}
+            self.info = {}
+        raw_info = self._step_info({})
+        for _ in range(self.num_empty_frames):
+            self._voxel_obs, _, _, _, voxel_info = self.voxel.step(
+                self._our_action(self.noop_action()))
+            raw_info = self._step_info(voxel_info)
+        obs, info = self._wrap_obs_info(self._raw_observation(), raw_info)
         for callback in self.callbacks:
             obs, info = callback.after_reset(self, obs, info)
             self.obs, self.info = obs, info
@@ -102,8 +148,7 @@ class VoxelMinecraftSim:
             action = callback.before_step(self, action)
         ours = self._our_action(action)
         self._voxel_obs, reward, terminated, truncated, voxel_info = self.voxel.step(ours)
-        raw_info = {"events": voxel_info.get("events", ())}
-        obs, info = self._wrap_obs_info(self._raw_observation(), raw_info)
+        obs, info = self._wrap_obs_info(self._raw_observation(), self._step_info(voxel_info))
         for callback in self.callbacks:
             obs, reward, terminated, truncated, info = callback.after_step(
                 self, obs, reward, terminated, truncated, info)
@@ -111,11 +156,33 @@ class VoxelMinecraftSim:
         return obs, reward, terminated, truncated, info
 
     def _wrap_obs_info(self, obs: Mapping[str, Any], info: Mapping[str, Any]) -> tuple[dict, dict]:
-        """MineStudio's ``_wrap_obs_info``: the frame as ``obs["image"]``, everything else in
-        ``info``, merged into the keys of earlier steps."""
+        """MineStudio's ``_wrap_obs_info``: the frame as ``obs["image"]`` (resized to
+        :attr:`image_size`, width and height as MineStudio gives them to ``cv2.resize``, when
+        set), everything else in ``info``, merged into the keys of earlier steps."""
         merged = {**info, **obs}
         self.info.update(merged)
-        return {"image": obs["pov"]}, dict(self.info)
+        image = obs["pov"]
+        if self.image_size is not None and image.shape[1::-1] != self.image_size:
+            image = resized(image, self.image_size)
+        return {"image": image}, dict(self.info)
+
+    def _step_info(self, voxel_info: Mapping[str, Any]) -> dict[str, Any]:
+        """The step's events, and MineRL's cumulative statistics counted from them
+        (:data:`STAT_KEYS`: ``{stat: {name: count}}``, names as Minecraft's without
+        ``minecraft:``)."""
+        events = voxel_info.get("events", ())
+        for event in events:
+            stat = EVENT_STATS.get(event.kind)
+            if stat is not None:
+                name = self._minecraft_name(event.name)
+                self.stats[stat][name] = self.stats[stat].get(name, 0) + int(event.count)
+        return {"events": events, **{key: dict(value) for key, value in self.stats.items()}}
+
+    def _minecraft_name(self, name: str) -> str:
+        """Minecraft's name of one of the world's items, blocks or mobs (as it is otherwise)."""
+        if name in self.names.items:
+            return self.names.to_minecraft(name).removeprefix("minecraft:")
+        return name
 
     def noop_action(self) -> dict[str, Any]:
         action: dict[str, Any] = {name: 0 for name in BUTTONS}
@@ -208,6 +275,7 @@ class VoxelMinecraftSim:
         x, y, z, yaw, pitch = (float(v) for v in obs["pose"])
         return {
             "pov": obs["rgb"],
+            "location_stats": {"xpos": x, "ypos": y, "zpos": z, "pitch": pitch, "yaw": yaw},
             "inventory": inventory,
             "equipped_items": {"mainhand": {"type": "air" if held is None else
                                             self.names.to_minecraft(held)}},

@@ -35,7 +35,9 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import shutil
+import subprocess
 import tempfile
 import tomllib
 from collections.abc import Mapping, Sequence
@@ -82,13 +84,33 @@ def minestudio_dir() -> Path:
     return Path(os.environ.get("MINESTUDIO_DIR") or Path(tempfile.gettempdir(), "MineStudio"))
 
 
+def java_version(java: str) -> str | None:
+    """The version ``java -version`` reports (``1.8.0_392``, ``17.0.2``), or ``None`` when it
+    cannot be run or says none."""
+    try:
+        ran = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=20,
+                             check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    found = re.search(r'version "([^"]+)"', ran.stderr + ran.stdout)
+    return found.group(1) if found else None
+
+
 def missing_requirements() -> list[str]:
-    """What a Minecraft run lacks here: ``MineStudio``, ``Java``, ``the engine`` (none: ready)."""
+    """What a Minecraft run lacks here: ``MineStudio``, ``Java`` (or ``Java 8`` where another
+    version is on PATH: MineStudio's engine, MCP-Reborn, runs on Java 8), ``the engine`` (none:
+    ready)."""
     missing = []
     if importlib.util.find_spec("minestudio") is None:
         missing.append("MineStudio")
-    if shutil.which("java") is None:
+    java = shutil.which("java")
+    if java is None:
         missing.append("Java")
+    else:
+        version = java_version(java)
+        if version is None or not version.startswith("1.8"):
+            found = "of no known version" if version is None else f"Java {version}"
+            missing.append(f"Java 8 ({java} is {found})")
     if not (minestudio_dir() / ENGINE_JAR).is_file():
         missing.append("the engine")
     return missing

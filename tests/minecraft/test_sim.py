@@ -59,7 +59,7 @@ def test_the_facade_runs_an_aba_episode_exactly_as_the_package_does(water_log_wa
                   callbacks=[direct_log])
 
     modes, log = ModeSteps(), StepLog()
-    sim = VoxelMinecraftSim(seed=SEED, **env_kwargs(task))
+    sim = VoxelMinecraftSim(seed=SEED, num_empty_frames=0, **env_kwargs(task))
     result = S.run_item_tasks(sim, build_agent(spec.agent), S.catalog_subtasks(task.items),
                               seed=SEED, max_steps=task.max_steps, callbacks=[modes, log])
     facade = {**sequential_record(task, result), **modes.record(task.labels)}
@@ -174,7 +174,18 @@ def test_a_missing_install_is_one_line_naming_what_to_install(monkeypatch, tmp_p
     jar.parent.mkdir(parents=True)
     jar.write_bytes(b"")
     monkeypatch.setattr(S.shutil, "which", lambda name: "/usr/bin/java")
+    monkeypatch.setattr(S, "java_version", lambda java: "1.8.0_392")
     assert S.missing_requirements() == ["MineStudio"]
+    monkeypatch.setattr(S, "java_version", lambda java: "17.0.2")
+    assert S.missing_requirements() == ["MineStudio", "Java 8 (/usr/bin/java is Java 17.0.2)"]
+
+
+def test_the_java_version_is_read_from_what_java_prints(tmp_path):
+    java = tmp_path / "java"
+    java.write_text('#!/bin/sh\necho \'openjdk version "1.8.0_392"\' >&2\n')
+    java.chmod(0o755)
+    assert S.java_version(str(java)) == "1.8.0_392"
+    assert S.java_version(str(tmp_path / "no-java")) is None
 
 
 def test_the_minecraft_episode_of_eval_runs_the_release_task_on_the_facade(water_log_water):
@@ -187,7 +198,7 @@ def test_the_minecraft_episode_of_eval_runs_the_release_task_on_the_facade(water
 
     def make_sim(setup, seed):
         made.append((setup.release, seed))
-        return VoxelMinecraftSim(seed=seed, **env_kwargs(task))
+        return VoxelMinecraftSim(seed=seed, num_empty_frames=0, **env_kwargs(task))
 
     record = minecraft_episode(minecraft, make_sim)
     assert made == [("log_water_bucket_aba_randinit", SEED)]
@@ -251,7 +262,7 @@ def test_the_simulator_side_needs_neither_torch_nor_minestudio():
 def test_tools_are_held_and_the_agents_equip_reaches_the_world(water_log_water):
     task, _ = water_log_water
     names = S.item_names()
-    sim = VoxelMinecraftSim(seed=SEED, **env_kwargs(task, (24, 32)))
+    sim = VoxelMinecraftSim(seed=SEED, num_empty_frames=0, **env_kwargs(task, (24, 32)))
     tracker = S.ItemTasksCallback(
         [S.SubTask("log", "shears"), S.SubTask("dirt", None), S.SubTask("sand", "shears")], names)
     env = S.MinecraftEnv(sim, tracker)
@@ -280,3 +291,58 @@ def test_tools_are_held_and_the_agents_equip_reaches_the_world(water_log_water):
     assert world.inventory.held_item == "dirt"
     assert [t.item for t in tracker.result.tasks] == ["log", "dirt", "sand"]
     env.close()
+
+
+def test_a_reset_is_hard_unless_a_callback_says_no_then_runs_minestudios_empty_frames(
+        water_log_water):
+    task, _ = water_log_water
+
+    class Fast(S.SimCallback):
+        hard = True
+
+        def before_reset(self, sim, reset_flag):
+            return self.hard
+
+    bare = VoxelMinecraftSim(seed=SEED, num_empty_frames=0, **env_kwargs(task, (24, 32)))
+    bare.reset()
+    start = bare.voxel.unwrapped.world.t  # the task's own no-op steps
+    fast = Fast()
+    sim = VoxelMinecraftSim(seed=SEED, callbacks=[fast], **env_kwargs(task, (24, 32)))
+    assert sim.num_empty_frames == 20  # MineStudio's default
+    sim.reset()
+    world = sim.voxel.unwrapped.world
+    assert world.t == start + 20, "twenty no-op steps after the hard reset"
+    sim.env.execute_cmd("/give @p minecraft:oak_log 2")
+    fast.hard = False
+    sim.reset()
+    assert world is sim.voxel.unwrapped.world and world.t == start + 40, (
+        "a fast reset: the world goes on")
+    assert sim.info["inventory"][0] == {"type": "oak_log", "quantity": 2}
+    fast.hard = True
+    sim.reset()
+    assert sim.voxel.unwrapped.world.t == start + 20
+    assert sim.info["inventory"][0]["type"] == "none"
+
+
+def test_info_has_minerls_statistics_location_and_a_resized_image(water_log_water):
+    task, _ = water_log_water
+    sim = VoxelMinecraftSim(seed=SEED, num_empty_frames=0, image_size=(64, 36),
+                            **env_kwargs(task, (24, 32)))
+    obs, info = sim.reset()
+    assert obs["image"].shape == (36, 64, 3), "MineStudio's obs_size is (width, height)"
+    assert {"mine_block", "craft_item", "pickup", "use_item", "break_item", "damage_dealt",
+            "kill_entity", "custom"} <= set(info)
+    position = info["player_pos"]
+    assert info["location_stats"] == {"xpos": position["x"], "ypos": position["y"],
+                                      "zpos": position["z"], "pitch": position["pitch"],
+                                      "yaw": position["yaw"]}
+    from mrsteve.world.interaction import WorldEvent
+
+    counted = sim._step_info({"events": (WorldEvent("collected", "log", 2),
+                                         WorldEvent("killed", "cow"),
+                                         WorldEvent("collected", "log", 1))})
+    assert counted["pickup"] == {"oak_log": 3} and counted["kill_entity"] == {"cow": 1}
+    _, _, _, _, info = sim.step(sim.noop_action())
+    assert info["pickup"]["oak_log"] == 3, "counted since the hard reset"
+    sim.reset()
+    assert sim.info["pickup"] == {}, "a hard reset starts the counts again"
