@@ -145,6 +145,7 @@ def _button_tables() -> tuple[np.ndarray, np.ndarray]:
                 factored[index, slots[choice]] = 1
         camera_on[index] = combination[-1] == "camera"
     factored[INVENTORY_INDEX, slots["inventory"]] = 1
+    camera_on[INVENTORY_INDEX] = True  # upstream never sets its camera meta-action off
     return factored, camera_on
 
 

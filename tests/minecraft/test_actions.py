@@ -119,6 +119,17 @@ def test_vpt_indices_round_trip_through_the_env_action(buttons, camera):
         assert got == (expected_buttons, camera if camera_on else A.CAMERA_NULL_INDEX)
 
 
+def test_the_inventory_index_keeps_the_camera_as_upstream_to_factored_does():
+    """VPT's ``_precompute_to_factored`` leaves the camera meta-action of "inventory" on, so
+    ``to_factored`` keeps the camera head's bins there (``from_factored`` is what nulls them)."""
+    turn = A.camera_index(np.array([3, 8]))
+    buttons, bins = A.factored(A.INVENTORY_INDEX, turn)
+    assert buttons[A.BUTTONS.index("inventory")] == 1 and buttons.sum() == 1
+    assert bins.tolist() == [3, 8]
+    assert A.env_action_index(A.env_action(A.INVENTORY_INDEX, turn)) == (
+        A.INVENTORY_INDEX, A.CAMERA_NULL_INDEX)
+
+
 def test_conflicting_buttons_resolve_as_vpt_does():
     both = {"forward": 1, "back": 1, "left": 1, "right": 1, "sprint": 1, "sneak": 1}
     buttons, _ = A.factored(*A.vpt_index(both))
