@@ -16,6 +16,7 @@ from mrsteve.eval.experiment import AGENT_PARTS, MODE_SELECTOR_OPTIONS, AgentOpt
 from mrsteve.eval.records import Record
 from mrsteve.eval.results import format_metric, format_table
 from mrsteve.eval.spec import Group, RunSpec
+from mrsteve.eval.trace import keep_trace, requested_trace
 from mrsteve.naming import check_name, choose
 from mrsteve.perception import make_encoder
 from mrsteve.protocols import Agent
@@ -109,12 +110,15 @@ def resident_memory(spec: RunSpec, agent: Agent) -> list[EpisodeCallback]:
 def long_instruction_episode(spec: RunSpec) -> Record:
     """One Long-Instruction episode: tasks solved, and each task's item, start and duration."""
     task = spec.task
+    trace = requested_trace()
     with make_env(world=task.world, noop_steps=task.noop_steps,
                   spawn_cycle=task.spawn_cycle) as env:
         agent = build_agent(spec.agent)
         sampler = resident_memory(spec, agent)
         record = li.run_long_instruction(env, agent, spec.seed, steps=task.steps,
-                                         task_limit=task.task_limit, callbacks=sampler)
+                                         task_limit=task.task_limit,
+                                         callbacks=[*sampler, *([trace] if trace else [])])
+        keep_trace(record, trace, agent, env, spec)
     if sampler:
         record["rss"] = sampler[0].samples
     return record
@@ -199,6 +203,7 @@ class LongInstruction(LongTaskExperiment):
     options = ("agent", "steps", "capacity", "task_limit", "rss_every", "spawn_cycle",
                *AGENT_PARTS, *MODE_SELECTOR_OPTIONS)
     episode = staticmethod(long_instruction_episode)
+    traces = True
     world, metric, paper = li.WORLD, "tasks_solved", PAPER_TASKS_SOLVED
 
     def task(self, config: LongTaskConfig) -> LongInstructionTask:

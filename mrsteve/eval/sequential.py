@@ -41,7 +41,7 @@ from mrsteve.eval.experiment import (
 from mrsteve.eval.records import Record
 from mrsteve.eval.results import format_metric, format_table, mean_stderr
 from mrsteve.eval.spec import Group, RunSpec
-from mrsteve.eval.trace import TRACE_KEY, EpisodeTrace, traces_requested
+from mrsteve.eval.trace import keep_trace, requested_trace
 from mrsteve.naming import check_name, choose
 from mrsteve.protocols import Mode
 from mrsteve.tasks.driver import EpisodeCallback, Step
@@ -134,18 +134,13 @@ def sequential_episode(spec: RunSpec) -> Record:
     if isinstance(task, MinecraftRun):
         return minecraft_episode(spec)
     modes = ModeSteps(has_modes=spec.agent.memory is not None)
-    trace = EpisodeTrace() if traces_requested() else None
+    trace = requested_trace()
     agent = build_agent(spec.agent)
     with make_env(**env_kwargs(task, task.obs_size)) as env:
         result = run_tasks(env, agent, task.items, seed=spec.seed, max_steps=task.max_steps,
                            callbacks=[modes, *([trace] if trace is not None else [])])
         record = {**sequential_record(task, result), **modes.record(task.labels)}
-        if trace is not None:
-            trace.finish_episode(agent, env)
-            record[TRACE_KEY] = trace.data({"task": spec.task_name, "agent": spec.agent_name,
-                                            "group": spec.group, "episode": spec.index,
-                                            "seed": spec.seed, "world": task.world})
-    return record
+        return keep_trace(record, trace, agent, env, spec)
 
 
 WORLDS = ("voxel", "minecraft")

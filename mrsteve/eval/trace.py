@@ -53,6 +53,8 @@ class EpisodeTrace(EpisodeCallback):
     """An episode as :mod:`mrsteve.eval.view` draws it (module docstring)."""
 
     path_every: int = 5
+    max_path_points: int = 20_000
+    """Points kept at most: past them every other one goes and the interval doubles."""
     thumbnail_every: int = 50
     max_thumbnails: int = 240
     candidates_kept: int = 16
@@ -92,7 +94,10 @@ class EpisodeTrace(EpisodeCallback):
         if not self.modes or self.modes[-1][1] != mode:
             self.modes.append([int(step.t), mode])
         if step.t % self.path_every == 0:
-            self.path.append(self._xz(step.obs))
+            if len(self.path) >= self.max_path_points:  # point i stays at step i * path_every
+                self.path, self.path_every = self.path[::2], self.path_every * 2
+            if step.t % self.path_every == 0:
+                self.path.append(self._xz(step.obs))
         if decision.query is not None:
             self._read(step.t, decision.query)
         if step.t % self.thumbnail_every == 0 and "rgb" in step.view:
@@ -198,6 +203,26 @@ class EpisodeTrace(EpisodeCallback):
             "memory": self.memory, "map": self.map,
             "thumbnails": {str(t): image for t, image in self.thumbnails.items() if t in used},
         }
+
+
+def requested_trace() -> EpisodeTrace | None:
+    """A trace for the episode about to run when the sweep asked for traces
+    (:func:`requesting_traces`), else ``None``: an experiment's episode function passes it to
+    the driver with its callbacks, then calls :func:`keep_trace`."""
+    return EpisodeTrace() if traces_requested() else None
+
+
+def keep_trace(record: dict[str, Any], trace: EpisodeTrace | None, agent: Any, env: Any,
+               spec: Any) -> dict[str, Any]:
+    """``record`` with the finished ``trace`` of the episode of ``spec`` (a
+    :class:`~mrsteve.eval.spec.RunSpec`) under :data:`TRACE_KEY` (unchanged without one); call
+    it while ``env`` is open."""
+    if trace is not None:
+        trace.finish_episode(agent, env)
+        record[TRACE_KEY] = trace.data({"task": spec.task_name, "agent": spec.agent_name,
+                                        "group": spec.group, "episode": spec.index,
+                                        "seed": spec.seed})
+    return record
 
 
 def write_trace(path: Path, data: dict[str, Any]) -> Path:

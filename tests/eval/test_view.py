@@ -196,3 +196,26 @@ def test_the_page_opens_in_headless_chromium_showing_map_and_timeline(traced_run
     explore = np.array([int(MODE_COLOURS["explore"][i:i + 2], 16) for i in (1, 3, 5)])
     assert (np.abs(pixels.astype(int) - explore).sum(axis=1) < 12).sum() > 500, (
         "the explore colour of the path and the timeline")
+
+
+def test_a_long_instruction_episode_keeps_a_bounded_trace_too(tmp_path):
+    out = tmp_path / "li"
+    result = CliRunner().invoke(app, ["eval", "long-instruction", "--agent", "mrsteve",
+                                      "--steps", "2000", "--episodes", "1", "--trace",
+                                      "--no-progress", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    (path,) = find_traces(out)
+    trace = read_trace(path)
+    (record,) = records(out)
+    assert trace["steps"] == 2000 and len(trace["tasks"]) == record["tasks_given"]
+    assert trace["memory"]["frames"] > 0 and trace["map"] is not None
+
+
+def test_a_long_path_is_thinned_evenly():
+    trace = EpisodeTrace(path_every=1, max_path_points=100)
+    trace.on_reset(None, {"pose": np.zeros(5, np.float32)}, None)
+    for t in range(1, 1001):
+        trace.on_step(step(t))
+    assert len(trace.path) <= 100 and trace.path_every == 16
+    assert [x for x, _ in trace.path] == [float(i * 16) for i in range(len(trace.path))], (
+        "point i at step i * path_every")
