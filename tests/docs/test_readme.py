@@ -128,3 +128,10 @@ def test_the_modules_a_page_names_exist(page):
                 attribute = f"{last}.{attribute}".rstrip(".")
         for part in filter(None, attribute.split(".")):
             found = getattr(found, part)
+
+
+def test_the_quick_subset_the_readme_offers_names_folders_and_files_that_exist():
+    from conftest import QUICK, TESTS
+
+    assert "`python -m pytest -m quick`" in " ".join(README.read_text(encoding="utf-8").split())
+    assert all((TESTS / entry).exists() for entry in QUICK), QUICK
