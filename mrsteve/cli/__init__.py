@@ -30,9 +30,11 @@ from mrsteve.cli import (
 )
 from mrsteve.cli.bench_sweep import sweep_app
 from mrsteve.cli.eval import eval_app
+from mrsteve.cli.output import literal_paragraphs
 from mrsteve.cli.weights import weights_app
 
 app = typer.Typer(
+    rich_markup_mode=None,
     name="mrsteve",
     help="MrSteve: What-Where-When episodic memory agents for Minecraft-like worlds.",
     no_args_is_help=True,
@@ -61,27 +63,27 @@ def options(
     """The options before a command."""
 
 
-bench_app = typer.Typer(help="Measure speed: memory reads and writes, world steps, the whole "
+bench_app = typer.Typer(rich_markup_mode=None, help="Measure speed: memory reads and writes, world steps, the whole "
                         "agent, sweeps over workers.", no_args_is_help=True)
 app.add_typer(bench_app, name="bench")
 app.add_typer(eval_app, name="eval")
-train_app = typer.Typer(help="Train the learned parts (pip install 'mrsteve\\[train]').",
+train_app = typer.Typer(rich_markup_mode=None, help="Train the learned parts (pip install 'mrsteve[train]').",
                         no_args_is_help=True)
 app.add_typer(train_app, name="train")
 app.add_typer(weights_app, name="weights")
 
-bench_app.command("memory", epilog=bench_memory.EXAMPLES)(bench_memory.command)
-bench_app.command("world", epilog=bench_world.EXAMPLES)(bench_world.command)
-bench_app.command("agent", epilog=bench_agent.EXAMPLES)(bench_agent.command)
+bench_app.command("memory", epilog=literal_paragraphs(bench_memory.EXAMPLES))(bench_memory.command)
+bench_app.command("world", epilog=literal_paragraphs(bench_world.EXAMPLES))(bench_world.command)
+bench_app.command("agent", epilog=literal_paragraphs(bench_agent.EXAMPLES))(bench_agent.command)
 bench_app.add_typer(sweep_app, name="sweep")
-app.command("demo", epilog=demo.EXAMPLES)(demo.command)
-app.command("calibrate", epilog=calibrate.EXAMPLES)(calibrate.command)
-app.command("worlds", epilog=worlds.EXAMPLES)(worlds.command)
-app.command("report", epilog=report.EXAMPLES)(report.command)
-app.command("view", epilog=view.EXAMPLES)(view.command)
-train_app.command("encoder", epilog=train.ENCODER_EXAMPLES)(train.encoder)
-train_app.command("navigator", epilog=train.NAVIGATOR_EXAMPLES)(train.navigator)
-train_app.command("instruction-policy", epilog=train.INSTRUCTION_EXAMPLES)(
+app.command("demo", epilog=literal_paragraphs(demo.EXAMPLES))(demo.command)
+app.command("calibrate", epilog=literal_paragraphs(calibrate.EXAMPLES))(calibrate.command)
+app.command("worlds", epilog=literal_paragraphs(worlds.EXAMPLES))(worlds.command)
+app.command("report", epilog=literal_paragraphs(report.EXAMPLES))(report.command)
+app.command("view", epilog=literal_paragraphs(view.EXAMPLES))(view.command)
+train_app.command("encoder", epilog=literal_paragraphs(train.ENCODER_EXAMPLES))(train.encoder)
+train_app.command("navigator", epilog=literal_paragraphs(train.NAVIGATOR_EXAMPLES))(train.navigator)
+train_app.command("instruction-policy", epilog=literal_paragraphs(train.INSTRUCTION_EXAMPLES))(
     train.instruction_policy)
 
 

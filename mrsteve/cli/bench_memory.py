@@ -55,7 +55,7 @@ def command(
             "query at a time and in batches, with a numpy full scan, and the bytes each read "
             "touches; against Place Event Memory with float32 and float16 frames, and read as "
             "the mode selector reads, with and without frame codes). "
-            "Needs pip install 'mrsteve\\[bench]'.",
+            "Needs pip install 'mrsteve[bench]'.",
         ),
     ] = None,
     long_run: Annotated[

@@ -23,6 +23,7 @@ from mrsteve.eval.options import SweepOptions
 from mrsteve.eval.registry import EXPERIMENTS
 
 sweep_app = typer.Typer(
+    rich_markup_mode=None,
     help="How a sweep scales: the same episodes with one worker and with N, and the speed-up.",
     no_args_is_help=True)
 

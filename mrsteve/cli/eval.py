@@ -29,6 +29,7 @@ from mrsteve.cli.output import (
     Terminated,
     fail,
     fail_on_os_error,
+    literal_paragraphs,
     resume_hint,
     terminate_as_interrupt,
 )
@@ -38,9 +39,10 @@ from mrsteve.eval.registry import EXPERIMENTS
 from mrsteve.eval.spec import MAX_EPISODES
 from mrsteve.jitcache import CompileWatch
 
-eval_app = typer.Typer(help="Run the paper's experiments and write results.", no_args_is_help=True)
+eval_app = typer.Typer(rich_markup_mode=None, help="Run the paper's experiments and write results.", no_args_is_help=True)
 
-SHARED_FLAGS = {"json_path": "--json", "progress": "--progress/--no-progress", "plan": "--plan"}
+SHARED_FLAGS = {"json_path": "--json", "progress": "--progress/--no-progress", "plan": "--plan",
+                "trace": "--trace"}
 """Shared options whose flag is not the field's name (the rest: ``--episodes``, ``--seed``,
 ``--workers``, ``--plots``, each a field of :class:`~mrsteve.eval.options.SweepOptions`)."""
 
@@ -84,12 +86,11 @@ def options_of(config_type: type, names: Sequence[str], defaults: dict[str, Any]
 
 
 def literal_help(text: str) -> str:
-    """``text`` (a docstring) shown as written by typer's rich help: cross-references and
-    literals as plain text (``:class:`~a.B``` as ``B``, a titled one as its title, ````x```` as
-    ``x``), and ``[ray]`` escaped (rich reads it as markup and drops it)."""
+    """``text`` (a docstring) as the help shows it: cross-references and literals as plain
+    text (``:class:`~a.B``` as ``B``, a titled one as its title, ````x```` as ``x``)."""
     text = re.sub(r":\w+:`([^`<]*?)\s*<[^`>]*>`", r"\1", text)
     text = re.sub(r":\w+:`~?([^`]*)`", lambda role: role[1].rsplit(".", 1)[-1].strip(), text)
-    return text.replace("``", "").replace("[", "\\[")
+    return text.replace("``", "")
 
 
 def default_run_folder(name: str) -> Path:
@@ -160,7 +161,8 @@ def examples_epilog(prefix: str, examples: Sequence[str]) -> str | None:
     """The help's closing lines: one example command line per example."""
     if not examples:
         return None
-    return "Examples:\n\n" + "\n\n".join(f"  {prefix} {example}" for example in examples)
+    return literal_paragraphs("Examples:\n\n" + "\n\n".join(f"  {prefix} {example}"
+                                                              for example in examples))
 
 
 for _experiment in EXPERIMENTS.values():

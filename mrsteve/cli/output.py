@@ -17,8 +17,15 @@ import typer
 
 from mrsteve.fileio import write_json
 
-__all__ = ["Terminated", "check_outputs", "fail", "fail_on_os_error", "resume_hint",
-           "terminate_as_interrupt", "write_json", "writing_results"]
+__all__ = ["Terminated", "check_outputs", "fail", "fail_on_os_error", "literal_paragraphs",
+           "resume_hint", "terminate_as_interrupt", "write_json", "writing_results"]
+
+
+def literal_paragraphs(text: str) -> str:
+    """``text`` (a help epilog: paragraphs between blank lines) marked so that the help prints
+    each paragraph as written (Click's ``\\b``): example command lines are never broken."""
+    return "\n\n".join(paragraph if paragraph.startswith("\b") else f"\b\n{paragraph}"
+                       for paragraph in text.split("\n\n"))
 
 
 def fail(message: str) -> typer.Exit:

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from mrsteve.cli.output import check_outputs, fail, writing_results
+from mrsteve.cli.output import check_outputs, fail, literal_paragraphs, writing_results
 from mrsteve.minecraft.registry import CHECKPOINT_KINDS
 
 KINDS = CHECKPOINT_KINDS
@@ -28,8 +28,8 @@ INSPECT_EXAMPLES = """Examples:
 
   mrsteve weights inspect vpt_nav.weights --model 2x.model"""
 
-weights_app = typer.Typer(help="Checkpoints of the released Minecraft models: write synthetic "
-                          "ones, inspect files (pip install 'mrsteve\\[minecraft]').",
+weights_app = typer.Typer(rich_markup_mode=None, help="Checkpoints of the released Minecraft models: write synthetic "
+                          "ones, inspect files (pip install 'mrsteve[minecraft]').",
                           no_args_is_help=True)
 
 
@@ -39,7 +39,7 @@ def require_torch() -> None:
         raise fail("these commands need torch: pip install 'mrsteve[minecraft]'")
 
 
-@weights_app.command("synth", epilog=SYNTH_EXAMPLES)
+@weights_app.command("synth", epilog=literal_paragraphs(SYNTH_EXAMPLES))
 def synth(
     kind: Annotated[str, typer.Option(help=f"Which checkpoint: {', '.join(KINDS)}.")],
     out: Annotated[Path, typer.Option(help="File to write (VPT, VPT-Nav, STEVE-1: the .weights; "
@@ -81,7 +81,7 @@ def synth(
                f"{'tiny' if tiny else 'released sizes'}, {checkpoint.parameters:,} parameters")
 
 
-@weights_app.command("inspect", epilog=INSPECT_EXAMPLES)
+@weights_app.command("inspect", epilog=literal_paragraphs(INSPECT_EXAMPLES))
 def inspect(
     file: Annotated[Path, typer.Argument(help="A checkpoint or VPT .model file.")],
     model: Annotated[Path | None, typer.Option(help="The .model of VPT-family weights (default: "
