@@ -24,8 +24,10 @@ Minecraft (:mod:`mrsteve.minecraft.sim`) runs here unchanged:
 - actions are MineRL's environment actions: the buttons, ``camera`` degrees, and ``hotbar.N``,
   which holds the item in slot ``N - 1`` (an empty slot: an empty hand); ``inventory``, ``drop``,
   ``ESC``, ``pickItem`` and ``swapHands`` do nothing here;
-- ``sim.env.execute_cmd`` runs ``/give`` and ``/clear`` (Minecraft's syntax) on the world at
-  once: the package's world runs set-up commands between steps, where Minecraft takes a tick.
+- ``sim.env.execute_cmd`` runs ``/give`` and ``/clear`` (Minecraft's syntax) and takes a game
+  tick, as MineRL does; with ``command_ticks=False`` the command lands between steps, as the
+  package's own tasks give items (so, with ``num_empty_frames=0`` too, the facade runs the
+  package's episode step for step).
 """
 
 from __future__ import annotations
@@ -77,10 +79,18 @@ class _Commands:
         self._sim = sim
 
     def execute_cmd(self, command: str) -> tuple[dict, float, bool, dict]:
-        """Run ``/give @p minecraft:ITEM [COUNT]`` or ``/clear @p [minecraft:ITEM]``; returns
-        MineRL's raw ``(obs, reward, done, info)`` of the world after it."""
-        self._sim.run_command(command)
-        return self._sim._raw_observation(), 0.0, False, {}
+        """Run ``/give @p minecraft:ITEM [COUNT]`` or ``/clear @p [minecraft:ITEM]`` and, as
+        MineRL sends a command as a chat action, take one no-op step (a game tick; not with
+        ``command_ticks=False``); returns MineRL's raw ``(obs, reward, done, info)`` after it
+        (the simulator's callbacks are not called: MineRL's inner environment steps)."""
+        sim = self._sim
+        sim.run_command(command)
+        if not sim.command_ticks:
+            return sim._raw_observation(), 0.0, False, {}
+        sim._voxel_obs, reward, terminated, truncated, voxel_info = sim.voxel.step(
+            sim._our_action(sim.noop_action()))
+        info = sim._step_info(voxel_info)
+        return sim._raw_observation(), float(reward), bool(terminated or truncated), info
 
     def noop_action(self) -> dict[str, Any]:
         return self._sim.noop_action()
@@ -94,12 +104,16 @@ class VoxelMinecraftSim:
 
     def __init__(self, *, seed: int = 0, callbacks: Sequence[Any] = (),
                  names: ItemNames | None = None, num_empty_frames: int = NUM_EMPTY_FRAMES,
-                 image_size: tuple[int, int] | None = None, **env_kwargs: Any) -> None:
+                 image_size: tuple[int, int] | None = None, command_ticks: bool = True,
+                 **env_kwargs: Any) -> None:
         self.voxel = make_env(**env_kwargs)
         self.seed = int(seed)
         if int(num_empty_frames) < 0:
             raise ValueError(f"num_empty_frames must be >= 0, got {num_empty_frames}")
         self.num_empty_frames = int(num_empty_frames)
+        self.command_ticks = bool(command_ticks)
+        """Whether ``env.execute_cmd`` takes a game tick, as MineRL's does (``False``: the
+        command lands between steps, as the package's own tasks give items)."""
         self.image_size = (None if image_size is None
                            else (int(image_size[0]), int(image_size[1])))
         """MineStudio's ``obs_size`` ``(width, height)``: the image is resized to it (``None``:

@@ -59,7 +59,8 @@ def test_the_facade_runs_an_aba_episode_exactly_as_the_package_does(water_log_wa
                   callbacks=[direct_log])
 
     modes, log = ModeSteps(), StepLog()
-    sim = VoxelMinecraftSim(seed=SEED, num_empty_frames=0, **env_kwargs(task))
+    sim = VoxelMinecraftSim(seed=SEED, num_empty_frames=0, command_ticks=False,
+                            **env_kwargs(task))
     result = S.run_item_tasks(sim, build_agent(spec.agent), S.catalog_subtasks(task.items),
                               seed=SEED, max_steps=task.max_steps, callbacks=[modes, log])
     facade = {**sequential_record(task, result), **modes.record(task.labels)}
@@ -198,7 +199,8 @@ def test_the_minecraft_episode_of_eval_runs_the_release_task_on_the_facade(water
 
     def make_sim(setup, seed):
         made.append((setup.release, seed))
-        return VoxelMinecraftSim(seed=seed, num_empty_frames=0, **env_kwargs(task))
+        return VoxelMinecraftSim(seed=seed, num_empty_frames=0, command_ticks=False,
+                                 **env_kwargs(task))
 
     record = minecraft_episode(minecraft, make_sim)
     assert made == [("log_water_bucket_aba_randinit", SEED)]
@@ -307,7 +309,8 @@ def test_a_reset_is_hard_unless_a_callback_says_no_then_runs_minestudios_empty_f
     bare.reset()
     start = bare.voxel.unwrapped.world.t  # the task's own no-op steps
     fast = Fast()
-    sim = VoxelMinecraftSim(seed=SEED, callbacks=[fast], **env_kwargs(task, (24, 32)))
+    sim = VoxelMinecraftSim(seed=SEED, callbacks=[fast], command_ticks=False,
+                            **env_kwargs(task, (24, 32)))
     assert sim.num_empty_frames == 20  # MineStudio's default
     sim.reset()
     world = sim.voxel.unwrapped.world
@@ -346,3 +349,16 @@ def test_info_has_minerls_statistics_location_and_a_resized_image(water_log_wate
     assert info["pickup"]["oak_log"] == 3, "counted since the hard reset"
     sim.reset()
     assert sim.info["pickup"] == {}, "a hard reset starts the counts again"
+
+
+def test_a_command_takes_a_game_tick_as_minerls_chat_action_does(water_log_water):
+    task, _ = water_log_water
+    for ticks, later in ((True, 1), (False, 0)):
+        sim = VoxelMinecraftSim(seed=SEED, num_empty_frames=0, command_ticks=ticks,
+                                **env_kwargs(task, (24, 32)))
+        sim.reset()
+        world = sim.voxel.unwrapped.world
+        before = world.t
+        obs, reward, done, info = sim.env.execute_cmd("/give @p minecraft:oak_log 3")
+        assert world.t == before + later
+        assert obs["inventory"][0] == {"type": "oak_log", "quantity": 3} and not done
