@@ -127,12 +127,15 @@ def long_instruction_episode(spec: RunSpec) -> Record:
 def long_navigation_episode(spec: RunSpec) -> Record:
     """One Long-Navigation episode: goals reached, and each goal's scene, frame and duration."""
     task = spec.task
+    trace = requested_trace()
     with make_env(world=task.world) as env:
         agent = build_agent(spec.agent)
         sampler = resident_memory(spec, agent)
         record = ln.run_long_navigation(env, agent, make_encoder(spec.agent.encoder.kind),
                                         spec.seed, steps=task.steps, goal_limit=task.goal_limit,
-                                        radius=task.radius, route=task.route, callbacks=sampler)
+                                        radius=task.radius, route=task.route,
+                                        callbacks=[*sampler, *([trace] if trace else [])])
+        keep_trace(record, trace, agent, env, spec)
     if sampler:
         record["rss"] = sampler[0].samples
     return record
@@ -222,6 +225,7 @@ class LongNavigation(LongTaskExperiment):
     options = ("agent", "steps", "capacity", "task_limit", "radius", "rss_every", *AGENT_PARTS,
                "image_goal_target", *MODE_SELECTOR_OPTIONS)
     episode = staticmethod(long_navigation_episode)
+    traces = True
     world, metric, paper = ln.WORLD, "goals_reached", PAPER_GOALS_REACHED
 
     def task(self, config: LongTaskConfig) -> LongNavigationTask:

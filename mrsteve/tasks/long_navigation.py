@@ -35,6 +35,7 @@ from mrsteve.protocols import GoalAgent
 from mrsteve.seeding import episode_rng
 from mrsteve.spaces import Action, Observation
 from mrsteve.tasks.driver import Driver, EpisodeCallback, Step
+from mrsteve.tasks.outcomes import TaskOutcome
 
 WORLD = "long_navigation"
 SCENES = ("zombies", "water", "sugar_cane", "spiders", "trees", "house")
@@ -237,8 +238,9 @@ def run_long_navigation(env: Any, agent: GoalAgent, encoder: Encoder, seed: int,
                         callbacks: Sequence[EpisodeCallback] = ()) -> dict[str, Any]:
     """One Long-Navigation episode of ``steps`` steps (exploration phase included) on ``env``
     (the ``long_navigation`` world, no no-op steps): its record. ``encoder`` embeds the goal
-    frames (a fresh encoder of the agent's kind); ``callbacks`` see every step from the first
-    scene on."""
+    frames (a fresh encoder of the agent's kind); ``callbacks`` see the episode from the first
+    scene on (``on_reset`` there, then every step), and each goal as a task ("go to the
+    <scene>", ended when reached or given up)."""
     if steps <= route.steps:
         raise ValueError(f"steps must exceed the exploration phase's {route.steps}, got {steps}")
     if goal_limit < 1 or radius <= 0:
@@ -252,6 +254,8 @@ def run_long_navigation(env: Any, agent: GoalAgent, encoder: Encoder, seed: int,
     driver.step(WAIT)  # the first observation at the first scene
     driver.anchor()  # where the episode starts: its frame, step 0
     driver.callbacks = list(callbacks)
+    for callback in driver.callbacks:  # the episode, as callbacks see it, starts here
+        callback.on_reset(env, driver.obs, driver.frame)
     agent.reset(driver.view, episode_rng(seed), info["camera"])
     encoder.reset()
     goal_frames = explore(driver, agent, encoder, visits, route)
@@ -269,8 +273,13 @@ def run_long_navigation(env: Any, agent: GoalAgent, encoder: Encoder, seed: int,
             return step is not None and math.hypot(step.obs["pose"][0] - goal[0],
                                                    step.obs["pose"][2] - goal[1]) <= radius
 
+        task = TaskOutcome(f"go to the {scene}", start)
+        for callback in driver.callbacks:
+            callback.on_task_start(task)
         last = driver.run(agent.act, steps=min(goal_limit, steps - start), until=arrived)
         reached = arrived(last)
+        for callback in driver.callbacks:
+            callback.on_task_end(TaskOutcome(task.item, start, driver.t, reached))
         goals.append([scene, goal_frames.steps[scene][pick], start, driver.t - start, reached])
     return {
         "steps": driver.t,

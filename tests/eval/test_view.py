@@ -219,3 +219,19 @@ def test_a_long_path_is_thinned_evenly():
     assert len(trace.path) <= 100 and trace.path_every == 16
     assert [x for x, _ in trace.path] == [float(i * 16) for i in range(len(trace.path))], (
         "point i at step i * path_every")
+
+
+def test_a_long_navigation_episode_traces_its_goals_as_tasks(tmp_path):
+    """The episode starts, for its callbacks, at the first scene; each goal is a task."""
+    out = tmp_path / "ln"
+    result = CliRunner().invoke(app, ["eval", "long-navigation", "--agent", "mrsteve",
+                                      "--steps", "12600", "--episodes", "1", "--trace",
+                                      "--no-progress", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    (path,) = find_traces(out)
+    trace = read_trace(path)
+    (record,) = records(out)
+    assert trace["steps"] == record["steps"] == 12600
+    assert [task["start"] for task in trace["tasks"]] == [goal[2] for goal in record["goals"]]
+    assert [task["success"] for task in trace["tasks"]] == [goal[4] for goal in record["goals"]]
+    assert all(task["item"].startswith("go to the ") for task in trace["tasks"])
