@@ -289,7 +289,7 @@ def settle_read(
         rescored += _score_missing(scores, np.flatnonzero(upper >= best_lower), slots,
                                    embeddings, query)
     distance = _ground_distances(pose, np.arange(count), near_x, near_z)
-    order = np.argsort(distance)  # runs of equal distance are ordered below
+    order = nearest_first(distance)  # runs of equal distance are ordered below
     start = 0
     while start < count:
         stop = start + 1
@@ -920,7 +920,7 @@ def order_frames(
     (both sorts are stable: equal keys keep the order the frames were found in)."""
     order = best_first(scores)
     if by_distance:
-        order = order[np.argsort(_ground_distances(pose, order, near_x, near_z), kind="mergesort")]
+        order = order[nearest_first(_ground_distances(pose, order, near_x, near_z))]
     count = order.shape[0]
     ordered_t = np.empty(count, np.int64)
     ordered_pose = np.empty((count, 5), np.float32)
@@ -980,6 +980,41 @@ def best_first(scores: np.ndarray) -> np.ndarray:
         for index in range(count):
             row = order[index]
             bucket = (keys[row] >> shift) & (buckets - 1)
+            spare[starts[bucket]] = row
+            starts[bucket] += 1
+        order, spare = spare, order
+    return order
+
+
+_DISTANCE_BITS = 11
+"""Bits of a distance key sorted per pass of :func:`nearest_first` (six passes cover 64)."""
+
+
+@numba.njit(cache=True, nogil=True)
+def nearest_first(distance: np.ndarray) -> np.ndarray:
+    """Indices that order the non-negative float64 ``distance`` from smallest to largest,
+    stably: an LSD radix sort on the floats' bits (a non-negative float's bits sort as it does),
+    11 bits a pass, a pass skipped where every key has the same digit (the high bits of a read's
+    distances mostly agree). At a read's ~2,000 frames about 4x faster than numba's argsort."""
+    count = distance.shape[0]
+    keys = np.ascontiguousarray(distance).view(np.uint64)
+    order = np.arange(count)
+    spare = np.empty(count, np.int64)
+    buckets = 1 << _DISTANCE_BITS
+    mask = np.uint64(buckets - 1)
+    starts = np.empty(buckets + 1, np.int64)
+    for shift in range(0, 64, _DISTANCE_BITS):
+        step = np.uint64(shift)
+        starts[:] = 0
+        for index in range(count):
+            starts[((keys[index] >> step) & mask) + 1] += 1
+        if count == 0 or starts[((keys[0] >> step) & mask) + 1] == count:
+            continue  # one digit for all: this pass would keep the order
+        for bucket in range(buckets):
+            starts[bucket + 1] += starts[bucket]
+        for index in range(count):
+            row = order[index]
+            bucket = (keys[row] >> step) & mask
             spare[starts[bucket]] = row
             starts[bucket] += 1
         order, spare = spare, order

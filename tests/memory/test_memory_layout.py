@@ -4,6 +4,7 @@ that holds exactly the clusters with frames, checked after every write of random
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from memory_streams import MEMORIES, clusters_events, random_frames
@@ -280,3 +281,15 @@ def test_size_buckets_keep_each_size_in_the_order_its_clusters_reached_it(moves)
     restored.restore(buckets.order(), sizes)
     assert restored.order().tolist() == buckets.order().tolist()
     assert restored.nbytes == buckets.nbytes
+
+
+@pytest.mark.parametrize("count", [0, 1, 2, 7, 2146])
+def test_reads_order_distances_as_a_stable_sort_does(count):
+    """The radix order of ground distances is numpy's stable argsort: ties keep the order the
+    frames were found in (then the read sorts them best first)."""
+    from mrsteve.memory.kernels import nearest_first
+
+    rng = np.random.default_rng(count)
+    for distance in (rng.random(count) * 400.0, rng.integers(0, 4, count).astype(np.float64),
+                     np.zeros(count), rng.integers(0, 10**9, count).astype(np.float64) ** 2):
+        assert np.array_equal(nearest_first(distance), np.argsort(distance, kind="stable"))
