@@ -24,8 +24,9 @@ Minecraft (:mod:`mrsteve.minecraft.sim`) runs here unchanged:
 - actions are MineRL's environment actions: the buttons, ``camera`` degrees, and ``hotbar.N``,
   which holds the item in slot ``N - 1`` (an empty slot: an empty hand); ``inventory``, ``drop``,
   ``ESC``, ``pickItem`` and ``swapHands`` do nothing here;
-- ``sim.env.execute_cmd`` runs ``/give`` and ``/clear`` (Minecraft's syntax) and takes a game
-  tick, as MineRL does; with ``command_ticks=False`` the command lands between steps, as the
+- ``sim.env.execute_cmd`` runs ``/give``, ``/clear``, ``/tp`` and ``/summon`` (Minecraft's
+  syntax; ``/time``, ``/weather``, ``/gamerule`` and ``/difficulty`` change nothing here) and takes
+  a game tick, as MineRL does; with ``command_ticks=False`` the command lands between steps, as the
   package's own tasks give items (so, with ``num_empty_frames=0`` too, the facade runs the
   package's episode step for step).
 """
@@ -48,6 +49,14 @@ N_SLOTS = 36
 
 IGNORED_KEYS = ("ESC", "pickItem", "swapHands", "chat")
 """MineRL action keys the package's world has no use for (``chat`` when empty)."""
+
+COMMAND_USAGE = ("commands are /give @p minecraft:ITEM [COUNT], /clear @p [minecraft:ITEM], "
+                 "/tp @p X Y Z [YAW PITCH] (~ for relative), /summon minecraft:MOB [X Y Z], and "
+                 "/time, /weather, /gamerule, /difficulty (accepted, no effect here)")
+"""What :meth:`VoxelMinecraftSim.run_command` accepts, in one line."""
+
+IGNORED_COMMANDS = ("/time", "/weather", "/gamerule", "/difficulty")
+"""Minecraft commands MineStudio's callbacks send that the package's world has nothing for."""
 
 NUM_EMPTY_FRAMES = 20
 """No-op steps after a reset, MineStudio's default (``MinecraftSim(num_empty_frames=20)``: past
@@ -234,27 +243,63 @@ class VoxelMinecraftSim:
     # -- commands --------------------------------------------------------------------------------
 
     def run_command(self, command: str) -> None:
-        """``/give @p minecraft:ITEM [COUNT]`` or ``/clear @p [minecraft:ITEM]`` on the world."""
+        """Run one of Minecraft's commands on the world (:data:`COMMAND_USAGE`): ``/give``,
+        ``/clear``, ``/tp`` and ``/summon`` act; ``/time``, ``/weather``, ``/gamerule`` and
+        ``/difficulty`` are accepted and change nothing (the world has no day, weather or game
+        rules); anything else is refused naming those."""
         words = shlex.split(command)
-        usage = ("commands are /give @p minecraft:ITEM [COUNT] and /clear @p [minecraft:ITEM], "
-                 f"got {command!r}")
-        if len(words) < 2 or words[1] != "@p" or words[0] not in ("/give", "/clear"):
-            raise ValueError(usage)
-        item = None
-        if len(words) > 2:
-            index = self.names.index(words[2])
-            if index is None:
-                raise ValueError(f"no item of the world is Minecraft's {words[2]!r}")
-            item = self.names.items[index]
-        if words[0] == "/give":
-            if item is None or len(words) > 4:
-                raise ValueError(usage)
-            count = int(words[3]) if len(words) == 4 else 1
-            self.voxel.unwrapped.apply_commands({"give": {item: count}})
-        else:
-            if len(words) > 3:
-                raise ValueError(usage)
-            self.voxel.unwrapped.apply_commands({"clear": True if item is None else [item]})
+        name = words[0] if words else ""
+        if name in IGNORED_COMMANDS:
+            return
+        runs = {"/give": self._give, "/clear": self._clear, "/tp": self._teleport,
+                "/teleport": self._teleport, "/summon": self._summon}
+        if name not in runs:
+            raise ValueError(f"unknown command {command!r}; {COMMAND_USAGE}")
+        try:
+            runs[name](words[1:])
+        except (ValueError, IndexError, KeyError) as error:
+            raise ValueError(f"cannot run {command!r} ({error}); {COMMAND_USAGE}") from None
+
+    def _item(self, word: str) -> str:
+        index = self.names.index(word)
+        if index is None:
+            raise ValueError(f"no item of the world is Minecraft's {word!r}")
+        return self.names.items[index]
+
+    def _give(self, words: list[str]) -> None:
+        if len(words) not in (2, 3) or words[0] != "@p":
+            raise ValueError("/give takes @p, an item and a count")
+        count = int(words[2]) if len(words) == 3 else 1
+        self.voxel.unwrapped.apply_commands({"give": {self._item(words[1]): count}})
+
+    def _clear(self, words: list[str]) -> None:
+        if len(words) not in (1, 2) or words[0] != "@p":
+            raise ValueError("/clear takes @p and at most an item")
+        items = True if len(words) == 1 else [self._item(words[1])]
+        self.voxel.unwrapped.apply_commands({"clear": items})
+
+    def _position(self, words: list[str]) -> tuple[float, float, float]:
+        """``x y z``, each absolute or ``~``-relative to the player's feet."""
+        here = self.voxel.unwrapped.world.frame_pose[:3]  # the observation's frame, as /tp's
+        return tuple(float(here[axis]) + float(word[1:] or 0) if word.startswith("~")
+                     else float(word) for axis, word in enumerate(words))
+
+    def _teleport(self, words: list[str]) -> None:
+        if len(words) not in (4, 6) or words[0] != "@p":
+            raise ValueError("/tp takes @p, x y z and optionally yaw pitch")
+        x, y, z = self._position(words[1:4])
+        target = {"x": x, "y": y, "z": z}
+        if len(words) == 6:
+            target |= {"yaw": float(words[4]), "pitch": float(words[5])}
+        self.voxel.unwrapped.apply_commands({"teleport": target})
+
+    def _summon(self, words: list[str]) -> None:
+        if len(words) not in (1, 4):
+            raise ValueError("/summon takes a mob and optionally x y z")
+        kind = words[0].removeprefix("minecraft:")
+        x, _, z = self._position(words[1:4] if len(words) == 4 else ["~", "~", "~"])
+        self.voxel.unwrapped.apply_commands({"spawn_mobs": [{"kind": kind, "x": x, "z": z,
+                                                              "count": 1}]})
 
     # -- conversions -----------------------------------------------------------------------------
 

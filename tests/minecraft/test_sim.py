@@ -114,7 +114,7 @@ def test_the_facade_presents_minestudios_keys_and_hooks(water_log_water):
     assert info["equipped_items"]["mainhand"]["type"] == "air"
     assert info["mark"] == 6  # MineStudio keeps info keys from step to step until replaced
     with pytest.raises(ValueError, match="commands are /give"):
-        sim.env.execute_cmd("/summon cow")
+        sim.env.execute_cmd("/kill @e")
     with pytest.raises(ValueError, match="unknown action key 'equip'"):
         sim.step({"equip": 1})
     sim.close()
@@ -362,3 +362,25 @@ def test_a_command_takes_a_game_tick_as_minerls_chat_action_does(water_log_water
         obs, reward, done, info = sim.env.execute_cmd("/give @p minecraft:oak_log 3")
         assert world.t == before + later
         assert obs["inventory"][0] == {"type": "oak_log", "quantity": 3} and not done
+
+
+def test_tp_summon_and_the_commands_the_world_has_nothing_for(water_log_water):
+    task, _ = water_log_water
+    sim = VoxelMinecraftSim(seed=SEED, num_empty_frames=0, command_ticks=False,
+                            **env_kwargs(task, (24, 32)))
+    _, info = sim.reset()
+    x, z = info["player_pos"]["x"], info["player_pos"]["z"]
+    sim.env.execute_cmd("/tp @p ~3 ~ ~-2")
+    world = sim.voxel.unwrapped.world
+    assert world.frame_pose[0] == pytest.approx(x + 3, abs=1e-4)
+    assert world.frame_pose[2] == pytest.approx(z - 2, abs=1e-4)
+    sim.env.execute_cmd("/tp @p ~ ~ ~ 90 10")
+    assert world.frame_pose[3:] == pytest.approx((90.0, 10.0))
+    mobs = len(world.mob_boxes())
+    sim.env.execute_cmd("/summon minecraft:sheep ~2 ~ ~")
+    assert len(world.mob_boxes()) == mobs + 1
+    for ignored in ("/time set day", "/weather clear", "/gamerule doMobSpawning false"):
+        sim.env.execute_cmd(ignored)
+    for bad, said in (("/summon minecraft:dragon", "dragon"), ("/tp @p 1 2", "/tp takes")):
+        with pytest.raises(ValueError, match=said):
+            sim.env.execute_cmd(bad)
