@@ -359,7 +359,7 @@ def test_a_command_takes_a_game_tick_as_minerls_chat_action_does(water_log_water
         sim.reset()
         world = sim.voxel.unwrapped.world
         before = world.t
-        obs, reward, done, info = sim.env.execute_cmd("/give @p minecraft:oak_log 3")
+        obs, _, done, _ = sim.env.execute_cmd("/give @p minecraft:oak_log 3")
         assert world.t == before + later
         assert obs["inventory"][0] == {"type": "oak_log", "quantity": 3} and not done
 
