@@ -11,7 +11,7 @@ from mrsteve.cli.output import check_outputs, fail, writing_results
 
 EXAMPLES = """Examples:
 
-  mrsteve demo && mrsteve view runs/demo-aba-sparse-water-log-water-mrsteve-seed0
+  mrsteve demo && mrsteve view runs/demo-water-log-water-mrsteve-seed0
 
   mrsteve eval aba-sparse --task water-log-water --episodes 3 --trace --out runs/aba
 
