@@ -300,15 +300,7 @@ def settle_read(
             rescored += _score_missing(scores, run, slots, embeddings, query)
             _sort_best_first(run, scores)
         start = stop
-    ordered_t = np.empty(count, np.int64)
-    ordered_pose = np.empty((count, 5), np.float32)
-    ordered_scores = np.empty(count, np.float32)
-    for index in range(count):
-        row = order[index]
-        ordered_t[index] = t[row]
-        for field in range(5):
-            ordered_pose[index, field] = pose[row, field]
-        ordered_scores[index] = scores[row]
+    ordered_t, ordered_pose, ordered_scores = _in_order(order, t, pose, scores)
     return ordered_t, ordered_pose, ordered_scores, _best(scores), rescored
 
 
@@ -921,17 +913,24 @@ def order_frames(
     order = best_first(scores)
     if by_distance:
         order = order[nearest_first(_ground_distances(pose, order, near_x, near_z))]
+    return _in_order(order, t, pose, scores)
+
+
+@numba.njit(cache=True, nogil=True)
+def _in_order(order: np.ndarray, t: np.ndarray, pose: np.ndarray,
+              scores: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(t, pose, scores)`` of the frames taken in ``order``."""
     count = order.shape[0]
     ordered_t = np.empty(count, np.int64)
     ordered_pose = np.empty((count, 5), np.float32)
-    ordered_score = np.empty(count, np.float32)
+    ordered_scores = np.empty(count, np.float32)
     for index in range(count):
         row = order[index]
         ordered_t[index] = t[row]
         for field in range(5):
             ordered_pose[index, field] = pose[row, field]
-        ordered_score[index] = scores[row]
-    return ordered_t, ordered_pose, ordered_score
+        ordered_scores[index] = scores[row]
+    return ordered_t, ordered_pose, ordered_scores
 
 
 @numba.njit(cache=True, nogil=True)

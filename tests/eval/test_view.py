@@ -198,15 +198,19 @@ def test_the_page_opens_in_headless_chromium_showing_map_and_timeline(traced_run
         "the explore colour of the path and the timeline")
 
 
-def test_a_long_instruction_episode_keeps_a_bounded_trace_too(tmp_path):
-    out = tmp_path / "li"
-    result = CliRunner().invoke(app, ["eval", "long-instruction", "--agent", "mrsteve",
-                                      "--steps", "2000", "--episodes", "1", "--trace",
-                                      "--no-progress", "--out", str(out)])
+def one_traced_episode(out: Path, experiment: str, steps: int) -> tuple[dict, dict]:
+    """``(trace, record)`` of one MrSteve episode of ``experiment`` run with --trace."""
+    result = CliRunner().invoke(app, ["eval", experiment, "--agent", "mrsteve", "--steps",
+                                      str(steps), "--episodes", "1", "--trace", "--no-progress",
+                                      "--out", str(out)])
     assert result.exit_code == 0, result.output
     (path,) = find_traces(out)
-    trace = read_trace(path)
     (record,) = records(out)
+    return read_trace(path), record
+
+
+def test_a_long_instruction_episode_keeps_a_bounded_trace_too(tmp_path):
+    trace, record = one_traced_episode(tmp_path / "li", "long-instruction", 2000)
     assert trace["steps"] == 2000 and len(trace["tasks"]) == record["tasks_given"]
     assert trace["memory"]["frames"] > 0 and trace["map"] is not None
 
@@ -223,14 +227,7 @@ def test_a_long_path_is_thinned_evenly():
 
 def test_a_long_navigation_episode_traces_its_goals_as_tasks(tmp_path):
     """The episode starts, for its callbacks, at the first scene; each goal is a task."""
-    out = tmp_path / "ln"
-    result = CliRunner().invoke(app, ["eval", "long-navigation", "--agent", "mrsteve",
-                                      "--steps", "12600", "--episodes", "1", "--trace",
-                                      "--no-progress", "--out", str(out)])
-    assert result.exit_code == 0, result.output
-    (path,) = find_traces(out)
-    trace = read_trace(path)
-    (record,) = records(out)
+    trace, record = one_traced_episode(tmp_path / "ln", "long-navigation", 12600)
     assert trace["steps"] == record["steps"] == 12600
     assert [task["start"] for task in trace["tasks"]] == [goal[2] for goal in record["goals"]]
     assert [task["success"] for task in trace["tasks"]] == [goal[4] for goal in record["goals"]]
