@@ -5,8 +5,9 @@ recipe in the embedded world (torch, the ``train`` extra).
    competent play: the scripted skills (:class:`~mrsteve.control.skills.ScriptedSkills`)
    obtaining each item of the task catalog, holding the task's tool, in procedural
    calibration worlds with herds (:data:`INSTRUCTION_WORLDS`; never an evaluation map),
-   starting within 12 blocks of a target in ``near_share`` of the episodes and at the world's
-   spawn otherwise (so searching is in the data too). Every step keeps the RGB frame, the keys
+   starting within 12 blocks of a target in ``near_share`` of the episodes, 20 to 40 blocks from
+   the nearest one in ``far_share`` (out of view range, as STEVE-1's human data has the player
+   search) and at the world's spawn otherwise (so searching is in the data too). Every step keeps the RGB frame, the keys
    and camera the skills pressed (camera binned as VPT bins it), and the pixel encoder's clip
    embedding of the 16 frames ending there (MineCLIP's role). Beyond STEVE-1, a few steps now
    and then have the camera's pitch pushed off while the skills label (DART's remedy for a
@@ -20,7 +21,8 @@ recipe in the embedded world (torch, the ``train`` extra).
    Each episode is cloned up to the step its item last arrived (its idle tail would teach
    digging in place under any goal).
 3. **DAgger** (beyond STEVE-1, which only clones; Ross et al., 2011): in each round the policy
-   acts from a start near a target with its prior's goal, the scripted skills label every step
+   acts from a start near a target (or, in ``dagger_far_share`` of the episodes, out of view
+   range of every target) with its prior's goal, the scripted skills label every step
    it takes as a teacher (:attr:`~mrsteve.control.skills.SkillConfig.labelling`), and training
    goes on over the cloned steps and every round's, the rounds' steps under the goal the policy
    was given. Cloning alone leaves the policy in states the skills' own play never reaches
@@ -91,6 +93,10 @@ class InstructionTrainingConfig:
     near_share: float = 0.75
     """Share of the episodes that start within ``near_distance`` blocks of a target."""
     near_distance: float = 12.0
+    far_share: float = 0.0
+    """Share of the episodes that start ``far_distance`` blocks from the nearest target (out of
+    view range: the skills must search); the rest start at the world's spawn."""
+    far_distance: tuple[float, float] = (20.0, 40.0)
     nudge_rate: float = 0.02
     """Chance per rendered step that a nudge starts (beyond STEVE-1, DART's remedy for a
     scripted teacher): for ``nudge_steps`` steps the camera's pitch turns ``nudge_degrees`` a
@@ -116,6 +122,9 @@ class InstructionTrainingConfig:
     episodes of the policy, started near a target and ended at its first success or after
     ``episode_steps``."""
     dagger_episodes: int = 300
+    dagger_far_share: float = 0.0
+    """Share of each round's episodes started ``far_distance`` from the nearest target, so the
+    teacher labels the policy's search too (the rest start near one)."""
     dagger_steps: int = 1000
     """Optimiser steps after each round, the learning rate on a half cosine from
     ``dagger_learning_rate``."""
@@ -182,14 +191,24 @@ class InstructionTrainingConfig:
         PitchNudges(self.nudge_rate, self.nudge_steps, self.nudge_degrees)  # checks them
         if not (0 <= self.near_share <= 1 and 0 < self.prior_holdout < 1):
             raise ValueError("need 0 <= near_share <= 1 and 0 < prior_holdout < 1")
+        if not (0 <= self.far_share <= 1 - self.near_share and 0 <= self.dagger_far_share <= 1):
+            raise ValueError(f"need 0 <= far_share <= 1 - near_share and 0 <= dagger_far_share "
+                             f"<= 1, got {self.far_share} and {self.dagger_far_share}")
+        low, high = self.far_distance
+        if not 0 <= low <= high:
+            raise ValueError(f"far_distance must be 0 <= low <= high, got {self.far_distance}")
 
     def recipe(self) -> dict[str, Any]:
         """The settings as the weights record them (``info["training"]``): all of them, the
-        camera's validation scales only when they try one of their own, so weights and run
-        folders made before those existed keep the recipe they recorded."""
+        camera's validation scales only when they try one of their own and the far starts only
+        when there are some, so weights and run folders made before those existed keep the
+        recipe they recorded."""
         settings = asdict(self)
         if self.validation_camera_guidance == (None,):
             del settings["validation_camera_guidance"]
+        if not (self.far_share or self.dagger_far_share):
+            for name in ("far_share", "far_distance", "dagger_far_share"):
+                del settings[name]
         return settings
 
     def validation_settings(self) -> dict[str, Any]:
@@ -203,6 +222,8 @@ class InstructionTrainingConfig:
                   self.seed, INSTRUCTION_WORLDS]
         if self.nudge_rate:
             fields += [self.nudge_rate, self.nudge_steps, self.nudge_degrees]
+        if self.far_share:
+            fields += [self.far_share, list(self.far_distance)]
         return hashlib.sha256(json.dumps(fields).encode()).hexdigest()[:16]
 
 
@@ -358,13 +379,16 @@ def collect_episodes(config: InstructionTrainingConfig, seed: int, episodes: int
             task = catalog.item(items[(first + episode) % len(items)])
             driver, info = next(worlds)
             world = driver.env.unwrapped.world
-            if rng.random() < config.near_share:
+            draw = rng.random()
+            if draw < config.near_share + config.far_share:
+                distance = ((0.0, config.near_distance) if draw < config.near_share
+                            else config.far_distance)
                 try:
                     skill = skills.skill(task.prompts.execute)
                     start_near(driver, target_positions(world, skill.targets, skill.on_mobs),
-                               rng, (0.0, config.near_distance))
+                               rng, distance)
                 except ValueError:
-                    pass  # no target in this world: the episode starts at the spawn
+                    pass  # no place fits in this world: the episode starts at the spawn
             expert = ScriptedSkills(SkillConfig(labelling=weights is not None))
             expert.reset(rng, info["camera"])
             actor = None
@@ -558,18 +582,21 @@ def _train(out: Path, config: InstructionTrainingConfig, progress: bool,
         rounds = [Trajectories.load(out / f"dagger-{i}.npz")
                   for i in range(1, state["rounds"] + 1)]
         goals = prompt_goals(model, text)
-        near = replace(config, near_share=1.0)
+        starts = replace(config, near_share=1.0 - config.dagger_far_share,
+                         far_share=config.dagger_far_share)
     while state["rounds"] < config.dagger_rounds:
         number = state["rounds"] + 1
         weights = export_weights(model, architecture, {})
         walked = run.cached(
             f"dagger-{number}", f"{key}-{number}-{weights.sha256[:16]}",
             lambda weights=weights, number=number: collect(
-                near, config.seed + 1000 * number, config.dagger_episodes, weights),
+                starts, config.seed + 1000 * number, config.dagger_episodes, weights),
             Trajectories.load)
         reached = float(walked.episode_success().mean())
+        where = ("near a target" if not config.dagger_far_share else
+                 f"near a target or, {config.dagger_far_share:.0%} of them, out of view range")
         say(f"DAgger round {number}: the policy got its item in {reached:.0%} of "
-            f"{len(walked.prompt)} episodes started near a target")
+            f"{len(walked.prompt)} episodes started {where}")
         rounds.append(walked)
         loss = _dagger_round(model, optimiser, data, rounds, goals, config, number, progress)
         state["rounds"] = number
@@ -631,7 +658,7 @@ def validate(config: InstructionTrainingConfig, weights: InstructionWeights,
     fresh seeds of the training worlds, each started near a target and at most
     ``validation_steps`` long, in which the policy of ``weights`` got its item, for each of
     :func:`validation_setups` (the same episodes for each)."""
-    near = replace(config, near_share=1.0, episode_steps=config.validation_steps)
+    near = replace(config, near_share=1.0, far_share=0.0, episode_steps=config.validation_steps)
     captions = prompts()
     success = {}
     for name, scale, camera in validation_setups(config):
