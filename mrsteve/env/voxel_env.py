@@ -101,11 +101,13 @@ class VoxelEnv(gym.Env):
 
     ## Registered Configurations
     - ``mrsteve/Voxel-v0``: ``gymnasium.make("mrsteve/Voxel-v0", world=NAME, obs_size=(H, W),
-      max_steps=None, noop_steps=0, spawn_cycle=False)`` for every ``NAME`` of
+      max_steps=None, noop_steps=0, spawn_cycle=False, look="day")`` for every ``NAME`` of
       ``mrsteve.world.recipes.WORLD_RECIPES``: bounded maps and unbounded worlds (chunks generated
       as the player walks, :mod:`mrsteve.world.chunks`; the pose is then in the frame of the first
       loaded window). ``spawn_cycle=True`` runs Minecraft 1.11's passive spawn cycle
-      (:mod:`mrsteve.world.spawning`).
+      (:mod:`mrsteve.world.spawning`). ``look`` is the light the frames are rendered in:
+      ``day``, or ``dusk`` and ``overcast``, which no learned part is trained on
+      (:data:`~mrsteve.world.render.LOOKS`).
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"], "render_fps": 20}
@@ -120,6 +122,7 @@ class VoxelEnv(gym.Env):
         render_mode: str | None = None,
         config: WorldConfig | None = None,
         spawn_cycle: bool = False,
+        look: str = "day",
     ):
         if isinstance(world, str):
             check_name(world, WORLD_RECIPES, "world")
@@ -159,7 +162,10 @@ class VoxelEnv(gym.Env):
         self.item_names = self.content.item_names
         self.recipe_names = load_recipes().names
         """The craftable items, in the ``craft`` action's order (``k`` crafts ``[k - 1]``)."""
-        self._renderer = Renderer(*self.obs_size, fov_deg=fov_deg, content=self.content)
+        self._renderer = Renderer(*self.obs_size, fov_deg=fov_deg, content=self.content,
+                                  look=look)
+        self.look = look
+        """The light the world is rendered in (:data:`~mrsteve.world.render.LOOKS`)."""
         self.camera: Camera = self._renderer.camera
         """The camera the observations are rendered with (also ``info["camera"]`` after
         ``reset``): parts that turn pixels into world points take it from here."""

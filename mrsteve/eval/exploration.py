@@ -21,13 +21,14 @@ walkable area inside the walls.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from mrsteve.agent.factory import EXPLORERS, build_agent, explorer_agent_config
 from mrsteve.agent.parts import AgentParts
+from mrsteve.digests import OMITTED_WHEN_DEFAULT
 from mrsteve.env import make_env
 from mrsteve.env.voxel_env import DEFAULT_OBS_SIZE
 from mrsteve.eval.experiment import Experiment
@@ -38,6 +39,7 @@ from mrsteve.naming import check_name, choose
 from mrsteve.tasks.driver import compact_trajectory
 from mrsteve.tasks.exploration import METRICS, run_exploration
 from mrsteve.world.recipes import WORLD_RECIPES
+from mrsteve.world.render import LOOKS
 
 PAPER_RESULTS = {
     "count-based": (84.42, 0.38),  # Count-based + VPT-Nav (ours)
@@ -90,11 +92,15 @@ class ExplorationTaskConfig(AgentParts):
     """The record keeps every this-many-th position of the trajectory (for plots)."""
     obs_size: tuple[int, int] = DEFAULT_OBS_SIZE
     """``(height, width)`` of the observations."""
+    look: str = field(default="day", metadata=OMITTED_WHEN_DEFAULT)
+    """The light the world is rendered in: day, or dusk or overcast, looks no learned part is
+    trained on (held-out evaluation)."""
 
     def __post_init__(self) -> None:
         choose(self.agent, list(EXPLORERS), "agent")
         super().__post_init__()
         check_name(self.world, WORLD_RECIPES, "world")
+        check_name(self.look, LOOKS, "look")
         if min(self.steps, self.grid, self.trajectory_every) < 1:
             raise ValueError(f"steps, grid and trajectory_every must be >= 1, got {self}")
         for name in ("patch_size", "area"):
@@ -134,6 +140,7 @@ class ExplorationTask:
     trajectory_every: int
     obs_size: tuple[int, int]
     area: float | None = None
+    look: str = field(default="day", metadata=OMITTED_WHEN_DEFAULT)
 
 
 def not_comparable(source: str, setup: dict) -> str:
@@ -149,7 +156,7 @@ def exploration_episode(spec: RunSpec) -> Record:
     """One episode of the explorer the spec's tree describes: metrics, goals and the trajectory
     (every ``trajectory_every``-th position, rounded to 0.01 block)."""
     task = spec.task
-    with make_env(world=task.world, obs_size=task.obs_size) as env:
+    with make_env(world=task.world, obs_size=task.obs_size, look=task.look) as env:
         episode = run_exploration(env, build_agent(spec.agent), seed=spec.seed, steps=task.steps,
                                   grid=task.grid, linger_steps=task.linger_steps, area=task.area)
     return {
@@ -175,7 +182,7 @@ class Exploration(Experiment):
     choices = {"agent": EXPLORERS}
     options = ("agent", "parts", "navigator", "navigator_weights", "vpt_nav_weights",
                "instruction_policy", "steve1_weights", "steve1_prior", "mineclip_weights",
-               "steps", "world", "area", "patch_size")
+               "steps", "world", "area", "patch_size", "look")
     agent_options = ("parts", "navigator", "navigator_weights", "vpt_nav_weights",
                      "instruction_policy", "steve1_weights", "steve1_prior", "mineclip_weights")
     default_episodes = 20
@@ -183,7 +190,8 @@ class Exploration(Experiment):
 
     def groups(self, config: ExplorationTaskConfig) -> list[Group]:
         task = ExplorationTask(config.world, config.steps, config.grid, config.linger_steps,
-                               config.trajectory_every, tuple(config.obs_size), config.area)
+                               config.trajectory_every, tuple(config.obs_size), config.area,
+                               config.look)
         return [Group(RunSpec(self.name, name, "exploration", task,
                               explorer_agent_config(name, patch_size=config.goal_patch,
                                                     navigator=config.navigator,

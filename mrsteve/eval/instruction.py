@@ -22,7 +22,7 @@ presses aimed at a target of the item's skill.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -30,17 +30,20 @@ from mrsteve.agent.factory import agent_config, build_agent
 from mrsteve.agent.parts import AgentParts
 from mrsteve.agent.registry import BUILT_IN_INSTRUCTION_POLICIES
 from mrsteve.control.skill_book import load_skills
+from mrsteve.digests import OMITTED_WHEN_DEFAULT
 from mrsteve.env import make_env
 from mrsteve.env.voxel_env import DEFAULT_OBS_SIZE
 from mrsteve.eval.experiment import Experiment
 from mrsteve.eval.records import Record
 from mrsteve.eval.results import format_metric, format_table
 from mrsteve.eval.spec import Group, RunSpec
-from mrsteve.naming import choose
+from mrsteve.naming import check_name, choose
 from mrsteve.seeding import episode_rng
 from mrsteve.tasks import placement as placing
 from mrsteve.tasks.catalog import load_catalog
 from mrsteve.tasks.driver import Driver
+from mrsteve.world.recipes import WORLD_RECIPES
+from mrsteve.world.render import LOOKS
 
 PLACEMENTS = ("near", "far")
 """Where an episode puts the agent relative to the item's targets (module docstring)."""
@@ -135,10 +138,17 @@ class InstructionTaskConfig(AgentParts):
     near_distance: float = 12.0
     far_distance: tuple[float, float] = (20.0, 40.0)
     world: str = "plains"
+    """The world recipe (plains: ABA-Random's; heldout_highlands: a family no learned part
+    trains or is tuned on)."""
     obs_size: tuple[int, int] = DEFAULT_OBS_SIZE
+    look: str = field(default="day", metadata=OMITTED_WHEN_DEFAULT)
+    """The light the world is rendered in: day, or dusk or overcast, looks no learned part is
+    trained on (held-out evaluation)."""
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        check_name(self.world, WORLD_RECIPES, "world")
+        check_name(self.look, LOOKS, "look")
         self.items  # noqa: B018 (its checks, its messages)
         choose(self.placement, list(PLACEMENTS), "placement")
         if self.max_steps < 1 or not 0 < self.near_distance:
@@ -169,6 +179,7 @@ class InstructionTask:
     world: str
     max_steps: int
     obs_size: tuple[int, int]
+    look: str = field(default="day", metadata=OMITTED_WHEN_DEFAULT)
 
 
 def instruction_episode(spec: RunSpec) -> Record:
@@ -179,7 +190,7 @@ def instruction_episode(spec: RunSpec) -> Record:
     options = {"clear": True}
     if item.tool is not None:
         options.update(give={item.tool: 1}, equip=item.tool)
-    with make_env(world=task.world, obs_size=task.obs_size) as env:
+    with make_env(world=task.world, obs_size=task.obs_size, look=task.look) as env:
         driver = Driver(env)
         info = driver.reset(seed=spec.seed, options=options)
         world = env.unwrapped.world
@@ -224,7 +235,7 @@ class Instruction(Experiment):
                 "--item log,beef --instruction-policy scripted,learned --placement near")
     config_type = InstructionTaskConfig
     choices = {"instruction_policy": BUILT_IN_INSTRUCTION_POLICIES}
-    options = ("item", "parts", "instruction_policy", "placement", "max_steps")
+    options = ("item", "parts", "instruction_policy", "placement", "max_steps", "world", "look")
     default_episodes = 10
     episode = staticmethod(instruction_episode)
 
@@ -236,7 +247,8 @@ class Instruction(Experiment):
                 if placement == "far" and item in EVERYWHERE:
                     continue
                 task = InstructionTask(item, placement, tuple(distances[placement]),
-                                       config.world, config.max_steps, tuple(config.obs_size))
+                                       config.world, config.max_steps, tuple(config.obs_size),
+                                       config.look)
                 for policy in config.policies:
                     tree = agent_config("steve1", parts=config.parts, instruction_policy=policy)
                     groups.append(Group(RunSpec(self.name, f"{item}.{placement}.{policy}",

@@ -23,7 +23,7 @@ about five times what walking 20 blocks takes.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -33,18 +33,24 @@ from mrsteve.agent.factory import build_agent, navigator_agent_config
 from mrsteve.agent.parts import AgentParts
 from mrsteve.control.path_planning import WorldGround
 from mrsteve.control.registry import BUILT_IN_NAVIGATORS, navigator_spec
+from mrsteve.digests import OMITTED_WHEN_DEFAULT
 from mrsteve.env import make_env
 from mrsteve.env.voxel_env import DEFAULT_OBS_SIZE
 from mrsteve.eval.experiment import Experiment
 from mrsteve.eval.records import Record
 from mrsteve.eval.results import format_metric, format_table
 from mrsteve.eval.spec import Group, RunSpec
-from mrsteve.naming import choose
+from mrsteve.naming import check_name, choose
 from mrsteve.tasks.driver import compact_trajectory
 from mrsteve.tasks.navigation import METRICS, pick_goal, run_navigation
+from mrsteve.world.render import LOOKS
 
-TERRAINS = {"flat": "flat", "plains": "plains_nav", "mountain": "mountain", "river": "river"}
-"""Terrain names of the experiment and the world recipes they run on."""
+PAPER_TERRAINS = {"flat": "flat", "plains": "plains_nav", "mountain": "mountain",
+                  "river": "river"}
+"""The paper's terrain names and the world recipes they run on (``all``)."""
+TERRAINS = {**PAPER_TERRAINS, "highlands": "heldout_highlands"}
+"""Terrain names of the experiment and the world recipes they run on: the paper's, and the
+held-out highlands, which no navigator trains or is tuned on."""
 
 PAPER_NAVIGATORS = {
     # (SPL, success rate %) per terrain, appendix Table "Performance of different Low-Level
@@ -98,7 +104,7 @@ def paper_figures(navigator: str, training: Sequence | None) -> tuple[str, dict 
 
 def paper_tables() -> str:
     """The paper's two navigator tables as text (SPL (success %))."""
-    terrains = list(TERRAINS)
+    terrains = list(PAPER_TERRAINS)
 
     def cells(figures):
         return [f"{figures[t][0]:.3f} ({figures[t][1]} %)" for t in terrains]
@@ -121,7 +127,8 @@ class NavigationTaskConfig(AgentParts):
     settings (the conditioning and KL studies)."""
 
     terrain: str = "all"
-    """flat, plains, mountain, river (comma-separated, or 'all')."""
+    """flat, plains, mountain, river, or highlands (held out: no navigator trains or is tuned
+    there); comma-separated, or 'all' (the paper's four)."""
     max_steps: int = 1000
     """Steps before an episode fails (the paper does not say; 1000 = 50 s)."""
     min_distance: float = 10.0
@@ -134,9 +141,13 @@ class NavigationTaskConfig(AgentParts):
     """The record keeps every this-many-th position of the trajectory (for plots)."""
     obs_size: tuple[int, int] = DEFAULT_OBS_SIZE
     """``(height, width)`` of the observations."""
+    look: str = field(default="day", metadata=OMITTED_WHEN_DEFAULT)
+    """The light the world is rendered in: day, or dusk or overcast, looks no learned part is
+    trained on (held-out evaluation)."""
 
     def __post_init__(self) -> None:
-        choose(self.terrain, list(TERRAINS), "terrain")
+        self.terrains  # noqa: B018 (its checks, its messages)
+        check_name(self.look, LOOKS, "look")
         super().__post_init__()
         if not 0 < self.min_distance <= self.max_distance:
             raise ValueError(f"need 0 < min_distance <= max_distance, got {self.min_distance}, "
@@ -147,7 +158,7 @@ class NavigationTaskConfig(AgentParts):
 
     @property
     def terrains(self) -> list[str]:
-        return choose(self.terrain, list(TERRAINS), "terrain")
+        return choose(self.terrain, list(TERRAINS), "terrain", all_means=list(PAPER_TERRAINS))
 
     def check_parts(self) -> None:
         """The navigators to compare are built-in ones (several, or all) and run alone."""
@@ -194,6 +205,7 @@ class NavigationTask:
     success_radius: float
     trajectory_every: int
     obs_size: tuple[int, int]
+    look: str = field(default="day", metadata=OMITTED_WHEN_DEFAULT)
 
 
 def navigation_episode(spec: RunSpec) -> Record:
@@ -206,7 +218,7 @@ def navigation_episode(spec: RunSpec) -> Record:
         return pick_goal(WorldGround(blocks), start, rng, task,
                          across_water=task.terrain == "river")
 
-    with make_env(world=task.world, obs_size=task.obs_size) as env:
+    with make_env(world=task.world, obs_size=task.obs_size, look=task.look) as env:
         episode = run_navigation(env, build_agent(spec.agent), goal, seed=spec.seed,
                                  max_steps=task.max_steps)
     return {
@@ -228,7 +240,7 @@ class Navigation(Experiment):
     examples = ('--terrain all --navigator depth,straight --workers 2', '--terrain river --episodes 5 --plots runs/river-plots',)
     config_type = NavigationTaskConfig
     choices = {"navigator": BUILT_IN_NAVIGATORS}
-    options = ("terrain", "parts", "navigator", "navigator_weights", "max_steps")
+    options = ("terrain", "parts", "navigator", "navigator_weights", "max_steps", "look")
     agent_options = ("navigator_weights",)  # --navigator chooses the rows, --parts the default
     renamed_options = {"weights": "navigator_weights"}
     default_episodes = 20
@@ -240,7 +252,7 @@ class Navigation(Experiment):
         for terrain in config.terrains:
             task = NavigationTask(terrain, TERRAINS[terrain], config.max_steps,
                                   config.min_distance, config.max_distance, config.success_radius,
-                                  config.trajectory_every, tuple(config.obs_size))
+                                  config.trajectory_every, tuple(config.obs_size), config.look)
             trees = [navigator_agent_config(nav, success_radius=config.success_radius)
                      for nav in config.navigators]
             trees += [navigator_agent_config("learned", success_radius=config.success_radius,
@@ -284,9 +296,11 @@ class Navigation(Experiment):
             summary = summaries[group.label]
             terrain, tree = group.spec.task.terrain, group.spec.agent
             row, figures = paper_figures(tree.name, tree.training)
-            paper = "-" if figures is None else "{:.3f} ({} %)".format(*figures[terrain])
+            paper = ("-" if figures is None or terrain not in figures or config.look != "day"
+                     else "{:.3f} ({} %)".format(*figures[terrain]))
             name = group.label.partition(".")[2] or trained_label(tree)
-            rows.append([terrain, name, format_metric(summary["success_rate"], 1),
+            where = terrain if config.look == "day" else f"{terrain} ({config.look})"
+            rows.append([where, name, format_metric(summary["success_rate"], 1),
                          format_metric(summary["spl"], 3), paper, row])
         table = format_table(["terrain", "navigator", "success %", "SPL", "paper SPL (success)",
                               "paper row"], rows)

@@ -66,6 +66,7 @@ from mrsteve.train.layers import (
     action_head,
     causal_core,
     frame_encoder,
+    jitter_colours,
     optimise,
     torch_session,
 )
@@ -110,6 +111,11 @@ class InstructionTrainingConfig:
     """Relabelled goals stop at the moments the item arrived (:func:`relabel`), so the clips the
     prior gives at run time are the goals of the steps that led to them (beyond STEVE-1)."""
     goal_dropout: float = 0.1
+    colour_jitter: float = 0.0
+    """Strength of the photometric augmentation of the training batches
+    (:func:`~mrsteve.train.layers.jitter_colours`: each sequence's channels scaled by up to
+    ``exp(2 x colour_jitter)``; 0: none), so the policy is not bound to the training worlds'
+    one light."""
     until_last_success: bool = True
     """Clone each episode only up to the step its item last arrived
     (:meth:`Trajectories.until_last_success`): after it the skills cannot get more (a full
@@ -209,6 +215,8 @@ class InstructionTrainingConfig:
         if not (self.far_share or self.dagger_far_share):
             for name in ("far_share", "far_distance", "dagger_far_share"):
                 del settings[name]
+        if not self.colour_jitter:
+            del settings["colour_jitter"]
         return settings
 
     def validation_settings(self) -> dict[str, Any]:
@@ -760,7 +768,8 @@ def _epoch(model, optimiser, data: Trajectories, config: InstructionTrainingConf
         index = windows(data, rng, config.batch, config.sequence)
         goals = data.embedding[goal_step[index]]
         goals[rng.random(config.batch) < config.goal_dropout] = 0.0
-        loss = _batch_loss(model, goals, *(getattr(data, name)[index] for name in BATCH_FIELDS))
+        loss = _batch_loss(model, goals, *(getattr(data, name)[index] for name in BATCH_FIELDS),
+                           rng=rng, colour_jitter=config.colour_jitter)
         optimise(optimiser, loss, losses, bar)
     state["epoch"] += 1
     return float(np.mean(losses))
@@ -794,7 +803,8 @@ def _dagger_round(model, optimiser, cloned: Trajectories, rounds: list[Trajector
         goal[rng.random(config.batch) < config.goal_dropout] = 0.0
         loss = _batch_loss(model, goal, *(np.concatenate([getattr(cloned, name)[copied],
                                                           getattr(walked, name)[index]])
-                                          for name in BATCH_FIELDS))
+                                          for name in BATCH_FIELDS),
+                           rng=rng, colour_jitter=config.colour_jitter)
         optimise(optimiser, loss, losses, bar)
     return float(np.mean(losses))
 
@@ -804,11 +814,14 @@ BATCH_FIELDS = ("rgb", "segment", "buttons", "camera")
 
 
 def _batch_loss(model, goals: np.ndarray, rgb: np.ndarray, segment: np.ndarray,
-                buttons: np.ndarray, camera: np.ndarray):
+                buttons: np.ndarray, camera: np.ndarray, *, rng: np.random.Generator,
+                colour_jitter: float = 0.0):
     """The cloning loss (:func:`~mrsteve.train.navigator.action_loss`) of a batch of
-    sequences ``[B, L]`` under ``goals [B, L, goal_dim]``."""
+    sequences ``[B, L]`` under ``goals [B, L, goal_dim]``, its frames jittered
+    (:func:`~mrsteve.train.layers.jitter_colours`) with strength ``colour_jitter``."""
     import torch
 
+    rgb = jitter_colours(rgb, rng, colour_jitter)
     predicted = model(torch.from_numpy(rgb), torch.from_numpy(goals), torch.from_numpy(segment))
     return action_loss(*predicted, torch.from_numpy(buttons), torch.from_numpy(camera))
 

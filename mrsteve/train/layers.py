@@ -108,6 +108,20 @@ def action_head(dim: int, buttons: int, camera_bins: int):
     return ActionHead()
 
 
+def jitter_colours(rgb: np.ndarray, rng: np.random.Generator, strength: float) -> np.ndarray:
+    """Photometric augmentation of a batch of frame sequences ``uint8[B, L, H, W, 3]``: each
+    sequence's channels are scaled by ``exp(u_c + v)``, ``u_c`` and ``v`` drawn uniformly from
+    ``[-strength, strength]`` (a tint and a brightness, the same over the sequence, as light
+    changes little within an episode), clipped to 0-255; ``strength`` 0 returns ``rgb``."""
+    if not strength:
+        return rgb
+    batch = rgb.shape[0]
+    gains = np.exp(rng.uniform(-strength, strength, (batch, 3))
+                   + rng.uniform(-strength, strength, (batch, 1)))
+    shape = (batch,) + (1,) * (rgb.ndim - 2) + (3,)
+    return np.clip(rgb * gains.reshape(shape).astype(np.float32), 0, 255).astype(np.uint8)
+
+
 def optimise(optimiser, loss, losses: list[float], bar) -> None:
     """One gradient step of ``optimiser`` on ``loss``; the loss is appended to ``losses`` and the
     mean of the last 20 shown on ``bar`` (a tqdm progress bar)."""

@@ -16,7 +16,9 @@ per face, a 4 x 4 texel brightness pattern and darkened edges up close; thin pla
 two crossed quads of tapering blades (a stack of the same plant, like sugar cane, as full stalks);
 water as an opaque surface tinted by the sky (seen from below the surface, the view is tinted blue
 instead); mobs as boxes in their kind's colour, a burning zombie covered in rising orange and yellow
-flames; a sky gradient, and distance fog towards the horizon colour up to the view distance.
+flames; a sky gradient, and distance fog towards the horizon colour up to the view distance. The
+light is a :class:`Look` of :data:`LOOKS` (the sky's colours and the tint of lit surfaces): ``day``
+by default, ``dusk`` and ``overcast`` for held-out evaluation.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from typing import NamedTuple
 import numba as nb
 import numpy as np
 
+from mrsteve.naming import check_name
 from mrsteve.world.camera import (
     DEFAULT_FOV_DEG,
     Camera,
@@ -60,11 +63,39 @@ _NEAR = 1e-3
 _FAST = {"nsz", "arcp", "contract", "afn", "reassoc"}
 """fastmath flags without ``nnan`` / ``ninf``: depth is ``inf`` for the sky."""
 
-_HORIZON = (186.0, 214.0, 246.0)
-_ZENITH = (98.0, 148.0, 232.0)
 _FIRE_ORANGE = (242.0, 118.0, 24.0)
 _FIRE_YELLOW = (255.0, 214.0, 64.0)
-_WATER_TINT = (40.0, 70.0, 170.0)
+
+
+class Look(NamedTuple):
+    """The light a world is seen in: the sky's colours, the tint of sunlit surfaces and of the
+    view under water (RGB, 0-255; the tint multiplies each channel)."""
+
+    horizon: tuple[float, float, float]
+    """The sky at the horizon, and the colour distance fog fades to."""
+    zenith: tuple[float, float, float]
+    """The sky straight up."""
+    light: tuple[float, float, float]
+    """Each channel's share of the daylight that falls on surfaces and mobs."""
+    water_tint: tuple[float, float, float]
+    """The colour the view is tinted by under water."""
+
+    def palette(self) -> np.ndarray:
+        """``float64[4, 3]``: the rows horizon, zenith, light, water tint (the kernel's form)."""
+        return np.array([self.horizon, self.zenith, self.light, self.water_tint], np.float64)
+
+
+LOOKS = {
+    "day": Look((186.0, 214.0, 246.0), (98.0, 148.0, 232.0), (1.0, 1.0, 1.0),
+                (40.0, 70.0, 170.0)),
+    "dusk": Look((232.0, 146.0, 98.0), (62.0, 74.0, 140.0), (0.86, 0.64, 0.52),
+                 (30.0, 44.0, 112.0)),
+    "overcast": Look((172.0, 176.0, 182.0), (132.0, 138.0, 148.0), (0.7, 0.72, 0.76),
+                     (46.0, 62.0, 108.0)),
+}
+"""The looks the renderer draws: ``day`` (every map, calibration and training world is seen in
+it), and ``dusk`` and ``overcast``, looks no learned part is trained on, for held-out
+evaluation."""
 
 
 class RenderedFrame(NamedTuple):
@@ -84,7 +115,8 @@ class Renderer:
 
     ``height`` x ``width`` pixels, ``fov_deg`` the vertical field of view, ``max_distance`` the view
     distance in blocks (nothing farther is drawn: it is sky, depth ``inf``), ``fog`` fades the last
-    40 % of the view distance into the horizon colour.
+    40 % of the view distance into the horizon colour, ``look`` names the light of
+    :data:`LOOKS`.
     """
 
     def __init__(
@@ -96,7 +128,9 @@ class Renderer:
         *,
         max_distance: float = 64.0,
         fog: bool = True,
+        look: str = "day",
     ) -> None:
+        check_name(look, LOOKS, "look")
         for name, value in (("height", height), ("width", width)):
             is_int = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
             if not is_int or not 1 <= value <= MAX_IMAGE_SIDE:
@@ -111,6 +145,8 @@ class Renderer:
         self.max_distance = float(max_distance)
         self.fog_start = 0.6 * self.max_distance if fog else self.max_distance
         self.content = content if content is not None else load_content()
+        self.look = look
+        self._palette = LOOKS[look].palette()
 
         self._tan_half = math.tan(math.radians(self.fov_deg) / 2.0)
         self.camera = Camera(self.height, self.width, self.fov_deg)
@@ -175,7 +211,7 @@ class Renderer:
             float(pitch), self._rays, self._tan_half, self.max_distance, self.fog_start, float(time),
             self._shape_of, self._colors, self._semantic_of, boxes, self._mob_colors,
             self._burning_class, self._frame.rgb, self._frame.depth, self._frame.semantic,
-            int(origin[0]), int(origin[1]),
+            int(origin[0]), int(origin[1]), self._palette,
         )  # fmt: skip
         return self._frame
 
@@ -444,27 +480,27 @@ def _block_shade(face, hx, hy, hz, i, j, k, t, gx, gz):
 
 
 @nb.njit(cache=True, fastmath=_FAST)
-def _sky(dy):
+def _sky(dy, palette):
     a = min(max(dy * 1.6, 0.0), 1.0)
     return (
-        _HORIZON[0] + (_ZENITH[0] - _HORIZON[0]) * a,
-        _HORIZON[1] + (_ZENITH[1] - _HORIZON[1]) * a,
-        _HORIZON[2] + (_ZENITH[2] - _HORIZON[2]) * a,
+        palette[0, 0] + (palette[1, 0] - palette[0, 0]) * a,
+        palette[0, 1] + (palette[1, 1] - palette[0, 1]) * a,
+        palette[0, 2] + (palette[1, 2] - palette[0, 2]) * a,
     )
 
 
 @nb.njit(cache=True, fastmath=_FAST)
-def _store(rgb, r, c, red, green, blue, t, fog_start, max_dist, underwater):
+def _store(rgb, r, c, red, green, blue, t, fog_start, max_dist, underwater, palette):
     """Write a surface colour after distance fog and the under-water tint."""
     if t > fog_start:
         a = min((t - fog_start) / (max_dist - fog_start), 1.0)
-        red += (_HORIZON[0] - red) * a
-        green += (_HORIZON[1] - green) * a
-        blue += (_HORIZON[2] - blue) * a
+        red += (palette[0, 0] - red) * a
+        green += (palette[0, 1] - green) * a
+        blue += (palette[0, 2] - blue) * a
     if underwater:
-        red = 0.45 * red + 0.55 * _WATER_TINT[0]
-        green = 0.45 * green + 0.55 * _WATER_TINT[1]
-        blue = 0.45 * blue + 0.55 * _WATER_TINT[2]
+        red = 0.45 * red + 0.55 * palette[3, 0]
+        green = 0.45 * green + 0.55 * palette[3, 1]
+        blue = 0.45 * blue + 0.55 * palette[3, 2]
     rgb[r, c, 0] = np.uint8(min(max(red, 0.0), 255.0))
     rgb[r, c, 1] = np.uint8(min(max(green, 0.0), 255.0))
     rgb[r, c, 2] = np.uint8(min(max(blue, 0.0), 255.0))
@@ -505,7 +541,7 @@ def _box_hit(ox, oy, oz, dx, dy, dz, x0, y0, z0, x1, y1, z1):
 def _render_frame(
     blocks, tiles, tile_shift, ox, oy, oz, yaw_deg, pitch_deg, rays, tan_half, max_dist, fog_start,
     time, shape_of, colors, semantic_of, mob_boxes, mob_colors, burning_class, rgb, depth, semantic,
-    gx, gz,
+    gx, gz, palette,
 ):  # fmt: skip
     """Fill ``rgb``, ``depth`` and ``semantic`` with the view from ``(ox, oy, oz)``; ``(gx, gz)``
     is the grid's corner in the world (the textures' frame)."""
@@ -531,22 +567,22 @@ def _render_frame(
             underwater, gx, gz,
         )
         if face == _MISS or t > max_dist:
-            red, green, blue = _sky(dy)
-            _store(rgb, r, c, red, green, blue, 0.0, fog_start, max_dist, underwater)
+            red, green, blue = _sky(dy, palette)
+            _store(rgb, r, c, red, green, blue, 0.0, fog_start, max_dist, underwater, palette)
             depth[r, c] = np.inf
             semantic[r, c] = 0
             continue
         row, light = _block_shade(face, ox + dx * t, oy + dy * t, oz + dz * t, i, j, k, t, gx, gz)
-        red = colors[b, row, 0] * light
-        green = colors[b, row, 1] * light
-        blue = colors[b, row, 2] * light
+        red = colors[b, row, 0] * light * palette[2, 0]
+        green = colors[b, row, 1] * light * palette[2, 1]
+        blue = colors[b, row, 2] * light * palette[2, 2]
         if shape_of[b] == _LIQUID and face == 3:  # the water surface mirrors some sky
             mirror = 0.35 * (1.0 - abs(dy))
-            sr, sg, sb = _sky(-dy)
+            sr, sg, sb = _sky(-dy, palette)
             red += (sr - red) * mirror
             green += (sg - green) * mirror
             blue += (sb - blue) * mirror
-        _store(rgb, r, c, red, green, blue, t, fog_start, max_dist, underwater)
+        _store(rgb, r, c, red, green, blue, t, fog_start, max_dist, underwater, palette)
         depth[r, c] = t
         semantic[r, c] = semantic_of[b]
 
@@ -615,9 +651,9 @@ def _render_frame(
                 light *= 0.88 + 0.24 * _hash01(
                     math.floor(hx * 4.0), math.floor(hy * 4.0), math.floor(hz * 4.0), cls
                 )
-                red = mob_colors[cls, 0] * light
-                green = mob_colors[cls, 1] * light
-                blue = mob_colors[cls, 2] * light
+                red = mob_colors[cls, 0] * light * palette[2, 0]
+                green = mob_colors[cls, 1] * light * palette[2, 1]
+                blue = mob_colors[cls, 2] * light * palette[2, 2]
                 if cls == burning_class:
                     # Flames: cells of a noise pattern scrolling upwards, denser at the feet.
                     flame = _hash01(math.floor(u * 6.0), math.floor(v * 7.0 - 0.5 * time), axis, 7)
@@ -626,6 +662,6 @@ def _render_frame(
                             red, green, blue = _FIRE_YELLOW
                         else:
                             red, green, blue = _FIRE_ORANGE
-                _store(rgb, r, c, red, green, blue, t, fog_start, max_dist, underwater)
+                _store(rgb, r, c, red, green, blue, t, fog_start, max_dist, underwater, palette)
                 depth[r, c] = t
                 semantic[r, c] = cls
