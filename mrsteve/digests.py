@@ -110,3 +110,8 @@ WORLD_DATA = ("world/data/content.toml", "world/data/crafting.toml", "world/data
               "tasks/data/tasks.toml")
 """The data files every task loads: blocks and items, crafting recipes, world recipes, the task
 catalogue."""
+
+HELD_OUT_WORLD_DATA = "world/data/heldout_worlds.toml"
+"""The held-out world recipes: loaded by every task too, but only the episodes in one of its
+worlds record its digest (:class:`mrsteve.eval.spec.RunSpec`), so a held-out world added or
+changed leaves every other record as it was."""

@@ -94,13 +94,13 @@ class ExplorationTaskConfig(AgentParts):
     """``(height, width)`` of the observations."""
     look: str = field(default="day", metadata=OMITTED_WHEN_DEFAULT)
     """The light the world is rendered in: day, or dusk or overcast, looks no learned part is
-    trained on (held-out evaluation)."""
+    trained on (held-out evaluation); comma-separated, or 'all', for a group each."""
 
     def __post_init__(self) -> None:
         choose(self.agent, list(EXPLORERS), "agent")
         super().__post_init__()
         check_name(self.world, WORLD_RECIPES, "world")
-        check_name(self.look, LOOKS, "look")
+        self.looks  # noqa: B018 (its checks, its messages)
         if min(self.steps, self.grid, self.trajectory_every) < 1:
             raise ValueError(f"steps, grid and trajectory_every must be >= 1, got {self}")
         for name in ("patch_size", "area"):
@@ -123,10 +123,15 @@ class ExplorationTaskConfig(AgentParts):
     def agents(self) -> list[str]:
         return choose(self.agent, list(EXPLORERS), "agent")
 
+    @property
+    def looks(self) -> list[str]:
+        return choose(self.look, list(LOOKS), "look")
+
     def matches(self, setup: dict) -> bool:
         """Whether this set-up measures what ``setup`` did (:data:`PAPER_SETUP`,
         :data:`WISE_SETUP`): the same world, area, steps (and grid)."""
-        return all(getattr(self, name) == value for name, value in setup.items())
+        return self.look == "day" and all(getattr(self, name) == value
+                                          for name, value in setup.items())
 
 
 @dataclass(frozen=True)
@@ -189,17 +194,22 @@ class Exploration(Experiment):
     episode = staticmethod(exploration_episode)
 
     def groups(self, config: ExplorationTaskConfig) -> list[Group]:
-        task = ExplorationTask(config.world, config.steps, config.grid, config.linger_steps,
-                               config.trajectory_every, tuple(config.obs_size), config.area,
-                               config.look)
-        return [Group(RunSpec(self.name, name, "exploration", task,
-                              explorer_agent_config(name, patch_size=config.goal_patch,
-                                                    navigator=config.navigator,
-                                                    navigator_weights=config.navigator_weights,
-                                                    instruction_policy=config.instruction_policy,
-                                                    weights_files=config.weights_files)),
-                      cost=config.steps)
-                for name in config.agents]
+        groups = []
+        for look in config.looks:
+            task = ExplorationTask(config.world, config.steps, config.grid, config.linger_steps,
+                                   config.trajectory_every, tuple(config.obs_size), config.area,
+                                   look)
+            suffix = "" if look == "day" else f"-{look}"
+            groups += [Group(RunSpec(self.name, f"{name}{suffix}", f"exploration{suffix}", task,
+                                     explorer_agent_config(
+                                         name, patch_size=config.goal_patch,
+                                         navigator=config.navigator,
+                                         navigator_weights=config.navigator_weights,
+                                         instruction_policy=config.instruction_policy,
+                                         weights_files=config.weights_files)),
+                             cost=config.steps)
+                       for name in config.agents]
+        return groups
 
     def metrics(self, config: ExplorationTaskConfig) -> tuple[str, ...]:
         return METRICS
@@ -213,7 +223,7 @@ class Exploration(Experiment):
             summary = summaries[group.label]
             coverage, revisits = PAPER_RESULTS[group.agent]
             figures = [f"{coverage:.2f}", f"{revisits:.2f}"] if paper else []
-            rows.append([group.agent, format_metric(summary["map_coverage"]),
+            rows.append([group.label, format_metric(summary["map_coverage"]),
                          format_metric(summary["revisit_count"]), *figures])
         table = format_table(["agent", "map coverage %", "revisit count",
                               *(["paper coverage %", "paper revisits"] if paper else [])], rows)
@@ -227,7 +237,7 @@ class Exploration(Experiment):
             summary = summaries[group.label]
             reported = WISE_COVERAGE.get(group.agent)
             figure = ["-" if reported is None else f"{reported:.0f}"] if wise else []
-            rows.append([group.agent, format_metric(summary["map_coverage"]),
+            rows.append([group.label, format_metric(summary["map_coverage"]),
                          format_metric(summary["revisit_count"]), *figure])
         table = format_table(["agent", f"coverage % of {config.area:g} x {config.area:g}",
                               "revisit count", *(["WISE's report %"] if wise else [])], rows)

@@ -143,12 +143,12 @@ class InstructionTaskConfig(AgentParts):
     obs_size: tuple[int, int] = DEFAULT_OBS_SIZE
     look: str = field(default="day", metadata=OMITTED_WHEN_DEFAULT)
     """The light the world is rendered in: day, or dusk or overcast, looks no learned part is
-    trained on (held-out evaluation)."""
+    trained on (held-out evaluation); comma-separated, or 'all', for a group each."""
 
     def __post_init__(self) -> None:
         super().__post_init__()
         check_name(self.world, WORLD_RECIPES, "world")
-        check_name(self.look, LOOKS, "look")
+        self.looks  # noqa: B018 (its checks, its messages)
         self.items  # noqa: B018 (its checks, its messages)
         choose(self.placement, list(PLACEMENTS), "placement")
         if self.max_steps < 1 or not 0 < self.near_distance:
@@ -167,6 +167,10 @@ class InstructionTaskConfig(AgentParts):
     @property
     def items(self) -> list[str]:
         return choose(self.item, [i for i in load_catalog().items], "item")
+
+    @property
+    def looks(self) -> list[str]:
+        return choose(self.look, list(LOOKS), "look")
 
 
 @dataclass(frozen=True)
@@ -242,18 +246,19 @@ class Instruction(Experiment):
     def groups(self, config: InstructionTaskConfig) -> list[Group]:
         groups = []
         distances = {"near": (0.0, config.near_distance), "far": config.far_distance}
-        for item in config.items:
-            for placement in choose(config.placement, list(PLACEMENTS), "placement"):
-                if placement == "far" and item in EVERYWHERE:
-                    continue
-                task = InstructionTask(item, placement, tuple(distances[placement]),
-                                       config.world, config.max_steps, tuple(config.obs_size),
-                                       config.look)
-                for policy in config.policies:
-                    tree = agent_config("steve1", parts=config.parts, instruction_policy=policy)
-                    groups.append(Group(RunSpec(self.name, f"{item}.{placement}.{policy}",
-                                                f"instruction/{item}/{placement}", task, tree),
-                                        cost=config.max_steps))
+        placements = choose(config.placement, list(PLACEMENTS), "placement")
+        for item, placement, look in ((i, p, look) for i in config.items for p in placements
+                                      for look in config.looks):
+            if placement == "far" and item in EVERYWHERE:
+                continue
+            task = InstructionTask(item, placement, tuple(distances[placement]), config.world,
+                                   config.max_steps, tuple(config.obs_size), look)
+            where = placement if look == "day" else f"{placement}-{look}"
+            for policy in config.policies:
+                tree = agent_config("steve1", parts=config.parts, instruction_policy=policy)
+                groups.append(Group(RunSpec(self.name, f"{item}.{where}.{policy}",
+                                            f"instruction/{item}/{where}", task, tree),
+                                    cost=config.max_steps))
         return groups
 
     def metrics(self, config: InstructionTaskConfig) -> tuple[str, ...]:
@@ -264,7 +269,8 @@ class Instruction(Experiment):
         for group in groups:
             summary = summaries[group.label]
             task = group.spec.task
-            rows.append([task.item, task.placement, group.spec.agent.instruction_policy,
+            where = task.placement if task.look == "day" else f"{task.placement} ({task.look})"
+            rows.append([task.item, where, group.spec.agent.instruction_policy,
                          format_metric(summary["success_rate"], 1),
                          format_metric(summary["steps"], 0),
                          format_metric(summary.get("closest"), 1),

@@ -40,7 +40,7 @@ from mrsteve.eval.experiment import Experiment
 from mrsteve.eval.records import Record
 from mrsteve.eval.results import format_metric, format_table
 from mrsteve.eval.spec import Group, RunSpec
-from mrsteve.naming import check_name, choose
+from mrsteve.naming import choose
 from mrsteve.tasks.driver import compact_trajectory
 from mrsteve.tasks.navigation import METRICS, pick_goal, run_navigation
 from mrsteve.world.render import LOOKS
@@ -143,11 +143,11 @@ class NavigationTaskConfig(AgentParts):
     """``(height, width)`` of the observations."""
     look: str = field(default="day", metadata=OMITTED_WHEN_DEFAULT)
     """The light the world is rendered in: day, or dusk or overcast, looks no learned part is
-    trained on (held-out evaluation)."""
+    trained on (held-out evaluation); comma-separated, or 'all', for a group each."""
 
     def __post_init__(self) -> None:
         self.terrains  # noqa: B018 (its checks, its messages)
-        check_name(self.look, LOOKS, "look")
+        self.looks  # noqa: B018
         super().__post_init__()
         if not 0 < self.min_distance <= self.max_distance:
             raise ValueError(f"need 0 < min_distance <= max_distance, got {self.min_distance}, "
@@ -159,6 +159,10 @@ class NavigationTaskConfig(AgentParts):
     @property
     def terrains(self) -> list[str]:
         return choose(self.terrain, list(TERRAINS), "terrain", all_means=list(PAPER_TERRAINS))
+
+    @property
+    def looks(self) -> list[str]:
+        return choose(self.look, list(LOOKS), "look")
 
     def check_parts(self) -> None:
         """The navigators to compare are built-in ones (several, or all) and run alone."""
@@ -249,17 +253,18 @@ class Navigation(Experiment):
     def groups(self, config: NavigationTaskConfig) -> list[Group]:
         several = len(config.navigators) + len(config.weight_files) > 1
         groups = []
-        for terrain in config.terrains:
+        for terrain, look in ((t, look) for t in config.terrains for look in config.looks):
             task = NavigationTask(terrain, TERRAINS[terrain], config.max_steps,
                                   config.min_distance, config.max_distance, config.success_radius,
-                                  config.trajectory_every, tuple(config.obs_size), config.look)
+                                  config.trajectory_every, tuple(config.obs_size), look)
+            where = terrain if look == "day" else f"{terrain}-{look}"
             trees = [navigator_agent_config(nav, success_radius=config.success_radius)
                      for nav in config.navigators]
             trees += [navigator_agent_config("learned", success_radius=config.success_radius,
                                              weights=path) for path in config.weight_files]
             for tree, name in zip(trees, navigator_labels(trees), strict=True):
-                label = f"{terrain}.{name}" if several else terrain
-                groups.append(Group(RunSpec(self.name, label, f"navigation/{terrain}", task, tree),
+                label = f"{where}.{name}" if several else where
+                groups.append(Group(RunSpec(self.name, label, f"navigation/{where}", task, tree),
                                     cost=config.max_steps))
         return groups
 
@@ -294,12 +299,13 @@ class Navigation(Experiment):
         rows = []
         for group in groups:
             summary = summaries[group.label]
-            terrain, tree = group.spec.task.terrain, group.spec.agent
+            task, tree = group.spec.task, group.spec.agent
+            terrain = task.terrain
             row, figures = paper_figures(tree.name, tree.training)
-            paper = ("-" if figures is None or terrain not in figures or config.look != "day"
+            paper = ("-" if figures is None or terrain not in figures or task.look != "day"
                      else "{:.3f} ({} %)".format(*figures[terrain]))
             name = group.label.partition(".")[2] or trained_label(tree)
-            where = terrain if config.look == "day" else f"{terrain} ({config.look})"
+            where = terrain if task.look == "day" else f"{terrain} ({task.look})"
             rows.append([where, name, format_metric(summary["success_rate"], 1),
                          format_metric(summary["spl"], 3), paper, row])
         table = format_table(["terrain", "navigator", "success %", "SPL", "paper SPL (success)",

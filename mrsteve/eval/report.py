@@ -382,8 +382,11 @@ class Claim:
     values is not comparable with the paper's and gives no row."""
 
     def comparable(self, run: Run) -> bool:
-        return all(getattr(run.config, name) == value
-                   for name, value in (self.setup or {}).items())
+        """Whether ``run`` was made in the paper's set-up: its values of :attr:`setup`, and the
+        daylight the paper's worlds are seen in (a run in another look is held-out
+        evaluation)."""
+        return getattr(run.config, "look", "day") == "day" and all(
+            getattr(run.config, name) == value for name, value in (self.setup or {}).items())
 
 
 LONG_TASK_SETUP = {"steps": LongTaskConfig.steps}

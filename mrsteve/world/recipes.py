@@ -62,11 +62,29 @@ def build_layout(name: str, rng: np.random.Generator) -> WorldLayout:
     return lookup(WORLD_RECIPES, name, "world").build(rng)
 
 
+HELD_OUT_FILE = "data/heldout_worlds.toml"
+"""The held-out world recipes (below ``mrsteve/world/``): worlds no learned part trains,
+calibrates or is tuned in."""
+
+
 @cache
 def load_world_recipes() -> Mapping[str, WorldRecipe | UnboundedRecipe]:
-    """Every recipe of ``data/worlds.toml`` by name, parsed and checked once per process."""
-    text = resources.files("mrsteve.world").joinpath("data/worlds.toml").read_text("utf-8")
-    return parse_world_recipes(tomllib.loads(text))
+    """Every recipe of ``data/worlds.toml`` and of the held-out ``data/heldout_worlds.toml`` by
+    name, parsed and checked once per process."""
+    folder = resources.files("mrsteve.world")
+    tables = [tomllib.loads(folder.joinpath(name).read_text("utf-8"))
+              for name in ("data/worlds.toml", HELD_OUT_FILE)]
+    return parse_world_recipes({kind: [table for raw in tables for table in raw.get(kind, [])]
+                                for kind in ("world", "unbounded")})
+
+
+@cache
+def held_out_world_names() -> frozenset[str]:
+    """The names of the held-out world recipes (:data:`HELD_OUT_FILE`)."""
+    text = resources.files("mrsteve.world").joinpath(HELD_OUT_FILE).read_text("utf-8")
+    raw = tomllib.loads(text)
+    return frozenset(table["name"] for kind in ("world", "unbounded")
+                     for table in raw.get(kind, []))
 
 
 def parse_world_recipes(raw: Mapping[str, Any]) -> Mapping[str, WorldRecipe | UnboundedRecipe]:

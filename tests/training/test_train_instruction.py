@@ -279,6 +279,38 @@ def test_bad_settings_are_refused_with_the_accepted_values():
         InstructionTrainingConfig(goal_dropout=1.0)
     with pytest.raises(ValueError, match="camera scales: >= 0 or None"):
         InstructionTrainingConfig(validation_camera_guidance=(None, -1.0))
+    with pytest.raises(ValueError, match="far_share <= 1 - near_share"):
+        InstructionTrainingConfig(near_share=0.75, far_share=0.5)
+    with pytest.raises(ValueError, match="far_distance"):
+        InstructionTrainingConfig(far_share=0.25, far_distance=(40.0, 20.0))
+
+
+def test_search_and_jitter_settings_enter_the_recipe_only_when_used():
+    """Weights trained before the far starts and the colour jitter existed keep the recipe
+    they recorded; a recipe with far starts renders other data, one with jitter does not."""
+    assert not {"far_share", "far_distance", "dagger_far_share", "colour_jitter"} & set(
+        TINY.recipe())
+    searching = dataclasses.replace(TINY, far_share=0.25, dagger_far_share=0.5,
+                                    colour_jitter=0.35)
+    assert searching.recipe()["far_share"] == 0.25 and searching.recipe()["colour_jitter"] == 0.35
+    assert searching.data_key() != TINY.data_key()
+    assert dataclasses.replace(TINY, dagger_far_share=0.5,
+                               colour_jitter=0.35).data_key() == TINY.data_key()
+
+
+def test_colour_jitter_scales_each_sequences_channels_alike_over_its_frames():
+    from mrsteve.train.layers import jitter_colours
+
+    rgb = np.random.default_rng(0).integers(20, 100, (4, 3, 5, 6, 3), dtype=np.uint8)
+    assert jitter_colours(rgb, np.random.default_rng(1), 0.0) is rgb
+    jittered = jitter_colours(rgb, np.random.default_rng(1), 0.35)
+    assert jittered.dtype == np.uint8 and jittered.shape == rgb.shape
+    gains = jittered.astype(float) / rgb
+    per_sequence = gains.reshape(4, -1, 3)
+    assert np.ptp(per_sequence, axis=1).max() < 0.06  # one gain per channel (uint8 rounding)
+    assert np.ptp(per_sequence.mean(axis=1), axis=0).max() > 0.05  # sequences differ
+    assert 0.49 < gains.min() and gains.max() < 2.02  # exp(-0.7) .. exp(0.7)
+    np.testing.assert_array_equal(jitter_colours(rgb, np.random.default_rng(1), 0.35), jittered)
 
 
 def two_episodes(got: bool) -> Trajectories:

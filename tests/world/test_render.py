@@ -7,7 +7,7 @@ import pytest
 
 from mrsteve.world.content import load_content
 from mrsteve.world.raycast import ColumnHeights, cast_ray, look_direction
-from mrsteve.world.render import SKY_CLASS, Renderer, camera_rays
+from mrsteve.world.render import LOOKS, SKY_CLASS, Renderer, camera_rays
 
 CONTENT = load_content()
 AIR, DIRT, STONE, WATER = (CONTENT.block(n).id for n in ("air", "dirt", "stone", "water"))
@@ -302,3 +302,32 @@ def test_column_heights_match_the_highest_block():
     assert np.array_equal(heights.columns, np.where(filled.any(axis=1), highest, 0))
     tiles = heights.columns.reshape(6, 8, 6, 8).max(axis=(1, 3))
     assert np.array_equal(heights.tiles, tiles)
+
+
+def test_looks_change_the_light_not_what_is_seen():
+    """Dusk and overcast (the held-out looks) recolour the sky and tint lit surfaces and mobs;
+    depth and semantics are the day's, and a surface keeps its shading pattern (each channel a
+    fixed multiple of the day's)."""
+    blocks, eye, boxes = floor_world(), (20.5, FLOOR + EYE, 20.5), mob("cow", 20.5, 25.0)
+    frames = {}
+    for look in LOOKS:
+        frame = Renderer(48, 64, look=look).render(blocks, eye, 0.0, 10.0, boxes)
+        frames[look] = tuple(np.array(part, copy=True) for part in frame)
+    day_rgb, day_depth, day_semantic = frames["day"]
+    sky = day_semantic == SKY_CLASS
+    near_dirt = (day_semantic == SEM("dirt")) & (day_depth < 10)  # before the fog
+    assert sky.any() and near_dirt.any()
+    for look in ("dusk", "overcast"):
+        rgb, depth, semantic = frames[look]
+        np.testing.assert_array_equal(depth, day_depth)
+        np.testing.assert_array_equal(semantic, day_semantic)
+        assert np.abs(rgb[sky].astype(int) - day_rgb[sky]).mean() > 20
+        light = np.array(LOOKS[look].light)
+        expected = day_rgb[near_dirt] * light
+        assert np.abs(rgb[near_dirt] - expected).max() <= 1.5  # uint8 rounding
+    assert Renderer(8, 8).look == "day"
+
+
+def test_an_unknown_look_names_the_known_ones():
+    with pytest.raises(ValueError, match="look 'noon'.*day, dusk, overcast"):
+        Renderer(8, 8, look="noon")
