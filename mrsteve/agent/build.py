@@ -165,6 +165,7 @@ def make_agent(
     navigator: str | None = None,
     navigator_weights: str | None = None,
     instruction_policy: str | None = None,
+    instruction_weights: str | None = None,
     weights_files: WeightsPaths | None = None,
 ) -> Agent:
     """The agent called ``name`` (see :func:`agent_config`) over the parts ``parts`` names
@@ -178,7 +179,8 @@ def make_agent(
         tree = agent_config(name, patch_size=patch_size, capacity=capacity, parts=parts,
                             encoder=encoder, navigator=navigator,
                             navigator_weights=navigator_weights,
-                            instruction_policy=instruction_policy, mode_selector=config,
+                            instruction_policy=instruction_policy,
+                            instruction_weights=instruction_weights, mode_selector=config,
                             weights_files=weights_files)
     agent = build_agent(tree)
     agent.config_tree = tree

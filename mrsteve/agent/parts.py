@@ -39,6 +39,20 @@ def navigator_weights_file(path: str | None, navigator: str) -> tuple[str | None
     return str(Path(path).resolve()), spec.read_weights(path).sha256
 
 
+def instruction_weights_file(path: str | None, policy: str) -> tuple[str | None, str | None]:
+    """The absolute path and the hash of the weights file ``path`` a tree's learned instruction
+    policy runs with (``(None, None)``: the shipped one); a bad file, or weights for a policy
+    other than the learned one, raise ``ValueError``."""
+    if path is None:
+        return None, None
+    if policy != "learned":
+        raise ValueError(f"instruction-policy weights {path!r} are for the learned instruction "
+                         f"policy; give instruction policy 'learned', not {policy!r}")
+    from mrsteve.control.instruction import InstructionWeights
+
+    return str(Path(path).resolve()), InstructionWeights.read(path).sha256
+
+
 WeightsPaths = Mapping[str, "str | None"]
 """The released weights files given for the parts that take them: path by kind (``mineclip``,
 ``vpt-nav``, ``steve1``, ``steve1-prior``; ``None``: not given)."""
@@ -152,6 +166,9 @@ class AgentParts:
     instruction_policy: str | None = None
     """The agent's instruction policy (Execute mode; STEVE-1's whole policy; default: the one
     --parts names, learned or scripted)."""
+    instruction_weights: str | None = None
+    """A weights file (mrsteve train instruction-policy) the learned instruction policy runs
+    with in place of the shipped one (every worker reads it from this path)."""
     mineclip_weights: str | None = _weights("mineclip")
     """MineCLIP's released attn.pth (MineDojo/MineCLIP): the weights of --encoder mineclip, and
     the text tower of --instruction-policy steve1."""
@@ -183,6 +200,7 @@ class AgentParts:
         for option, registry in self.one_of.items():
             check_name(getattr(self, option), registry, option.replace("_", " "))
         navigator_weights_file(self.navigator_weights, self.navigator)  # its checks, its errors
+        instruction_weights_file(self.instruction_weights, self.instruction_policy)
         check_released_weights(self, self.one_of)
 
     @property

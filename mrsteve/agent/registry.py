@@ -27,12 +27,11 @@ from dataclasses import dataclass
 from mrsteve.control.instruction import (
     SHIPPED_INSTRUCTION_POLICY,
     InstructionPolicyConfig,
-    InstructionWeights,
     LearnedSkills,
 )
 from mrsteve.control.registry import explorer_spec, navigator_spec
 from mrsteve.control.skills import InstructionPolicy, ScriptedSkills, SkillConfig
-from mrsteve.digests import PACKAGE_ROOT, WeightsFile, check_files
+from mrsteve.digests import WeightsFile, check_files
 from mrsteve.memory import memory_variant
 from mrsteve.naming import Selection, entry_point
 from mrsteve.perception import encoder_data, make_encoder
@@ -89,7 +88,7 @@ def _scripted(skills: SkillConfig | None, config: InstructionPolicyConfig | None
 
 def _learned(skills: SkillConfig | None, config: InstructionPolicyConfig | None):
     text = make_encoder(TEXT_ENCODER)
-    weights = InstructionWeights.read(PACKAGE_ROOT / SHIPPED_INSTRUCTION_POLICY)
+    weights = (config or InstructionPolicyConfig()).load_weights()
     return LearnedSkills(text.embed_words, text.weights.sha256, config, weights=weights)
 
 

@@ -27,6 +27,7 @@ from mrsteve.agent.mrsteve import ModeSelectorConfig
 from mrsteve.agent.parts import (
     DEFAULT_PARTS,
     WeightsPaths,
+    instruction_weights_file,
     navigator_weights_file,
     part_names,
     released_files,
@@ -34,6 +35,7 @@ from mrsteve.agent.parts import (
 from mrsteve.agent.planners import PlannerConfig
 from mrsteve.agent.registry import AGENTS, EXPLORERS, instruction_policy_spec
 from mrsteve.control.goals import DirectionConfig, ExplorationConfig
+from mrsteve.control.instruction import SHIPPED_INSTRUCTION_POLICY, InstructionPolicyConfig
 from mrsteve.control.navigation import NavigatorConfig
 from mrsteve.control.registry import (
     AGENT_NAVIGATORS,
@@ -101,6 +103,7 @@ def agent_config(
     navigator: str | None = None,
     navigator_weights: str | None = None,
     instruction_policy: str | None = None,
+    instruction_weights: str | None = None,
     mode_selector: ModeSelectorConfig | None = None,
     weights_files: WeightsPaths | None = None,
     explorer_map: str = "memory",
@@ -116,7 +119,8 @@ def agent_config(
     own, Plan4MC's straight walking, keeps it);
     ``navigator_weights``: a weights file the learned policy runs with in place of the shipped
     one; ``instruction_policy``: one of :data:`INSTRUCTION_POLICIES` (MrSteve's Execute mode and
-    STEVE-1 alike); ``mode_selector``: MrSteve's mode selector; ``weights_files``: the released
+    STEVE-1 alike); ``instruction_weights``: a weights file the learned instruction policy runs
+    with in place of the shipped one; ``mode_selector``: MrSteve's mode selector; ``weights_files``: the released
     weights files the parts of :mod:`mrsteve.minecraft` among these run with, by kind
     (:func:`released_files`); ``explorer_map``: what its count-based explorer's visitation map
     is painted with (``memory``, the paper's, or ``steps``)."""
@@ -140,13 +144,19 @@ def agent_config(
     explorer = explorer_config(spec.explorer, explorer_navigator, patch_size, explorer_map)
     memory = None if spec.memory is None else memory_part(spec.memory, capacity=capacity,
                                                          encoder=encoder)
-    data = policy.data if memory is None else (
-        *policy.data, *encoder_data(encoder),
-        *navigator_data(navigator, explorer_navigator, trained=navigator_weights is not None))
+    instruction_weights, instruction_sha256 = instruction_weights_file(instruction_weights,
+                                                                       instruction_policy)
+    data = policy.data if instruction_weights is None else tuple(
+        path for path in policy.data if path != SHIPPED_INSTRUCTION_POLICY)
+    if memory is not None:
+        data = (*data, *encoder_data(encoder),
+                *navigator_data(navigator, explorer_navigator,
+                                trained=navigator_weights is not None))
+    trained = [f"{what} weights {path}" for what, path in (
+        ("navigator", navigator_weights), ("instruction-policy", instruction_weights)) if path]
     return AgentConfig(
         name=name,
-        description=spec.description + ("" if navigator_weights is None
-                                        else f" (navigator weights {navigator_weights})"),
+        description=spec.description + (f" ({', '.join(trained)})" if trained else ""),
         memory=memory,
         encoder=EncoderConfig(encoder, encoder_weights(encoder)),
         explorer=explorer,
@@ -154,6 +164,8 @@ def agent_config(
         navigator_weights=navigator_weights,
         navigator_weights_sha256=weights_sha256,
         instruction_policy=instruction_policy,
+        instruction=InstructionPolicyConfig(weights=instruction_weights,
+                                            weights_sha256=instruction_sha256),
         mode_selector=mode_selector or ModeSelectorConfig(),
         data=data_digests(tuple(dict.fromkeys(data))),
         weights_files=files,

@@ -29,7 +29,7 @@ numpy (:mod:`mrsteve.nn`); the weights ship in ``data/instruction.npz``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
@@ -38,7 +38,7 @@ import numpy as np
 from mrsteve.control.learned_navigator import CAMERA_BINS, camera_bin_values
 from mrsteve.control.skill_book import SkillBook, load_skills
 from mrsteve.control.skills import GO_EXPLORE
-from mrsteve.digests import PACKAGE_ROOT
+from mrsteve.digests import OMITTED_WHEN_DEFAULT, PACKAGE_ROOT
 from mrsteve.nn import (
     CausalCore,
     FrameEncoder,
@@ -177,12 +177,26 @@ class InstructionPolicyConfig:
     (``info["camera_guidance"]``), else the keys' scale, every head alike."""
     sample: bool = True
     """Sample the actions (as STEVE-1 acts), else take the most likely."""
+    weights: str | None = field(default=None, metadata=OMITTED_WHEN_DEFAULT)
+    """A weights file (``mrsteve train instruction-policy``) to run with in place of the shipped
+    one: an absolute path, which every worker reads."""
+    weights_sha256: str | None = field(default=None, metadata=OMITTED_WHEN_DEFAULT)
+    """The SHA-256 of :attr:`weights` (a file changed since is refused)."""
 
     def __post_init__(self) -> None:
         for name in ("guidance", "camera_guidance"):
             scale = getattr(self, name)
             if scale is not None and not (np.isfinite(scale) and scale >= 0):
                 raise ValueError(f"{name} must be a finite number >= 0, got {scale}")
+        if (self.weights is None) != (self.weights_sha256 is None):
+            raise ValueError("an instruction-policy weights file is named with its SHA-256")
+
+    def load_weights(self) -> InstructionWeights:
+        """The weights to run with: :attr:`weights` (checked against :attr:`weights_sha256`),
+        else the shipped ones."""
+        if self.weights is None:
+            return load_shipped_instruction_policy()
+        return InstructionWeights.read(self.weights, self.weights_sha256)
 
 
 class LearnedSkills:

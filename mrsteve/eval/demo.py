@@ -267,10 +267,12 @@ def demo_folder(task_key: str, agent_name: str, seed: int,
         named = type(options)(parts=options.parts)
         parts += [f"{flag}-{getattr(options, name)}" for name, flag in PART_FLAGS.items()
                   if getattr(options, name) != getattr(named, name)]
-        if options.navigator_weights is not None:
-            where = os.path.realpath(options.navigator_weights).encode()
-            parts.append(f"navigator-weights-{Path(options.navigator_weights).stem}-"
-                         f"{hashlib.sha256(where).hexdigest()[:8]}")
+        for what in ("navigator", "instruction"):
+            path = getattr(options, f"{what}_weights")
+            if path is not None:
+                where = os.path.realpath(path).encode()
+                parts.append(f"{what}-weights-{Path(path).stem}-"
+                             f"{hashlib.sha256(where).hexdigest()[:8]}")
     return Path("runs") / f"demo-{'-'.join(parts)}-seed{seed}"
 
 
@@ -379,6 +381,7 @@ def run_demo(
         task = task_by_key(task_key)
         agent = make_agent(agent_name, patch_size=exploration_patch_size(task.world),
                            navigator_weights=options.navigator_weights,
+                           instruction_weights=options.instruction_weights,
                            weights_files=options.weights_files, **options.chosen)
     out = Path(out) if out is not None else demo_folder(task_key, agent_name, seed, options)
     check_demo_outputs(out)

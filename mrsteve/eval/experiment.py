@@ -136,6 +136,7 @@ class AgentOptions(AgentParts):
                             encoder=self.encoder, navigator=self.navigator,
                             navigator_weights=self.navigator_weights,
                             instruction_policy=self.instruction_policy,
+                            instruction_weights=self.instruction_weights,
                             mode_selector=self.mode_selector,
                             weights_files=self.weights_files, explorer_map=self.explorer_map)
 

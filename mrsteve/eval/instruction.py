@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from mrsteve.agent.factory import agent_config, build_agent
-from mrsteve.agent.parts import AgentParts
+from mrsteve.agent.parts import AgentParts, instruction_weights_file
 from mrsteve.agent.registry import BUILT_IN_INSTRUCTION_POLICIES
 from mrsteve.control.skill_book import load_skills
 from mrsteve.digests import OMITTED_WHEN_DEFAULT
@@ -155,8 +155,13 @@ class InstructionTaskConfig(AgentParts):
             raise ValueError(f"max_steps must be >= 1 and near_distance > 0, got {self}")
 
     def check_parts(self) -> None:
-        """The instruction policies to compare are built-in ones (several, or all)."""
-        self.policies  # noqa: B018 (its checks, its messages)
+        """The instruction policies to compare are built-in ones (several, or all); a weights
+        file given is the learned policy's, which is among them."""
+        if self.instruction_weights is not None and "learned" not in self.policies:
+            raise ValueError(f"--instruction-weights {self.instruction_weights} runs the learned "
+                             f"instruction policy, which --instruction-policy "
+                             f"{self.instruction_policy} leaves out")
+        instruction_weights_file(self.instruction_weights, "learned")
 
     @property
     def policies(self) -> list[str]:
@@ -239,7 +244,8 @@ class Instruction(Experiment):
                 "--item log,beef --instruction-policy scripted,learned --placement near")
     config_type = InstructionTaskConfig
     choices = {"instruction_policy": BUILT_IN_INSTRUCTION_POLICIES}
-    options = ("item", "parts", "instruction_policy", "placement", "max_steps", "world", "look")
+    options = ("item", "parts", "instruction_policy", "instruction_weights", "placement",
+               "max_steps", "world", "look")
     default_episodes = 10
     episode = staticmethod(instruction_episode)
 
@@ -255,7 +261,9 @@ class Instruction(Experiment):
                                    config.max_steps, tuple(config.obs_size), look)
             where = placement if look == "day" else f"{placement}-{look}"
             for policy in config.policies:
-                tree = agent_config("steve1", parts=config.parts, instruction_policy=policy)
+                weights = config.instruction_weights if policy == "learned" else None
+                tree = agent_config("steve1", parts=config.parts, instruction_policy=policy,
+                                    instruction_weights=weights)
                 groups.append(Group(RunSpec(self.name, f"{item}.{where}.{policy}",
                                             f"instruction/{item}/{where}", task, tree),
                                     cost=config.max_steps))
