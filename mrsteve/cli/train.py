@@ -193,11 +193,13 @@ COMMANDS = (
     TrainingCommand(
         "navigator", NavigatorTrainingConfig,
         ("segments", "conditioning", "finetune", "kl", "dagger_rounds", "finetune_epochs",
-         "anneal_epochs", "nudge_rate", "across_water", "expert_map", "give_up_goals",
+         "anneal_epochs", "nudge_rate", "colour_jitter", "across_water", "expert_map",
+         "give_up_goals",
          "give_up_false_alarms", "validation_segments", "foundation", "seed", "threads",
          "workers"),
         {"kl": (0.0, None), "dagger_rounds": (0, None), "anneal_epochs": (0, None),
-         "nudge_rate": (0.0, 0.99), "across_water": SHARES, "give_up_goals": (0, None),
+         "nudge_rate": (0.0, 0.99), "colour_jitter": (0.0, 1.0), "across_water": SHARES,
+         "give_up_goals": (0, None),
          "give_up_false_alarms": (0.0001, 0.5), "validation_segments": (0, None)},
         "mrsteve.train.navigator:train_navigator", "navigator.npz", "demonstrations",
         """Train the learned navigator (a goal-conditioned policy over RGB frames): a foundation

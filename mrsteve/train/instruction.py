@@ -65,6 +65,7 @@ from mrsteve.train.episodes import training_worlds
 from mrsteve.train.layers import (
     action_head,
     causal_core,
+    check_jitter,
     frame_encoder,
     jitter_colours,
     optimise,
@@ -195,6 +196,7 @@ class InstructionTrainingConfig:
             raise ValueError("need validation_episodes >= 0, guidance scales >= 0 (camera "
                              "scales: >= 0 or None) and at least one scale of each")
         PitchNudges(self.nudge_rate, self.nudge_steps, self.nudge_degrees)  # checks them
+        check_jitter(self.colour_jitter)
         if not (0 <= self.near_share <= 1 and 0 < self.prior_holdout < 1):
             raise ValueError("need 0 <= near_share <= 1 and 0 < prior_holdout < 1")
         if not (0 <= self.far_share <= 1 - self.near_share and 0 <= self.dagger_far_share <= 1):

@@ -122,6 +122,13 @@ def jitter_colours(rgb: np.ndarray, rng: np.random.Generator, strength: float) -
     return np.clip(rgb * gains.reshape(shape).astype(np.float32), 0, 255).astype(np.uint8)
 
 
+def check_jitter(strength: float) -> None:
+    """Raise ``ValueError`` unless ``strength`` is a colour-jitter strength, 0 to 1."""
+    if not 0.0 <= strength <= 1.0:
+        raise ValueError(f"colour_jitter must be from 0 to 1 (channel gains up to exp(2 x "
+                         f"colour_jitter)), got {strength}")
+
+
 def optimise(optimiser, loss, losses: list[float], bar) -> None:
     """One gradient step of ``optimiser`` on ``loss``; the loss is appended to ``losses`` and the
     mean of the last 20 shown on ``bar`` (a tqdm progress bar)."""

@@ -58,7 +58,9 @@ from mrsteve.train.episodes import take, training_worlds
 from mrsteve.train.layers import (
     action_head,
     causal_core,
+    check_jitter,
     frame_encoder,
+    jitter_colours,
     optimise,
     torch_session,
 )
@@ -152,6 +154,11 @@ class NavigatorTrainingConfig:
     # results/navigation-learned/NOTES.md.
     nudge_steps: int = 8
     nudge_degrees: float = 10.0
+    colour_jitter: float = 0.0
+    """Strength of the photometric augmentation of every stage's training batches
+    (:func:`~mrsteve.train.layers.jitter_colours`: each sequence's channels scaled by up to
+    ``exp(2 x colour_jitter)``; 0: none, the shipped recipe), so the policy is not bound to the
+    training worlds' one light."""
     expert_map: str = "world"
     """How long the depth navigator that demonstrates and labels keeps its height map: world
     (all the goals walked in one world, the shipped recipe) or segment (one goal, as the
@@ -198,6 +205,7 @@ class NavigatorTrainingConfig:
             raise ValueError(f"across_water is a share of goals, from 0 to 1; got "
                              f"{self.across_water}")
         PitchNudges(self.nudge_rate, self.nudge_steps, self.nudge_degrees)  # checks them
+        check_jitter(self.colour_jitter)
         if self.expert_map not in EXPERT_MAPS:
             raise ValueError(f"expert_map must be one of {', '.join(EXPERT_MAPS)}, got "
                              f"{self.expert_map!r}")
@@ -221,6 +229,8 @@ class NavigatorTrainingConfig:
                 del settings[name]
         if self.expert_map == "world":
             del settings["expert_map"]
+        if not self.colour_jitter:
+            del settings["colour_jitter"]
         return settings
 
     def data_key(self) -> str:
@@ -782,7 +792,7 @@ def _epoch(model, optimiser, data: Demonstrations, config: NavigatorTrainingConf
             for group in optimiser.param_groups:
                 group["lr"] = rate(step / steps)
         index = windows(data, rng, config.batch, config.sequence)
-        rgb = torch.from_numpy(data.rgb[index])
+        rgb = torch.from_numpy(jitter_colours(data.rgb[index], rng, config.colour_jitter))
         goals = torch.from_numpy(data.goal[index]) if goal else torch.zeros(*index.shape, 6)
         segment = torch.from_numpy(data.segment[index])
         buttons, camera = model(rgb, goals, segment)

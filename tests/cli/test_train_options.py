@@ -23,12 +23,14 @@ FLAGS = {
                 "--progress", "--no-progress", "--json"},
     "navigator": {"--out", "--segments", "--conditioning", "--finetune", "--kl",
                   "--dagger-rounds", "--finetune-epochs", "--anneal-epochs", "--ppo-iterations",
-                  "--nudge-rate", "--across-water", "--expert-map", "--give-up-goals",
+                  "--nudge-rate", "--colour-jitter", "--across-water", "--expert-map",
+                  "--give-up-goals",
                   "--give-up-false-alarms", "--validation-segments", "--foundation", "--seed",
                   "--threads", "--workers", "--progress", "--no-progress", "--json"},
     "instruction-policy": {"--out", "--episodes", "--episode-steps", "--epochs",
-                           "--until-last-success", "--whole-episodes", "--nudge-rate",
-                           "--dagger-rounds", "--foundation", "--validation-episodes", "--seed",
+                           "--until-last-success", "--whole-episodes", "--near-share",
+                           "--far-share", "--nudge-rate", "--colour-jitter", "--dagger-rounds",
+                           "--dagger-far-share", "--foundation", "--validation-episodes", "--seed",
                            "--threads", "--workers", "--progress", "--no-progress", "--json"},
 }
 """Every flag of each command, as the README and the notes use them."""

@@ -276,6 +276,21 @@ def test_bad_settings_are_refused_with_the_accepted_values():
         NavigatorTrainingConfig(across_water=2)
     with pytest.raises(ValueError, match="anneal_epochs must be at least 0, got -1"):
         NavigatorTrainingConfig(anneal_epochs=-1)
+    with pytest.raises(ValueError, match="colour_jitter must be from 0 to 1"):
+        NavigatorTrainingConfig(colour_jitter=1.5)
+
+
+def test_colour_jitter_is_in_the_recipe_only_when_on_and_leaves_the_data_alone(tmp_path):
+    """The shipped recipe records no jitter; a jittered run reuses the same demonstrations and
+    trains (the tiny recipe, its foundation and fine-tuning batches jittered)."""
+    assert "colour_jitter" not in TINY.recipe()
+    jittered = dataclasses.replace(TINY, colour_jitter=0.35, dagger_rounds=0, anneal_epochs=0,
+                                   foundation_epochs=1, finetune_epochs=1,
+                                   validation_segments=0)
+    assert jittered.recipe()["colour_jitter"] == 0.35
+    assert jittered.data_key() == dataclasses.replace(jittered, colour_jitter=0.0).data_key()
+    result = train_navigator(tmp_path / "run", jittered, progress=False, say=lambda line: None)
+    assert result.weights.info["training"]["colour_jitter"] == 0.35
 
 
 def test_the_annealing_rate_falls_linearly_to_zero_and_old_recipes_have_none():
