@@ -23,6 +23,7 @@ from mrsteve.cli import (
     bench_world,
     calibrate,
     demo,
+    far_views,
     report,
     train,
     view,
@@ -78,6 +79,7 @@ bench_app.command("agent", epilog=literal_paragraphs(bench_agent.EXAMPLES))(benc
 bench_app.add_typer(sweep_app, name="sweep")
 app.command("demo", epilog=literal_paragraphs(demo.EXAMPLES))(demo.command)
 app.command("calibrate", epilog=literal_paragraphs(calibrate.EXAMPLES))(calibrate.command)
+app.command("far-views", epilog=literal_paragraphs(far_views.EXAMPLES))(far_views.command)
 app.command("worlds", epilog=literal_paragraphs(worlds.EXAMPLES))(worlds.command)
 app.command("report", epilog=literal_paragraphs(report.EXAMPLES))(report.command)
 app.command("view", epilog=literal_paragraphs(view.EXAMPLES))(view.command)
