@@ -292,8 +292,9 @@ class Experiment:
         """A ``ValueError`` unless this experiment can keep traces on ``sweep``'s backend."""
         if not self.traces:
             raise ValueError(f"--trace: {self.name}'s episodes keep no trace (those of the "
-                             "item-task experiments do, e.g. `mrsteve eval aba-sparse --trace`; "
-                             "`mrsteve demo` traces one episode)")
+                             "item-task, Memory Tasks and long-task experiments do, e.g. "
+                             "`mrsteve eval aba-sparse --trace`; `mrsteve demo` traces one "
+                             "episode)")
         if sweep.backend != "local":
             raise ValueError("--trace keeps traces on the local backend only: drop --backend "
                              f"{sweep.backend} or --trace")

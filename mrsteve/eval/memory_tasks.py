@@ -53,6 +53,7 @@ from mrsteve.eval.experiment import (
 from mrsteve.eval.records import Record
 from mrsteve.eval.results import format_metric, format_table
 from mrsteve.eval.spec import Group, RunSpec
+from mrsteve.eval.trace import keep_trace, requested_trace
 from mrsteve.naming import choose
 from mrsteve.perception import make_encoder
 from mrsteve.spaces import Action, Observation
@@ -267,22 +268,24 @@ def memory_tasks_episode(spec: RunSpec) -> Record:
     run = spec.task
     encoder = getattr(spec.agent, "encoder", None)
     world = world_of(run.memory_task)
+    trace = requested_trace()
+    agent = build_agent(spec.agent)
     with make_env(**world, obs_size=tuple(run.obs_size)) as env:
         episode = run_memory_task(
-            env, build_agent(spec.agent), run.memory_task,
-            ScriptedRoute(run.memory_task, run.route),
+            env, agent, run.memory_task, ScriptedRoute(run.memory_task, run.route),
             make_encoder(encoder.kind if encoder is not None else "semantic"), seed=spec.seed,
             explore_steps=run.explore_steps, task_steps=run.task_steps, radius=run.radius,
-            dwell=run.dwell,
+            dwell=run.dwell, callbacks=[trace] if trace is not None else [],
         )  # fmt: skip
-    return {
-        **episode.metrics,
-        "goal_t": episode.goal_t,
-        "goal_place": list(episode.goal_place),
-        "landmark": list(episode.landmark),
-        "explore_steps": episode.explore_steps,
-        "trajectory": compact_trajectory(episode.trajectory, run.trajectory_every),
-    }
+        record = {
+            **episode.metrics,
+            "goal_t": episode.goal_t,
+            "goal_place": list(episode.goal_place),
+            "landmark": list(episode.landmark),
+            "explore_steps": episode.explore_steps,
+            "trajectory": compact_trajectory(episode.trajectory, run.trajectory_every),
+        }
+        return keep_trace(record, trace, agent, env, spec)
 
 
 class MemoryTasks(Experiment):
@@ -305,6 +308,7 @@ class MemoryTasks(Experiment):
                "image_goal_target", *MODE_SELECTOR_OPTIONS)
     default_episodes = 20
     episode = staticmethod(memory_tasks_episode)
+    traces = True
 
     def groups(self, config: MemoryTasksConfig) -> list[Group]:
         groups = []

@@ -48,7 +48,8 @@ from mrsteve.perception import Encoder
 from mrsteve.protocols import GoalAgent
 from mrsteve.seeding import episode_rng
 from mrsteve.spaces import Action, AgentFrame, Observation
-from mrsteve.tasks.driver import Driver, Step, Trajectory
+from mrsteve.tasks.driver import Driver, EpisodeCallback, Step, Trajectory
+from mrsteve.tasks.outcomes import TaskOutcome
 
 
 @dataclass(frozen=True)
@@ -170,6 +171,7 @@ def run_memory_task(
     task_steps: int = 3000,
     radius: float = 3.0,
     dwell: int = 1,
+    callbacks: Sequence[EpisodeCallback] = (),
 ) -> MemoryTaskEpisode:
     """One episode: ``env.reset(seed=seed)``; ``route`` drives the exploration phase while the
     agent watches (``agent.observe``); ``encoder`` (the agent's kind) embeds the clips of the
@@ -177,14 +179,16 @@ def run_memory_task(
     ``image_goal`` threshold); then the agent acts until the player has stayed within ``radius``
     blocks of where the goal's clip was seen for ``dwell`` steps in a row (success), or
     ``task_steps`` steps have passed (module docstring). The route draws from the episode's
-    ``task`` stream, the agent from its ``agent`` stream."""
+    ``task`` stream, the agent from its ``agent`` stream. ``callbacks`` watch the driver's
+    steps, and the goal phase as a task (``item``: the Memory Task's name) from the step the
+    goal is given."""
     if (explore_steps <= task.goal_window or task_steps < 1 or not radius > 0
             or not 1 <= dwell <= task_steps):
         raise ValueError(f"need explore_steps > {task.goal_window} (the goal's window), "
                          f"task_steps >= 1, radius > 0 and 1 <= dwell <= task_steps, got "
                          f"{explore_steps}, {task_steps}, {radius}, {dwell}")
     path = Trajectory()
-    driver = Driver(env, [path])
+    driver = Driver(env, [path, *callbacks])
     info = driver.reset(seed=seed)
     world = env.unwrapped.world
     landmark = tuple(float(v) for v in world.layout.landmarks[task.goal])
@@ -209,6 +213,9 @@ def run_memory_task(
     kept = kept_goal(agent, driver.frame, goal, threshold, (place,), radius)
 
     agent.set_goal(goal, threshold, explore_steps)
+    phase = TaskOutcome(task.name, explore_steps)
+    for callback in callbacks:
+        callback.on_task_start(phase)
     inside = int(near(*driver.position, (place,), radius))  # steps in a row at the goal's place
 
     def stayed(step: Step) -> bool:
@@ -219,6 +226,9 @@ def run_memory_task(
     if inside < dwell:
         driver.run(agent.act, steps=task_steps, until=stayed)
     arrived = arrival(path.array()[explore_steps:], place, radius, dwell)
+    phase.end, phase.success = driver.t, arrived is not None
+    for callback in callbacks:
+        callback.on_task_end(phase)
     metrics: dict[str, float | None] = {
         "success_rate": 0.0 if arrived is None else 100.0,
         "kept_goal": 100.0 if kept else 0.0,

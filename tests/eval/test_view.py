@@ -232,3 +232,19 @@ def test_a_long_navigation_episode_traces_its_goals_as_tasks(tmp_path):
     assert [task["start"] for task in trace["tasks"]] == [goal[2] for goal in record["goals"]]
     assert [task["success"] for task in trace["tasks"]] == [goal[4] for goal in record["goals"]]
     assert all(task["item"].startswith("go to the ") for task in trace["tasks"])
+
+
+def test_a_memory_task_episode_keeps_its_trace_with_the_goal_phase_as_a_task(tmp_path):
+    out = tmp_path / "mt"
+    result = CliRunner().invoke(app, ["eval", "memory-tasks", "--task", "find-water", "--agent",
+                                      "mrsteve", "--parts", "stand-in", "--task-steps", "300",
+                                      "--episodes", "1", "--trace", "--no-progress", "--out",
+                                      str(out)])
+    assert result.exit_code == 0, result.output
+    (path,) = find_traces(out)
+    (record,) = records(out)
+    trace = read_trace(path)
+    (goal,) = trace["tasks"]
+    assert goal["start"] == record["explore_steps"] and goal["item"] == "find-water"
+    assert goal["success"] == (record["success_rate"] == 100.0)
+    assert trace["memory"]["frames"] > 0 and trace["map"] is not None
