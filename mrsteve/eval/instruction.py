@@ -35,7 +35,7 @@ from mrsteve.env import make_env
 from mrsteve.env.voxel_env import DEFAULT_OBS_SIZE
 from mrsteve.eval.experiment import Experiment
 from mrsteve.eval.records import Record
-from mrsteve.eval.results import format_metric, format_table
+from mrsteve.eval.results import by_look, format_metric, format_table
 from mrsteve.eval.spec import Group, RunSpec
 from mrsteve.naming import check_name, choose
 from mrsteve.seeding import episode_rng
@@ -273,6 +273,16 @@ class Instruction(Experiment):
         return METRICS
 
     def table(self, config, groups, summaries) -> str:
+        if len(config.looks) > 1:  # the looks side by side: success, and the view turned up
+            looks, rows = by_look(
+                groups, summaries, lambda group: (
+                    group.spec.task.item, group.spec.task.placement,
+                    group.spec.agent.instruction_policy),
+                lambda group, summary: (format_metric(summary["success_rate"], 1),
+                                        format_metric(summary.get("looking_up"), 0)))
+            return format_table(["item", "placement", "policy",
+                                 *(f"{name} ({look})" for look in looks
+                                   for name in ("success %", "looking up %"))], rows)
         rows = []
         for group in groups:
             summary = summaries[group.label]

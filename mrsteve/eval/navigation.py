@@ -38,7 +38,7 @@ from mrsteve.env import make_env
 from mrsteve.env.voxel_env import DEFAULT_OBS_SIZE
 from mrsteve.eval.experiment import Experiment
 from mrsteve.eval.records import Record
-from mrsteve.eval.results import format_metric, format_table
+from mrsteve.eval.results import by_look, format_metric, format_table
 from mrsteve.eval.spec import Group, RunSpec
 from mrsteve.naming import choose
 from mrsteve.tasks.driver import compact_trajectory
@@ -296,6 +296,16 @@ class Navigation(Experiment):
         return groups
 
     def table(self, config, groups, summaries) -> str:
+        if len(config.looks) > 1:  # the looks side by side (the paper's figures are the day's)
+            looks, rows = by_look(
+                groups, summaries, lambda group: (
+                    group.spec.task.terrain,
+                    group.label.partition(".")[2] or trained_label(group.spec.agent)),
+                lambda group, summary: (format_metric(summary["success_rate"], 1),
+                                        format_metric(summary["spl"], 3)))
+            return format_table(["terrain", "navigator",
+                                 *(f"{name} ({look})" for look in looks
+                                   for name in ("success %", "SPL"))], rows)
         rows = []
         for group in groups:
             summary = summaries[group.label]

@@ -11,7 +11,7 @@ with the per-episode records as JSON lines beside it (``<name>.episodes.jsonl``)
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -92,3 +92,22 @@ def format_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
 
     rule = "  ".join("-" * w for w in widths)
     return "\n".join([line(cells[0]), rule, *(line(row) for row in cells[1:])])
+
+
+def by_look(groups: Sequence[Any], summaries: Mapping[str, Any],
+            row: Callable[[Any], tuple[str, ...]],
+            cells: Callable[[Any, Mapping[str, Any]], Sequence[str]]
+            ) -> tuple[list[str], list[list[str]]]:
+    """A run's groups in several looks as one row per ``row(group)`` (its cells without the
+    look) and ``cells(group, summary)`` per look, in the looks' order of first appearance: the
+    looks side by side. Returns the looks and the rows (``-`` where a look lacks the row)."""
+    looks = list(dict.fromkeys(group.spec.task.look for group in groups))
+    table: dict[tuple[str, ...], dict[str, Sequence[str]]] = {}
+    widths = 0
+    for group in groups:
+        values = cells(group, summaries[group.label])
+        widths = len(values)
+        table.setdefault(row(group), {})[group.spec.task.look] = values
+    rows = [[*key, *(cell for look in looks for cell in seen.get(look, ["-"] * widths))]
+            for key, seen in table.items()]
+    return looks, rows

@@ -78,3 +78,16 @@ def test_the_environment_renders_in_its_look():
             frames[look] = obs
     assert (frames["day"]["depth"] == frames["dusk"]["depth"]).all()
     assert (frames["day"]["rgb"] != frames["dusk"]["rgb"]).any()
+
+
+def test_a_table_of_several_looks_sets_them_side_by_side():
+    config = NavigationTaskConfig(terrain="flat,river", look="day,dusk")
+    groups = NAVIGATION.groups(config)
+    summaries = {g.label: {"success_rate": {"mean": 100.0 if g.spec.task.look == "day" else 10.0,
+                                            "stderr": 0.0, "n": 5},
+                           "spl": {"mean": 0.9, "stderr": 0.01, "n": 5}} for g in groups}
+    lines = NAVIGATION.table(config, groups, summaries).splitlines()
+    assert lines[0].split() == ["terrain", "navigator", "success", "%", "(day)", "SPL", "(day)",
+                                "success", "%", "(dusk)", "SPL", "(dusk)"]
+    assert [line.split()[0] for line in lines[2:]] == ["flat", "river"]
+    assert "100.0" in lines[2] and "10.0" in lines[2]
