@@ -559,11 +559,13 @@ def run_flags(run: Run) -> list[str]:
 
 def headline_runs(runs: list[Run]) -> dict[str, Run]:
     """The run each experiment's orderings come from: its first run, by folder name, of the
-    default agents, planned and committed, and not stale."""
+    default agents, planned and committed, not stale, and in the daylight the paper's worlds
+    are seen in (a run in other looks is held-out evaluation)."""
     chosen: dict[str, Run] = {}
     for run in runs:
         name = run.experiment.name
-        if name not in chosen and default_agents(run) and not run_flags(run):
+        daylight = getattr(run.config, "look", "day") == "day"
+        if name not in chosen and daylight and default_agents(run) and not run_flags(run):
             chosen[name] = run
     return chosen
 
