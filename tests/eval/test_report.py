@@ -366,3 +366,16 @@ def test_a_cut_short_run_file_is_named_in_one_line(tmp_path, kept_run, cut):
     (line,) = [line for line in result.output.splitlines() if line.startswith("error:")]
     assert f"{path}: not JSON" in line and "cut short" in line
     assert "Traceback" not in result.output
+
+
+def test_a_run_in_another_look_gives_no_first_table_row_and_leaves_the_days_run_its_rows(
+        tmp_path, kept_run):
+    """Held-out evaluation in the renderer's other looks is not the paper's set-up: such a run,
+    named before the day's run, does not take the headline's place."""
+    out = tmp_path / "a-held-out"
+    result = CliRunner().invoke(app, [*NAVIGATION, "--look", "day,dusk", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    held_out = as_planned(out)
+    assert "## At a glance" not in report([held_out])
+    page = report([held_out, kept_run])
+    assert NAVIGATION_ROW in page and f"| {kept_run.name} |" in page.split("## Every")[0]
