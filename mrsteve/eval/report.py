@@ -26,6 +26,7 @@ import shlex
 import typing
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -229,9 +230,12 @@ def task_name(task: str) -> str:
 
 
 def parts_ran(run: Run) -> str:
-    """The agents' parts as the manifest records them (``encoder pixels, navigator learned,
-    ...``; every kind the groups used, empty for agents without such parts)."""
-    kinds: dict[str, list[str]] = {"encoder": [], "navigator": [], "instruction policy": []}
+    """The agents' parts as the manifest records them (``encoder pixels (53e8a9be), navigator
+    learned (94b4ee61), ...``: every kind the groups used, a learned part with the first digits
+    of the SHA-256 of the weights it ran (``Weights.sha256``, as the agent trees record it);
+    empty for agents without such parts)."""
+    kinds: dict[str, dict[str, list[str]]] = {"encoder": {}, "navigator": {},
+                                              "instruction policy": {}}
     for tree in run.manifest["groups"].values():
         agent = tree.get("agent") or {}
         encoder = agent.get("encoder")
@@ -243,9 +247,51 @@ def parts_ran(run: Run) -> str:
             "instruction policy": agent.get("instruction_policy"),
         }
         for part, kind in found.items():
-            if isinstance(kind, str) and kind not in kinds[part]:
-                kinds[part].append(kind)
-    return ", ".join(f"{part} {' and '.join(names)}" for part, names in kinds.items() if names)
+            if isinstance(kind, str):
+                hashes = kinds[part].setdefault(kind, [])
+                weights = weights_ran(agent, part, kind)
+                if weights is not None and weights[:8] not in hashes:
+                    hashes.append(weights[:8])
+    return ", ".join(
+        f"{part} " + " and ".join(f"{kind} ({'/'.join(hashes)})" if hashes else kind
+                                  for kind, hashes in names.items())
+        for part, names in kinds.items() if names)
+
+
+def weights_ran(agent: Mapping[str, Any], part: str, kind: str) -> str | None:
+    """The SHA-256 of the weights a tree's learned ``part`` ran: of a file given in place of the
+    shipped one, else of the shipped file when the tree lists it among its data files in the
+    version installed (``None``: no weights, or an older version of the shipped file)."""
+    from mrsteve.control.instruction import SHIPPED_INSTRUCTION_POLICY
+    from mrsteve.control.learned_navigator import SHIPPED_NAVIGATOR
+
+    if part == "encoder":
+        encoder = agent.get("encoder")
+        return encoder.get("weights_sha256") if isinstance(encoder, dict) else None
+    if kind != "learned":
+        return None
+    if part == "navigator":
+        given, shipped = agent.get("navigator_weights_sha256"), SHIPPED_NAVIGATOR
+    else:
+        instruction = agent.get("instruction")
+        given = instruction.get("weights_sha256") if isinstance(instruction, dict) else None
+        shipped = SHIPPED_INSTRUCTION_POLICY
+    if given:
+        return given
+    data = {str(path): str(sha) for path, sha in agent.get("data") or []}
+    if data.get(shipped) != data_digest(shipped):
+        return None
+    return shipped_weights_sha256(shipped)
+
+
+@cache
+def shipped_weights_sha256(path: str) -> str:
+    """The weights' SHA-256 of the shipped weights file ``path`` (below ``mrsteve/``)."""
+    from mrsteve.control.instruction import InstructionWeights
+    from mrsteve.control.learned_navigator import SHIPPED_NAVIGATOR, NavigatorWeights
+
+    kind = NavigatorWeights if path == SHIPPED_NAVIGATOR else InstructionWeights
+    return kind.read(PACKAGE_ROOT / path).sha256
 
 
 def command_line(run: Run, folder_name: str) -> str:
@@ -646,7 +692,8 @@ def run_index(runs: list[Run], names: list[str]) -> str:
 HEADER = """# Results
 
 Each section below is one run: the command, the commits that made it and the one that declared
-its plan, the parts its agents ran with, and the experiment's table, with the paper's figures
+its plan, the parts its agents ran with (a learned part with the first digits of its weights'
+SHA-256), and the experiment's table, with the paper's figures
 beside ours where the set-up is the paper's. A run made with other versions of the package's
 data files or weights than those installed is marked **stale**, its table left out; one whose
 plan was not committed before it ran is marked **unplanned**, its table left out where a planned

@@ -379,3 +379,10 @@ def test_a_run_in_another_look_gives_no_first_table_row_and_leaves_the_days_run_
     assert "## At a glance" not in report([held_out])
     page = report([held_out, kept_run])
     assert NAVIGATION_ROW in page and f"| {kept_run.name} |" in page.split("## Every")[0]
+
+
+def test_the_parts_line_names_the_weights_each_learned_part_ran(kept_run):
+    from mrsteve.control.learned_navigator import load_shipped_navigator
+
+    shipped = load_shipped_navigator().sha256[:8]
+    assert f"Parts: navigator learned ({shipped}) and straight." in report([kept_run])
