@@ -240,10 +240,12 @@ def parts_ran(run: Run) -> str:
         agent = tree.get("agent") or {}
         encoder = agent.get("encoder")
         explorer = agent.get("explorer")
+        alone = "training" in agent  # a navigator alone (the Navigation experiment's)
         found = {
             "encoder": encoder.get("kind") if isinstance(encoder, dict) else None,
             "navigator": agent.get("navigator_kind")
-            or (explorer.get("navigator") if isinstance(explorer, dict) else None),
+            or (explorer.get("navigator") if isinstance(explorer, dict) else None)
+            or (agent.get("name") if alone else None),
             "instruction policy": agent.get("instruction_policy"),
         }
         for part, kind in found.items():
@@ -271,7 +273,8 @@ def weights_ran(agent: Mapping[str, Any], part: str, kind: str) -> str | None:
     if kind != "learned":
         return None
     if part == "navigator":
-        given, shipped = agent.get("navigator_weights_sha256"), SHIPPED_NAVIGATOR
+        given = agent.get("navigator_weights_sha256") or agent.get("weights_sha256")
+        shipped = SHIPPED_NAVIGATOR
     else:
         instruction = agent.get("instruction")
         given = instruction.get("weights_sha256") if isinstance(instruction, dict) else None

@@ -385,4 +385,5 @@ def test_the_parts_line_names_the_weights_each_learned_part_ran(kept_run):
     from mrsteve.control.learned_navigator import load_shipped_navigator
 
     shipped = load_shipped_navigator().sha256[:8]
-    assert f"Parts: navigator learned ({shipped}) and straight." in report([kept_run])
+    page = " ".join(report([kept_run]).split())
+    assert f"Parts: navigator learned ({shipped}) and straight." in page
