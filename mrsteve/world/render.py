@@ -80,9 +80,10 @@ class Look(NamedTuple):
     water_tint: tuple[float, float, float]
     """The colour the view is tinted by under water."""
 
-    def palette(self) -> np.ndarray:
-        """``float64[4, 3]``: the rows horizon, zenith, light, water tint (the kernel's form)."""
-        return np.array([self.horizon, self.zenith, self.light, self.water_tint], np.float64)
+    def palette(self) -> tuple[float, ...]:
+        """The horizon, zenith and water tint as nine floats, the kernel's form (passed by value:
+        the light's tint is applied to the colour tables instead, once)."""
+        return tuple(float(v) for v in (*self.horizon, *self.zenith, *self.water_tint))
 
 
 LOOKS = {
@@ -147,13 +148,15 @@ class Renderer:
         self.content = content if content is not None else load_content()
         self.look = look
         self._palette = LOOKS[look].palette()
+        light = np.array(LOOKS[look].light, np.float32)
 
         self._tan_half = math.tan(math.radians(self.fov_deg) / 2.0)
         self.camera = Camera(self.height, self.width, self.fov_deg)
         """The camera the frames are rendered with."""
         self._rays = self.camera.rays
-        self._shape_of, self._colors, self._semantic_of = _block_tables(self.content)
-        self._mob_colors = _mob_colors(self.content)
+        self._shape_of, colors, self._semantic_of = _block_tables(self.content)
+        self._colors = colors * light  # lit surfaces in the look's light
+        self._mob_colors = _mob_colors(self.content) * light
         self._mob_classes = np.array(
             [self.content.semantic_id(m.name) for m in self.content.mobs]
             + [self.content.semantic_id("burning_zombie")], dtype=np.float32,
@@ -483,9 +486,9 @@ def _block_shade(face, hx, hy, hz, i, j, k, t, gx, gz):
 def _sky(dy, palette):
     a = min(max(dy * 1.6, 0.0), 1.0)
     return (
-        palette[0, 0] + (palette[1, 0] - palette[0, 0]) * a,
-        palette[0, 1] + (palette[1, 1] - palette[0, 1]) * a,
-        palette[0, 2] + (palette[1, 2] - palette[0, 2]) * a,
+        palette[0] + (palette[3] - palette[0]) * a,
+        palette[1] + (palette[4] - palette[1]) * a,
+        palette[2] + (palette[5] - palette[2]) * a,
     )
 
 
@@ -494,13 +497,13 @@ def _store(rgb, r, c, red, green, blue, t, fog_start, max_dist, underwater, pale
     """Write a surface colour after distance fog and the under-water tint."""
     if t > fog_start:
         a = min((t - fog_start) / (max_dist - fog_start), 1.0)
-        red += (palette[0, 0] - red) * a
-        green += (palette[0, 1] - green) * a
-        blue += (palette[0, 2] - blue) * a
+        red += (palette[0] - red) * a
+        green += (palette[1] - green) * a
+        blue += (palette[2] - blue) * a
     if underwater:
-        red = 0.45 * red + 0.55 * palette[3, 0]
-        green = 0.45 * green + 0.55 * palette[3, 1]
-        blue = 0.45 * blue + 0.55 * palette[3, 2]
+        red = 0.45 * red + 0.55 * palette[6]
+        green = 0.45 * green + 0.55 * palette[7]
+        blue = 0.45 * blue + 0.55 * palette[8]
     rgb[r, c, 0] = np.uint8(min(max(red, 0.0), 255.0))
     rgb[r, c, 1] = np.uint8(min(max(green, 0.0), 255.0))
     rgb[r, c, 2] = np.uint8(min(max(blue, 0.0), 255.0))
@@ -573,9 +576,9 @@ def _render_frame(
             semantic[r, c] = 0
             continue
         row, light = _block_shade(face, ox + dx * t, oy + dy * t, oz + dz * t, i, j, k, t, gx, gz)
-        red = colors[b, row, 0] * light * palette[2, 0]
-        green = colors[b, row, 1] * light * palette[2, 1]
-        blue = colors[b, row, 2] * light * palette[2, 2]
+        red = colors[b, row, 0] * light
+        green = colors[b, row, 1] * light
+        blue = colors[b, row, 2] * light
         if shape_of[b] == _LIQUID and face == 3:  # the water surface mirrors some sky
             mirror = 0.35 * (1.0 - abs(dy))
             sr, sg, sb = _sky(-dy, palette)
@@ -651,9 +654,9 @@ def _render_frame(
                 light *= 0.88 + 0.24 * _hash01(
                     math.floor(hx * 4.0), math.floor(hy * 4.0), math.floor(hz * 4.0), cls
                 )
-                red = mob_colors[cls, 0] * light * palette[2, 0]
-                green = mob_colors[cls, 1] * light * palette[2, 1]
-                blue = mob_colors[cls, 2] * light * palette[2, 2]
+                red = mob_colors[cls, 0] * light
+                green = mob_colors[cls, 1] * light
+                blue = mob_colors[cls, 2] * light
                 if cls == burning_class:
                     # Flames: cells of a noise pattern scrolling upwards, denser at the feet.
                     flame = _hash01(math.floor(u * 6.0), math.floor(v * 7.0 - 0.5 * time), axis, 7)
