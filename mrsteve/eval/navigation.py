@@ -147,7 +147,7 @@ class NavigationTaskConfig(AgentParts):
 
     def __post_init__(self) -> None:
         self.terrains  # noqa: B018 (its checks, its messages)
-        self.looks  # noqa: B018
+        self.looks  # noqa: B018 (its checks, its messages)
         super().__post_init__()
         if not 0 < self.min_distance <= self.max_distance:
             raise ValueError(f"need 0 < min_distance <= max_distance, got {self.min_distance}, "

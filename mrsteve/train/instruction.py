@@ -7,9 +7,9 @@ recipe in the embedded world (torch, the ``train`` extra).
    calibration worlds with herds (:data:`INSTRUCTION_WORLDS`; never an evaluation map),
    starting within 12 blocks of a target in ``near_share`` of the episodes, 20 to 40 blocks from
    the nearest one in ``far_share`` (out of view range, as STEVE-1's human data has the player
-   search) and at the world's spawn otherwise (so searching is in the data too). Every step keeps the RGB frame, the keys
-   and camera the skills pressed (camera binned as VPT bins it), and the pixel encoder's clip
-   embedding of the 16 frames ending there (MineCLIP's role). Beyond STEVE-1, a few steps now
+   search) and at the world's spawn otherwise (so searching is in the data too). Every step
+   keeps the RGB frame, the keys and camera the skills pressed (camera binned as VPT bins it),
+   and the pixel encoder's clip embedding of the 16 frames ending there (MineCLIP's role). Beyond STEVE-1, a few steps now
    and then have the camera's pitch pushed off while the skills label (DART's remedy for a
    scripted teacher), so the data shows the view levelled again after a drift.
 2. **Goal-conditioned behaviour cloning** (STEVE-1's): the image encoder and core start from the
