@@ -12,11 +12,14 @@ from memory_streams import MEMORIES, clusters_events, random_frames
 from mrsteve.memory import cluster_table
 from mrsteve.memory.frames import NO_CODES, FrameStore
 from mrsteve.memory.kernels import (
+    MAX_CODED_DIM,
     _code_dots,
     _code_error,
     _pivot_bounds,
     _quantise_query,
+    _top_centres,
     best_first,
+    query_levels,
     search_clusters,
 )
 
@@ -291,5 +294,76 @@ def test_reads_order_distances_as_a_stable_sort_does(count):
 
     rng = np.random.default_rng(count)
     for distance in (rng.random(count) * 400.0, rng.integers(0, 4, count).astype(np.float64),
-                     np.zeros(count), rng.integers(0, 10**9, count).astype(np.float64) ** 2):
+                     np.zeros(count), rng.integers(0, 10**9, count).astype(np.float64) ** 2,
+                     1.0 + rng.integers(0, 4, count) * 2.0**-50,  # equal high halves
+                     rng.random(count) * np.float64(1e-300)):
         assert np.array_equal(nearest_first(distance), np.argsort(distance, kind="stable"))
+
+
+def top_centres_scoring_every_row(candidates, scores, top_k):
+    """The read's choice of clusters with every centre scored: the rows scoring above the k-th
+    score, then those scoring it (ties to the lower row), each in candidate order."""
+    kth = np.sort(scores)[::-1][top_k - 1]
+    rows = [row for row, score in zip(candidates, scores) if score > kth]
+    tied = [row for row, score in zip(candidates, scores) if score == kth]
+    return rows + tied[: top_k - len(rows)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    scores=st.lists(st.sampled_from([-0.5, 0.0, 0.25, 0.5, 0.75])
+                    | st.floats(-1.0, 1.0, width=32, allow_nan=False), min_size=2, max_size=60),
+    widths=st.lists(st.sampled_from([0.0, 1e-3, 0.1, np.inf]), min_size=2, max_size=60),
+    top_k=st.integers(1, 59),
+    seed=st.integers(0, 2**16),
+)
+def test_clusters_chosen_from_score_bounds_are_those_every_score_chooses(
+    scores, widths, top_k, seed
+):
+    """The read scores a centre exactly only where its code bounds leave its place in the top-k
+    open, yet chooses the clusters, and lists them, exactly as scoring every centre does (ties
+    at the k-th score to the lower row), with the chosen scores it computed exact."""
+    count = len(scores)
+    top_k = min(top_k, count - 1)
+    rng = np.random.default_rng(seed)
+    exact = np.asarray(scores, np.float32)
+    below = np.resize(np.asarray(widths), count) * rng.random(count)
+    above = np.resize(np.asarray(widths), count)[::-1] * rng.random(count)
+    lower = np.minimum((exact - below).astype(np.float32), exact)  # bounds may be the score
+    upper = np.maximum((exact + above).astype(np.float32), exact)
+    candidates = np.sort(rng.choice(10 * count, count, replace=False))
+    centres = np.arange(count)
+    embeddings = exact[:, None].copy()  # one dimension: a centre's score is its value
+    rows, chosen_scores, scored = _top_centres(
+        candidates, centres, lower, upper, np.full(count, np.nan, np.float32), top_k,
+        embeddings, np.ones(1, np.float32))
+    assert rows.tolist() == top_centres_scoring_every_row(candidates, exact, top_k)
+    computed = ~np.isnan(chosen_scores)
+    by_row = dict(zip(candidates.tolist(), exact.tolist()))
+    assert chosen_scores[computed].tolist() == [by_row[row] for row in rows[computed].tolist()]
+    assert scored <= count
+
+
+def test_clusters_far_apart_are_chosen_scoring_one_centre():
+    """When the code bounds settle the top-k, the read scores only the centre that may be the
+    k-th, not the 30 chosen ones."""
+    exact = np.linspace(1.0, 0.0, 100, dtype=np.float32)
+    lower, upper = exact - np.float32(1e-3), exact + np.float32(1e-3)
+    rows, _, scored = _top_centres(
+        np.arange(100), np.arange(100), lower, upper, np.full(100, np.nan, np.float32), 30,
+        exact[:, None].copy(), np.ones(1, np.float32))
+    assert rows.tolist() == list(range(30))
+    assert scored == 1
+
+
+@pytest.mark.parametrize("dim", [1, 6, 512, 517, 4096, MAX_CODED_DIM])
+def test_query_codes_are_as_fine_as_int32_sums_allow(dim):
+    """The query is quantised as finely as int16 allows while a dot product with int8 codes
+    still sums exactly in int32: the largest possible sum, every code at its extreme, comes out
+    exact."""
+    levels = query_levels(dim)
+    assert 127 <= levels <= 32767 and 127 * levels * dim <= 2**31 - 1
+    assert query_levels(512) == 32767
+    codes = np.full((1, dim), -127, np.int8)
+    query = np.full(dim, -levels, np.int16)
+    assert _code_dots(codes, np.zeros(1, np.int64), query)[0] == 127 * levels * dim
