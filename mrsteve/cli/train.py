@@ -179,9 +179,9 @@ COMMANDS = (
     TrainingCommand(
         "encoder", TrainingConfig,
         ("clips", "epochs", "seed", "explored", "any_pitch", "pairwise", "hard_negatives",
-         "hard_negative_pool", "threads"),
+         "hard_negative_pool", "colour_jitter", "threads"),
         {"explored": SHARES, "any_pitch": SHARES, "pairwise": (0.0, None),
-         "hard_negatives": (0, None)},
+         "hard_negatives": (0, None), "colour_jitter": (0.0, 1.0)},
         "mrsteve.train.encoder:train_encoder", "pixels.npz", "rendered clips",
         """Train the pixel encoder (a video-text dual encoder over RGB clips) on clips of the
         procedural calibration worlds captioned from the renderer's ground truth; then calibrate

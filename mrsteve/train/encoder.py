@@ -47,7 +47,7 @@ from mrsteve.calibration.clips import CALIBRATION_WORLDS, ClipConfig, collect_cl
 from mrsteve.calibration.thresholds import average_precision
 from mrsteve.perception.lexicon import Lexicon, load_lexicon
 from mrsteve.perception.pixels import PixelArchitecture, PixelWeights, tokens
-from mrsteve.train.layers import optimise, torch_session
+from mrsteve.train.layers import check_jitter, jitter_colours, optimise, torch_session
 from mrsteve.train.runs import TrainingRun
 
 REPHRASINGS = ("near {}", "{} nearby", "close to {}", "next to {}", "a view of {}")
@@ -108,6 +108,10 @@ class TrainingConfig:
     above its thresholds. 0 mines none (the shipped weights)."""
     hard_negative_pool: int = 20000
     """Fresh clips the mining scores (random poses and exploring views, another seed stream)."""
+    colour_jitter: float = 0.0
+    """Photometric augmentation of the training clips (:func:`~mrsteve.train.layers.
+    jitter_colours`: each clip's channels scaled by up to ``exp(2 x colour_jitter)``; 0: none,
+    the shipped recipe), so the encoder is not bound to the training worlds' light."""
     channels: tuple[int, ...] = (16, 32, 64)
     strides: tuple[int, ...] = (2, 2, 2)
     frame_dim: int = 256
@@ -125,14 +129,17 @@ class TrainingConfig:
         if not 0 <= self.hard_negatives <= self.hard_negative_pool:
             raise ValueError(f"hard_negatives must be in [0, hard_negative_pool = "
                              f"{self.hard_negative_pool}], got {self.hard_negatives}")
+        check_jitter(self.colour_jitter)
 
     def recipe(self) -> dict:
         """The settings as the weights record them (``info["training"]``): all of them, the
-        mining's only when it is on, so weights and run folders made before it existed keep the
-        recipe they recorded."""
+        mining's and the colour jitter only when on, so weights and run folders made before
+        they existed keep the recipe they recorded."""
         settings = asdict(self)
         if not self.hard_negatives:
             del settings["hard_negatives"], settings["hard_negative_pool"]
+        if not self.colour_jitter:
+            del settings["colour_jitter"]
         return settings
 
     def data_key(self) -> str:
@@ -430,7 +437,8 @@ def _train(out: Path, config: TrainingConfig, lexicon: Lexicon, progress: bool,
         for step in bar:
             batch = order[step * config.batch:(step + 1) * config.batch]
             frames = _frame_subsets(rng, len(batch), window, config.frames_per_clip)
-            rgb = torch.from_numpy(train.rgb[batch[:, None], frames])
+            rgb = torch.from_numpy(jitter_colours(train.rgb[batch[:, None], frames], rng,
+                                                  config.colour_jitter))
             captions = [v[rng.integers(len(v))] for v in variants]
             words, offsets = _word_batch(captions, word_index)
             loss = _loss(model, config, model.image(rgb) @ model.text(words, offsets).T,

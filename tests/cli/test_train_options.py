@@ -19,7 +19,8 @@ from mrsteve.eval.experiment import field_docs
 
 FLAGS = {
     "encoder": {"--out", "--clips", "--epochs", "--seed", "--explored", "--any-pitch",
-                "--pairwise", "--hard-negatives", "--hard-negative-pool", "--threads",
+                "--pairwise", "--hard-negatives", "--hard-negative-pool", "--colour-jitter",
+                "--threads",
                 "--progress", "--no-progress", "--json"},
     "navigator": {"--out", "--segments", "--conditioning", "--finetune", "--kl",
                   "--dagger-rounds", "--finetune-epochs", "--anneal-epochs", "--ppo-iterations",

@@ -178,3 +178,17 @@ def test_mining_joins_the_clip_cache_key_only_when_on():
     assert TrainingConfig().data_key() != TrainingConfig(hard_negatives=1).data_key()
     with pytest.raises(ValueError, match="hard_negatives must be in"):
         TrainingConfig(hard_negatives=11, hard_negative_pool=10)
+
+
+def test_colour_jitter_is_in_the_recipe_only_when_on_and_trains_on_the_same_clips(tmp_path):
+    """The shipped recipe records no jitter and renders the same clips with it; a jittered tiny
+    run trains and records its strength; a strength outside 0-1 is refused."""
+    assert "colour_jitter" not in TINY.recipe()
+    jittered = dataclasses.replace(TINY, colour_jitter=0.35)
+    assert jittered.data_key() == TINY.data_key()
+    result = train_encoder(tmp_path / "run", jittered, progress=False, say=lambda line: None)
+    assert result.weights.info["training"]["colour_jitter"] == 0.35
+    losses = [row["train_loss"] for row in result.history]
+    assert losses[-1] < losses[0]
+    with pytest.raises(ValueError, match="colour_jitter must be from 0 to 1"):
+        dataclasses.replace(TINY, colour_jitter=1.5)
