@@ -38,6 +38,12 @@ def command(
         min=1.0, help="Blocks from every exposed block and live mob the prompt names.")] = 40.0,
     seed: Annotated[int, typer.Option(min=0, help="Seed of the worlds and poses.")] = 0,
     encoder: Annotated[str, typer.Option(help="The encoder: pixels or semantic.")] = "pixels",
+    weights: Annotated[Path | None, typer.Option(
+        help="pixels: a weights file (mrsteve train encoder) in place of the shipped one; give "
+             "--thresholds calibrated for it too.")] = None,
+    thresholds: Annotated[Path | None, typer.Option(
+        help="The thresholds file mrsteve calibrate --encoder pixels --weights WEIGHTS --out "
+             "FILE wrote for --weights.")] = None,
     json_path: Annotated[Path | None, typer.Option("--json", help="Also write the counts as "
                                                                   "JSON here.")] = None,
 ) -> None:
@@ -48,6 +54,7 @@ def command(
     from mrsteve.calibration.far_views import far_views
     from mrsteve.naming import check_name, choose
     from mrsteve.perception import ENCODERS, make_encoder
+    from mrsteve.perception.pixels import load_calibrated
     from mrsteve.world.recipes import WORLD_RECIPES
     from mrsteve.world.render import LOOKS
 
@@ -58,7 +65,14 @@ def command(
             raise ValueError(f"world {world!r} is unbounded: give a world with walls "
                              f"(mrsteve worlds lists their sizes)")
         looks = choose(look, list(LOOKS), "look")
-        model = make_encoder(encoder)
+        if (weights is None) != (thresholds is None):
+            raise ValueError("--weights and --thresholds go together: a trained pixel encoder "
+                             "and the thresholds calibrated for it")
+        if weights is not None and encoder != "pixels":
+            raise ValueError(f"--weights is a trained pixel encoder's: give --encoder pixels, "
+                             f"not {encoder}")
+        model = make_encoder(encoder) if weights is None else load_calibrated(weights,
+                                                                              thresholds)
         prompts = choose(prompt, list(model.lexicon.texts), "prompt", allow_all=False)
     except ValueError as error:
         raise fail(str(error)) from None
@@ -71,8 +85,9 @@ def command(
             rows.append({"look": seen, **asdict(counted), "per_thousand": counted.per_thousand})
     header = f"{'prompt':<12} {'look':<9} {'threshold':>9} {'views':>6} {'false':>6} " \
              f"{'per 1,000':>9} {'highest margin':>14}"
+    named = f"the {encoder} encoder" + (f" with weights {weights}" if weights else "")
     typer.echo(f"far views of {world}, at least {min_distance:g} blocks from every target, "
-               f"{worlds} seeds x {views} views (seed {seed}), the {encoder} encoder")
+               f"{worlds} seeds x {views} views (seed {seed}), {named}")
     typer.echo(header)
     for row in rows:
         per = "-" if math.isnan(row["per_thousand"]) else f"{row['per_thousand']:.1f}"
@@ -83,4 +98,7 @@ def command(
         with writing_results():
             write_json(json_path, {"world": world, "min_distance": min_distance,
                                    "worlds": worlds, "views": views, "seed": seed,
-                                   "encoder": encoder, "rows": rows})
+                                   "encoder": encoder,
+                                   "weights": None if weights is None else str(weights),
+                                   "weights_sha256": None if weights is None
+                                   else model.weights.sha256, "rows": rows})

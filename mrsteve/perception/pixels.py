@@ -141,6 +141,25 @@ def placeholder_thresholds(lexicon: Lexicon | None = None) -> EncoderThresholds:
                              event_merge=0.905, event_fold=0.9)
 
 
+def load_calibrated(weights: str | Path, thresholds: str | Path) -> PixelEncoder:
+    """A pixel encoder with trained weights (``mrsteve train encoder``) and the thresholds
+    ``mrsteve calibrate --encoder pixels --weights WEIGHTS --out THRESHOLDS`` fitted for them;
+    thresholds calibrated for other weights are refused."""
+    import tomllib
+
+    loaded = load_weights(weights)
+    try:
+        with open(thresholds, "rb") as handle:
+            raw = tomllib.load(handle)
+    except (OSError, tomllib.TOMLDecodeError) as error:
+        raise ValueError(f"cannot read thresholds file {thresholds}: {error}") from None
+    if raw.get("weights_sha256") != loaded.sha256:
+        raise ValueError(f"{thresholds} was calibrated for weights {raw.get('weights_sha256')}, "
+                         f"not {weights} ({loaded.sha256}): calibrate them with mrsteve "
+                         f"calibrate --encoder pixels --weights {weights} --out FILE")
+    return PixelEncoder(loaded, parse_thresholds(raw))
+
+
 @cache
 def shipped_thresholds_hash() -> str | None:
     """The weights hash the shipped thresholds were calibrated for (``weights_sha256``)."""

@@ -3,6 +3,8 @@ an encoder that reads the true classes (the semantic stand-in) never matches the
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from typer.testing import CliRunner
@@ -52,3 +54,35 @@ def test_a_prompt_whose_targets_cover_the_world_has_no_far_view():
 def test_bad_options_are_refused_with_the_accepted_values(arguments, message):
     result = CliRunner().invoke(app, ["far-views", *arguments])
     assert result.exit_code == 2 and message in result.output
+
+
+@pytest.mark.parametrize(("arguments", "message"), [
+    (["--weights", "pixels.npz"], "--weights and --thresholds go together"),
+    (["--encoder", "semantic", "--weights", "a.npz", "--thresholds", "a.toml"],
+     "give --encoder pixels, not semantic"),
+])
+def test_a_trained_encoder_comes_with_its_thresholds(arguments, message):
+    result = CliRunner().invoke(app, ["far-views", *arguments])
+    assert result.exit_code == 2 and message in result.output
+
+
+def test_trained_weights_are_counted_with_the_thresholds_calibrated_for_them(tmp_path):
+    """The shipped files given as a trained pair count as the shipped encoder does; thresholds
+    calibrated for other weights are refused."""
+    from mrsteve.perception._data import data_path
+    from mrsteve.perception.pixels import SHIPPED_PIXEL_THRESHOLDS, SHIPPED_WEIGHTS
+
+    weights, thresholds = data_path(SHIPPED_WEIGHTS), data_path(SHIPPED_PIXEL_THRESHOLDS)
+    options = ["--prompt", "near cow", "--worlds", "1", "--views", "3", "--seed", "4"]
+    shipped = CliRunner().invoke(app, ["far-views", *options])
+    given = CliRunner().invoke(app, ["far-views", *options, "--weights", str(weights),
+                                     "--thresholds", str(thresholds)])
+    assert shipped.exit_code == 0 == given.exit_code, given.output
+    assert f"with weights {weights}" in given.output
+    assert shipped.output.splitlines()[-1] == given.output.splitlines()[-1]
+    other = tmp_path / "other.toml"
+    text = Path(thresholds).read_text()
+    other.write_text(text.replace('weights_sha256 = "', 'weights_sha256 = "0', 1))
+    refused = CliRunner().invoke(app, ["far-views", *options, "--weights", str(weights),
+                                       "--thresholds", str(other)])
+    assert refused.exit_code == 2 and "was calibrated for weights 0" in refused.output
