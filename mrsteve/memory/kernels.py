@@ -51,9 +51,10 @@ def search_clusters(
     is first scored by an integer dot product of the two codes, with a bound on the error
     (:func:`_code_error`), and only the rows whose upper bound reaches the k-th largest lower
     bound can be in the top-k; of those, only the ones whose place the bounds leave open are
-    scored exactly, from the centre frames' rows of ``embeddings`` (:func:`_top_centres`). With a pivot index (:func:`assign_pivots`; ``pivots`` of empty arrays: none),
-    a cheaper bound first drops the rows that cannot make the top-k (:func:`_pivot_prune`), so
-    the int8 codes of only the rest are read. Unless ``exact_scores`` asks for every found
+    scored exactly, from the centre frames' rows of ``embeddings`` (:func:`_top_centres`). With
+    a pivot index (:func:`assign_pivots`; ``pivots`` of empty arrays: none), a cheaper bound
+    first drops the rows that cannot make the top-k (:func:`_pivot_prune`), so the int8 codes of
+    only the rest are read. Unless ``exact_scores`` asks for every found
     frame's score, the frames of the chosen clusters are decided the same way when the store
     keeps codes of its frames (``frame_codes``, ``frame_scales``, ``frame_residuals``; no rows:
     none; :func:`_scan_coded`): a frame whose bound lies wholly below the threshold is dropped,
@@ -1088,8 +1089,8 @@ def nearest_first(distance: np.ndarray) -> np.ndarray:
     bits: an LSD radix sort orders the high halves' offsets from the smallest (8 bits a pass,
     only over the bits that differ, every pass's histogram counted in one read of the keys),
     then the rare runs of equal high halves are put in order by their whole bits (an insertion
-    sort, stable). At a read's ~1,500 frames about 3x faster than the same sort over all 64
-    bits 11 at a time, and 10x faster than numba's argsort."""
+    sort, stable). At a read's ~1,500 frames 11 us, against 18-21 us for an LSD sort of all 64
+    bits 11 at a time (measured), which was about 4x faster than numba's argsort."""
     count = distance.shape[0]
     bits = np.ascontiguousarray(distance).view(np.uint64)
     keys = np.empty(count, np.uint32)
@@ -1100,8 +1101,9 @@ def nearest_first(distance: np.ndarray) -> np.ndarray:
         return order
     lowest = keys.min()
     spread = np.uint32(keys.max() - lowest)
-    passes = 0
-    while passes < (32 + _DISTANCE_BITS - 1) // _DISTANCE_BITS and spread >> np.uint32(_DISTANCE_BITS * passes):
+    passes = 0  # the digits up to the highest set bit of the spread (a shift stays below 32)
+    most = (32 + _DISTANCE_BITS - 1) // _DISTANCE_BITS
+    while passes < most and spread >> np.uint32(_DISTANCE_BITS * passes):
         passes += 1
     buckets = 1 << _DISTANCE_BITS
     mask = np.uint32(buckets - 1)
