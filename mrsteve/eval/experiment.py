@@ -20,7 +20,7 @@ import shlex
 import textwrap
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache, cached_property
 from pathlib import Path
 from types import MappingProxyType
@@ -32,12 +32,14 @@ from mrsteve.agent.parts import AGENT_PARTS, AgentParts
 from mrsteve.agent.registry import AGENTS
 from mrsteve.agent.trees import agent_config
 from mrsteve.control.visitation import PAINTED_FROM
+from mrsteve.digests import OMITTED_WHEN_DEFAULT
 from mrsteve.eval.options import SweepOptions
 from mrsteve.eval.records import Record
 from mrsteve.eval.spec import Group
 from mrsteve.eval.sweep import run_sweep
-from mrsteve.naming import check_name
+from mrsteve.naming import check_name, choose
 from mrsteve.tasks.catalog import exploration_patch_size
+from mrsteve.world.render import LOOKS
 
 Summaries = dict[str, dict[str, dict[str, float]]]
 """Metric summaries of a sweep by group label."""
@@ -80,6 +82,20 @@ def parse_capacities(value: str | int | None) -> tuple[int | None, ...]:
             raise ValueError(f"capacity {part!r} is given twice in {value!r}")
         capacities.append(capacity)
     return tuple(capacities)
+
+
+@dataclass(frozen=True)
+class LookOption:
+    """The light of an experiment's worlds, for the experiments that evaluate learned parts
+    where they never trained (their configs derive from it)."""
+
+    look: str = field(default="day", metadata=OMITTED_WHEN_DEFAULT)
+    """The light the world is rendered in: day, or dusk or overcast, looks no learned part is
+    trained on (held-out evaluation); comma-separated, or 'all', for a group each."""
+
+    @property
+    def looks(self) -> list[str]:
+        return choose(self.look, list(LOOKS), "look")
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from mrsteve.agent.parts import AgentParts
 from mrsteve.digests import OMITTED_WHEN_DEFAULT
 from mrsteve.env import make_env
 from mrsteve.env.voxel_env import DEFAULT_OBS_SIZE
-from mrsteve.eval.experiment import Experiment
+from mrsteve.eval.experiment import Experiment, LookOption
 from mrsteve.eval.records import Record
 from mrsteve.eval.results import format_metric, format_table
 from mrsteve.eval.spec import Group, RunSpec
@@ -39,7 +39,6 @@ from mrsteve.naming import check_name, choose
 from mrsteve.tasks.driver import compact_trajectory
 from mrsteve.tasks.exploration import METRICS, run_exploration
 from mrsteve.world.recipes import WORLD_RECIPES
-from mrsteve.world.render import LOOKS
 
 PAPER_RESULTS = {
     "count-based": (84.42, 0.38),  # Count-based + VPT-Nav (ours)
@@ -64,7 +63,7 @@ WISE_SETUP = {"world": "plains_unbounded", "area": 384.0, "steps": 40000}
 
 
 @dataclass(frozen=True)
-class ExplorationTaskConfig(AgentParts):
+class ExplorationTaskConfig(AgentParts, LookOption):
     """The Exploration experiment's set-up (the paper's values). Of the agent's parts
     (:class:`~mrsteve.agent.parts.AgentParts`) the explorers that walk with VPT-Nav take the
     navigator, and STEVE-1 ("go explore") the instruction policy: learned by default, the
@@ -92,9 +91,6 @@ class ExplorationTaskConfig(AgentParts):
     """The record keeps every this-many-th position of the trajectory (for plots)."""
     obs_size: tuple[int, int] = DEFAULT_OBS_SIZE
     """``(height, width)`` of the observations."""
-    look: str = field(default="day", metadata=OMITTED_WHEN_DEFAULT)
-    """The light the world is rendered in: day, or dusk or overcast, looks no learned part is
-    trained on (held-out evaluation); comma-separated, or 'all', for a group each."""
 
     def __post_init__(self) -> None:
         choose(self.agent, list(EXPLORERS), "agent")
@@ -122,10 +118,6 @@ class ExplorationTaskConfig(AgentParts):
     @property
     def agents(self) -> list[str]:
         return choose(self.agent, list(EXPLORERS), "agent")
-
-    @property
-    def looks(self) -> list[str]:
-        return choose(self.look, list(LOOKS), "look")
 
     def matches(self, setup: dict) -> bool:
         """Whether this set-up measures what ``setup`` did (:data:`PAPER_SETUP`,

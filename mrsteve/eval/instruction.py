@@ -33,7 +33,7 @@ from mrsteve.control.skill_book import load_skills
 from mrsteve.digests import OMITTED_WHEN_DEFAULT
 from mrsteve.env import make_env
 from mrsteve.env.voxel_env import DEFAULT_OBS_SIZE
-from mrsteve.eval.experiment import Experiment
+from mrsteve.eval.experiment import Experiment, LookOption
 from mrsteve.eval.records import Record
 from mrsteve.eval.results import by_look, format_metric, format_table
 from mrsteve.eval.spec import Group, RunSpec
@@ -43,7 +43,6 @@ from mrsteve.tasks import placement as placing
 from mrsteve.tasks.catalog import load_catalog
 from mrsteve.tasks.driver import Driver
 from mrsteve.world.recipes import WORLD_RECIPES
-from mrsteve.world.render import LOOKS
 
 PLACEMENTS = ("near", "far")
 """Where an episode puts the agent relative to the item's targets (module docstring)."""
@@ -123,7 +122,7 @@ class EpisodeWatch:
 
 
 @dataclass(frozen=True)
-class InstructionTaskConfig(AgentParts):
+class InstructionTaskConfig(AgentParts, LookOption):
     """The instruction experiment's set-up. Of the agent's parts
     (:class:`~mrsteve.agent.parts.AgentParts`) it takes the instruction policies, each a row of
     its own: ``instruction_policy`` comma-separated or ``all`` (default: the one ``parts``
@@ -141,9 +140,6 @@ class InstructionTaskConfig(AgentParts):
     """The world recipe (plains: ABA-Random's; heldout_highlands: a family no learned part
     trains or is tuned on)."""
     obs_size: tuple[int, int] = DEFAULT_OBS_SIZE
-    look: str = field(default="day", metadata=OMITTED_WHEN_DEFAULT)
-    """The light the world is rendered in: day, or dusk or overcast, looks no learned part is
-    trained on (held-out evaluation); comma-separated, or 'all', for a group each."""
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -172,10 +168,6 @@ class InstructionTaskConfig(AgentParts):
     @property
     def items(self) -> list[str]:
         return choose(self.item, [i for i in load_catalog().items], "item")
-
-    @property
-    def looks(self) -> list[str]:
-        return choose(self.look, list(LOOKS), "look")
 
 
 @dataclass(frozen=True)

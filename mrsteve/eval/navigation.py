@@ -36,14 +36,13 @@ from mrsteve.control.registry import BUILT_IN_NAVIGATORS, navigator_spec
 from mrsteve.digests import OMITTED_WHEN_DEFAULT
 from mrsteve.env import make_env
 from mrsteve.env.voxel_env import DEFAULT_OBS_SIZE
-from mrsteve.eval.experiment import Experiment
+from mrsteve.eval.experiment import Experiment, LookOption
 from mrsteve.eval.records import Record
 from mrsteve.eval.results import by_look, format_metric, format_table
 from mrsteve.eval.spec import Group, RunSpec
 from mrsteve.naming import choose
 from mrsteve.tasks.driver import compact_trajectory
 from mrsteve.tasks.navigation import METRICS, pick_goal, run_navigation
-from mrsteve.world.render import LOOKS
 
 PAPER_TERRAINS = {"flat": "flat", "plains": "plains_nav", "mountain": "mountain",
                   "river": "river"}
@@ -119,7 +118,7 @@ def paper_tables() -> str:
 
 
 @dataclass(frozen=True)
-class NavigationTaskConfig(AgentParts):
+class NavigationTaskConfig(AgentParts, LookOption):
     """The Navigation experiment's set-up. Of the agent's parts
     (:class:`~mrsteve.agent.parts.AgentParts`) it takes the navigators, each a row of its own:
     ``navigator`` comma-separated or ``all`` (default: the one ``parts`` names), and trained
@@ -141,9 +140,6 @@ class NavigationTaskConfig(AgentParts):
     """The record keeps every this-many-th position of the trajectory (for plots)."""
     obs_size: tuple[int, int] = DEFAULT_OBS_SIZE
     """``(height, width)`` of the observations."""
-    look: str = field(default="day", metadata=OMITTED_WHEN_DEFAULT)
-    """The light the world is rendered in: day, or dusk or overcast, looks no learned part is
-    trained on (held-out evaluation); comma-separated, or 'all', for a group each."""
 
     def __post_init__(self) -> None:
         self.terrains  # noqa: B018 (its checks, its messages)
@@ -159,10 +155,6 @@ class NavigationTaskConfig(AgentParts):
     @property
     def terrains(self) -> list[str]:
         return choose(self.terrain, list(TERRAINS), "terrain", all_means=list(PAPER_TERRAINS))
-
-    @property
-    def looks(self) -> list[str]:
-        return choose(self.look, list(LOOKS), "look")
 
     def check_parts(self) -> None:
         """The navigators to compare are built-in ones (several, or all) and run alone."""
