@@ -82,8 +82,6 @@ def search_clusters(
         query_codes, query_scale, query_error, query_norm = _quantise_query(query)
     else:
         query_codes, query_scale, query_error, query_norm = np.zeros(0, np.int16), 1.0, 0.0, 1.0
-    lower = np.full(count, -np.inf, np.float32)
-    upper = np.full(count, np.inf, np.float32)
     if count > top_k and codable:
         coded = (codes, scales, residuals, query_codes, query_scale, query_error, query_norm)
         if pivots[3].shape[0] > 0:
@@ -93,6 +91,9 @@ def search_clusters(
         keep = upper >= floor
         candidates, upper, lower = candidates[keep], upper[keep], lower[keep]
         count = candidates.shape[0]
+    else:  # no bounds: every score unknown
+        lower = np.full(count, -np.inf, np.float32)
+        upper = np.full(count, np.inf, np.float32)
     centres = centre_slot[live[candidates]]
     exact = np.full(count, np.nan, np.float32)
     if centres_only:  # the chosen centres' scores are the result: score every candidate

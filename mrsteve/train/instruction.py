@@ -9,9 +9,10 @@ recipe in the embedded world (torch, the ``train`` extra).
    the nearest one in ``far_share`` (out of view range, as STEVE-1's human data has the player
    search) and at the world's spawn otherwise (so searching is in the data too). Every step
    keeps the RGB frame, the keys and camera the skills pressed (camera binned as VPT bins it),
-   and the pixel encoder's clip embedding of the 16 frames ending there (MineCLIP's role). Beyond STEVE-1, a few steps now
-   and then have the camera's pitch pushed off while the skills label (DART's remedy for a
-   scripted teacher), so the data shows the view levelled again after a drift.
+   and the pixel encoder's clip embedding of the 16 frames ending there (MineCLIP's role).
+   Beyond STEVE-1, a few steps now and then have the camera's pitch pushed off while the skills
+   label (DART's remedy for a scripted teacher), so the data shows the view levelled again after
+   a drift.
 2. **Goal-conditioned behaviour cloning** (STEVE-1's): the image encoder and core start from the
    learned navigator's foundation policy (VPT's role; the shipped navigator's by default); each
    step's goal is the clip embedding of a later step of the same episode, 15 to 200 steps ahead,
