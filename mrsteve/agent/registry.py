@@ -213,6 +213,9 @@ EXPLORERS: Registry[ExplorerAgentSpec] = Registry(
         ExplorerAgentSpec("plan4mc", "plan4mc", None, "Plan4MC's direction picking over VPT-Nav"),
         ExplorerAgentSpec("plan4mc-straight", "plan4mc", "straight",
                           "Plan4MC: direction picking, straight walking"),
+        ExplorerAgentSpec("rnn", "rnn", None, "Plan4MC's trained LSTM high level over VPT-Nav"),
+        ExplorerAgentSpec("rnn-straight", "rnn", "straight",
+                          "Plan4MC's trained LSTM high level, straight walking"),
         ExplorerAgentSpec("go-explore", "go-explore", None, "STEVE-1 told to 'go explore'"),
     ), check=check_explorer_agent_spec)
 """The Exploration experiment's agents by name (Table 1's columns)."""

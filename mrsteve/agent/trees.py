@@ -151,7 +151,8 @@ def agent_config(
     if memory is not None:
         data = (*data, *encoder_data(encoder),
                 *navigator_data(navigator, explorer_navigator,
-                                trained=navigator_weights is not None))
+                                trained=navigator_weights is not None),
+                *explorer_spec(spec.explorer).data)
     trained = [f"{what} weights {path}" for what, path in (
         ("navigator", navigator_weights), ("instruction-policy", instruction_weights)) if path]
     return AgentConfig(
@@ -195,7 +196,8 @@ def explorer_agent_config(name: str, *, patch_size: float = 15.0, navigator: str
     elif navigator_weights is not None:
         description = f"{description} (weights {navigator_weights})"
     parts = [(f"the {low} navigator", navigator_spec(low))] if kind.walks else []
-    data = navigator_data(low, trained=navigator_weights is not None) if kind.walks else ()
+    data = (*(navigator_data(low, trained=navigator_weights is not None) if kind.walks else ()),
+            *kind.data)
     policy = None
     if kind.instructed:
         policy = instruction_policy

@@ -87,6 +87,8 @@ train_app.command("encoder", epilog=literal_paragraphs(train.ENCODER_EXAMPLES))(
 train_app.command("navigator", epilog=literal_paragraphs(train.NAVIGATOR_EXAMPLES))(train.navigator)
 train_app.command("instruction-policy", epilog=literal_paragraphs(train.INSTRUCTION_EXAMPLES))(
     train.instruction_policy)
+train_app.command("direction-policy", epilog=literal_paragraphs(train.DIRECTION_EXAMPLES))(
+    train.direction_policy)
 
 
 def main() -> None:

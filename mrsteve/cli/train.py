@@ -1,9 +1,10 @@
-"""`mrsteve train encoder`, `navigator` and `instruction-policy`: train the learned parts (torch,
-the ``train`` extra).
+"""`mrsteve train encoder`, `navigator`, `instruction-policy` and `direction-policy`: train the
+learned parts (torch, the ``train`` extra).
 
 Each command is generated from its training config (:class:`~mrsteve.train.encoder.
 TrainingConfig`, :class:`~mrsteve.train.navigator.NavigatorTrainingConfig`,
-:class:`~mrsteve.train.instruction.InstructionTrainingConfig`), as ``mrsteve eval``'s commands are
+:class:`~mrsteve.train.instruction.InstructionTrainingConfig`,
+:class:`~mrsteve.train.direction.DirectionTrainingConfig`), as ``mrsteve eval``'s commands are
 from their experiments' (:func:`mrsteve.cli.eval.options_of`): the fields a command offers become
 its options, with the field's type, default (the recipe of the shipped weights) and docstring as
 help; then the options every training shares (``--out``, ``--progress``, ``--json``).
@@ -23,6 +24,7 @@ import typer
 
 from mrsteve.cli.eval import examples_epilog, options_of
 from mrsteve.cli.output import check_outputs, fail, fail_on_os_error, write_json
+from mrsteve.train.direction import DirectionTrainingConfig
 from mrsteve.train.encoder import TrainingConfig
 from mrsteve.train.instruction import InstructionTrainingConfig
 from mrsteve.train.navigator import NavigatorTrainingConfig
@@ -71,7 +73,7 @@ class TrainingCommand:
     weights: str
     """The weights file the run folder gets."""
     data: str
-    """What the run folder caches besides checkpoints (for ``--out``'s help)."""
+    """What the run folder caches besides checkpoints (for ``--out``'s help; empty: nothing)."""
     summary: str
     examples: tuple[str, ...]
     """Example arguments (the help's closing lines)."""
@@ -122,8 +124,8 @@ def shared_options(data: str, weights: str) -> list[inspect.Parameter]:
 
     return [
         option("out", Annotated[Path, typer.Option(
-            help=f"Run folder: {data}, checkpoints (a run resumes from them), curve.png, "
-                 f"{weights}.")]),
+            help=f"Run folder: {data + ', ' if data else ''}checkpoints (a run resumes from "
+                 f"them), curve.png, {weights}.")]),
         option("progress", Annotated[bool, typer.Option("--progress/--no-progress",
                                                         help="Show a progress bar.")], True),
         option("json_path", Annotated[Path | None, typer.Option(
@@ -173,6 +175,13 @@ def validation_scores(result) -> str:
     """The encoder's closing numbers: its last validation mAP and loss."""
     last = result.history[-1]
     return f": validation mAP {last['val_map']:.3f}, loss {last['val_loss']:.3f}"
+
+
+def grid_scores(result) -> str:
+    """The direction policy's closing numbers: distinct cells at each validation horizon."""
+    scores = [f"{row['cells']:.1f} cells in {row['epoch']} decisions"
+              for row in result.history if row.get("stage") == "validation"]
+    return f": {', '.join(scores)}" if scores else ""
 
 
 COMMANDS = (
@@ -231,9 +240,22 @@ COMMANDS = (
          "--out runs/inst --dagger-rounds 0"),
         flags={"until_last_success": "--until-last-success/--whole-episodes"},
         check=foundation_file),
+    TrainingCommand(
+        "direction-policy", DirectionTrainingConfig,
+        ("iterations", "envs", "decisions", "grid", "off_grid_penalty", "recurrent", "hidden",
+         "learning_rate", "entropy_weight", "validation_episodes", "seed", "threads"),
+        {"off_grid_penalty": (0.0, None), "learning_rate": (1e-6, 1.0),
+         "entropy_weight": (0.0, None), "validation_episodes": (0, None), "grid": (3, None)},
+        "mrsteve.train.direction:train_direction_policy", "direction.npz", "",
+        """Train Plan4MC's high level (an LSTM over the position that picks north, south, east
+        or west) with PPO to visit distinct cells of a grid around the start, one cell per
+        decision; then ship it with `cp OUT/direction.npz mrsteve/control/data/`.""",
+        ("--out runs/direction", "--out runs/direction-long --decisions 120"),
+        outcome=grid_scores),
 )
 """Every ``mrsteve train`` command."""
 
-encoder, navigator, instruction_policy = (make_command(spec) for spec in COMMANDS)
-ENCODER_EXAMPLES, NAVIGATOR_EXAMPLES, INSTRUCTION_EXAMPLES = (
+encoder, navigator, instruction_policy, direction_policy = (make_command(spec)
+                                                            for spec in COMMANDS)
+ENCODER_EXAMPLES, NAVIGATOR_EXAMPLES, INSTRUCTION_EXAMPLES, DIRECTION_EXAMPLES = (
     examples_epilog(f"mrsteve train {spec.name}", spec.examples) for spec in COMMANDS)

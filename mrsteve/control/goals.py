@@ -6,7 +6,9 @@ One protocol, :class:`GoalSelector`, and three selectors side by side:
   agent's memory (the frames it holds), or painted from the steps it observes without one;
 - :class:`TaskConditionedGoalSelector`: pi_H-Cnt preferring places that match a task's place
   prompt (the only one whose :meth:`~GoalSelector.set_task` does something);
-- :class:`DirectionGoalSelector`: Plan4MC's high level (a direction to a neighbouring grid cell).
+- :class:`DirectionGoalSelector`: Plan4MC's high level (a direction to a neighbouring grid cell),
+  scripted; :class:`LearnedDirectionGoalSelector`: the same with the direction from the trained
+  LSTM of :mod:`mrsteve.control.direction_policy`.
 
 Count-based selection. Section "Hierarchical Episodic Exploration" and appendix "Solver Module Details": the visitation
 map is divided into ``G x G``-block patches and the goal is the centre of a least-visited patch,
@@ -33,7 +35,9 @@ cells. The stand-in knows no map either: its cells (``cell_size`` blocks, a task
 G: 9 blocks on 100 x 100 maps, a map side over 11) tile the plane around the start, it remembers
 only the last few cells it entered (the paper: the LSTM "struggled to keep track of visited
 locations as the trajectory grew longer") and prefers a direction whose neighbouring cell is not
-among them, at random among equals. It is a stand-in for a trained policy, not Plan4MC itself.
+among them, at random among equals: a stand-in for a trained policy.
+:class:`LearnedDirectionGoalSelector` picks with the trained policy instead (Plan4MC's recipe: an
+LSTM trained with PPO to visit distinct cells of an 11 x 11 grid around the start).
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ from typing import Protocol, runtime_checkable
 import numba as nb
 import numpy as np
 
+from mrsteve.control.direction_policy import DIRECTIONS, DirectionPolicy, DirectionWeights
 from mrsteve.control.visitation import (
     PaintedFrames,
     VisitationConfig,
@@ -397,7 +402,7 @@ class DirectionGoalSelector:
     neighbouring cell of a grid of ``cell_size`` cells around the start, preferring cells not
     among the last ``memory`` ones entered."""
 
-    DIRECTIONS = ((0, -1), (0, 1), (1, 0), (-1, 0))
+    DIRECTIONS = DIRECTIONS
     """North (-z), south (+z), east (+x), west (-x) in grid steps."""
 
     def __init__(self, config: DirectionConfig | None = None) -> None:
@@ -459,9 +464,35 @@ class DirectionGoalSelector:
 
     def _next_goal(self, x: float, z: float) -> tuple[float, float]:
         i, k = self.cell(x, z)
-        options = [(i + di, k + dk) for di, dk in self.DIRECTIONS]
-        fresh = [cell for cell in options if cell not in self._recent]
-        choices = fresh or options
-        gi, gk = choices[int(self._rng.integers(len(choices)))]
+        di, dk = self.DIRECTIONS[self._direction(x, z, (i, k))]
         size = self.config.cell_size
-        return self._corner[0] + (gi + 0.5) * size, self._corner[1] + (gk + 0.5) * size
+        return self._corner[0] + (i + di + 0.5) * size, self._corner[1] + (k + dk + 0.5) * size
+
+    def _direction(self, x: float, z: float, cell: tuple[int, int]) -> int:
+        """The index in :attr:`DIRECTIONS` to go from ``cell`` (the agent at ``(x, z)``): one
+        whose neighbour is not among the recent cells, at random among equals."""
+        options = [(cell[0] + di, cell[1] + dk) for di, dk in self.DIRECTIONS]
+        fresh = [index for index, option in enumerate(options) if option not in self._recent]
+        choices = fresh or list(range(len(options)))
+        return choices[int(self._rng.integers(len(choices)))]
+
+
+class LearnedDirectionGoalSelector(DirectionGoalSelector):
+    """Plan4MC's high level as trained (:mod:`mrsteve.control.direction_policy`): at each
+    decision the LSTM reads the agent's position relative to the start, in cells, and the
+    direction is sampled from its output; the trajectory is the LSTM's only memory (the recent
+    cells are not consulted). A direction off the grid it was trained on is walked too, as in
+    Plan4MC (the navigator gives up at a wall)."""
+
+    def __init__(self, weights: DirectionWeights, config: DirectionConfig | None = None) -> None:
+        super().__init__(config)
+        self._policy = DirectionPolicy(weights)
+
+    def reset(self, pose: Sequence[float], rng: np.random.Generator) -> None:
+        self._policy.reset()
+        super().reset(pose, rng)
+
+    def _direction(self, x: float, z: float, cell: tuple[int, int]) -> int:
+        half, size = self.config.cell_size / 2, self.config.cell_size
+        position = ((x - self._corner[0] - half) / size, (z - self._corner[1] - half) / size)
+        return self._policy.choose(position, self._rng)

@@ -14,8 +14,10 @@ Navigators (:data:`NAVIGATORS`, pi_L-Nav):
 
 Explorers (:data:`EXPLORER_KINDS`, pi_H-Nav over a navigator; Table 1): ``count-based``
 (MrSteve's pi_H-Cnt), ``task-conditioned`` (the appendix's), ``plan4mc`` (Plan4MC's direction
-picking) and ``go-explore`` (STEVE-1 told to "go explore": the instruction policy, or the
-wanderer of :mod:`mrsteve.control.wander` beside a policy that takes no goals).
+picking, scripted), ``rnn`` (Plan4MC's high level as trained: an LSTM,
+:mod:`~mrsteve.control.direction_policy`) and ``go-explore`` (STEVE-1 told to "go explore": the
+instruction policy, or the wanderer of :mod:`mrsteve.control.wander` beside a policy that takes
+no goals).
 
 Each entry holds the part's name, what builds it, the data files it loads (paths below
 ``mrsteve/``) and its one-line description, so that a new navigator or explorer is one entry; a
@@ -32,11 +34,16 @@ from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any
 
+from mrsteve.control.direction_policy import (
+    SHIPPED_DIRECTION_POLICY,
+    load_shipped_direction_policy,
+)
 from mrsteve.control.explorers import Explorer, HierarchicalExplorer, InstructedExplorer
 from mrsteve.control.goals import (
     CountBasedGoalSelector,
     DirectionGoalSelector,
     EventSource,
+    LearnedDirectionGoalSelector,
     TaskConditionedGoalSelector,
 )
 from mrsteve.control.learned_navigator import SHIPPED_NAVIGATOR, LearnedNavigator, NavigatorWeights
@@ -187,8 +194,8 @@ def navigator_data(*kinds: str, trained: bool = False) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class ExplorerSpec:
-    """One explorer: its name, what builds it and the navigator it walks with (it loads no data
-    file of its own; its navigator's are the navigator's entry's)."""
+    """One explorer: its name, what builds it, the navigator it walks with and the data files
+    it loads itself (its navigator's are the navigator's entry's)."""
 
     name: str
     description: str
@@ -207,6 +214,8 @@ class ExplorerSpec:
     navigator: str | None = None
     """The navigator it keeps inside an agent (Plan4MC's straight walking); ``None``: the
     agent's."""
+    data: tuple[str, ...] = ()
+    """The data files it loads (paths below ``mrsteve/``: a learned goal selector's weights)."""
 
     def make(self, config: Any, navigator: Navigator | None = None,
              memory: EventSource | None = None, policy: InstructionPolicy | None = None
@@ -236,6 +245,12 @@ def _plan4mc(config, navigator, memory, policy) -> Explorer:
     return HierarchicalExplorer(DirectionGoalSelector(config.direction), navigator)
 
 
+def _rnn(config, navigator, memory, policy) -> Explorer:
+    return HierarchicalExplorer(
+        LearnedDirectionGoalSelector(load_shipped_direction_policy(), config.direction),
+        navigator)
+
+
 def _go_explore(config, navigator, memory, policy) -> Explorer:
     """STEVE-1 told to "go explore": a goal-conditioned policy follows it itself; beside one
     that takes no goals (the scripted skills) the wanderer stands in, reading the depth frame."""
@@ -259,6 +274,8 @@ EXPLORER_KINDS: Registry[ExplorerSpec] = Registry("explorer", "mrsteve.explorers
     ExplorerSpec("count-based", "count-based goals (MrSteve)", _count_based),
     ExplorerSpec("task-conditioned", "task-conditioned goals (appendix)", _task_conditioned),
     ExplorerSpec("plan4mc", "Plan4MC's direction picking", _plan4mc, navigator="straight"),
+    ExplorerSpec("rnn", "Plan4MC's high level: an LSTM trained with PPO", _rnn,
+                 navigator="straight", data=(SHIPPED_DIRECTION_POLICY,)),
     ExplorerSpec("go-explore", "STEVE-1 told to 'go explore'", _go_explore, walks=False,
                  instructed=True),
 ), check=check_explorer_spec)

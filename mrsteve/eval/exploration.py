@@ -10,7 +10,9 @@ navigator ``--parts`` names: by default the learned one over the RGB frame and t
 ``--parts stand-in`` the depth one), ``count-based-straight`` (count-based goals over a navigator
 without terrain skills, for the paper's DQN low level), ``plan4mc`` (Plan4MC's direction-picking
 high level over our VPT-Nav),
-``plan4mc-straight`` (Plan4MC: both its levels' stand-ins) and ``go-explore`` (STEVE-1 told to
+``plan4mc-straight`` (Plan4MC: both its levels' stand-ins), ``rnn`` and ``rnn-straight`` (the
+same two with Plan4MC's high level as trained, an LSTM, :mod:`mrsteve.control.direction_policy`)
+and ``go-explore`` (STEVE-1 told to
 "go explore": the instruction policy ``--parts`` names, by default the learned one over the RGB
 frame; beside the scripted skills the wanderer, which reads the depth frame). See :mod:`mrsteve.control.explorers` for how each stands in for the original. No
 explorer knows the map: the count-based ones tile the visitation map (128 x 128 around the start,
@@ -45,10 +47,13 @@ PAPER_RESULTS = {
     "count-based-straight": (31.83, 4.47),  # Count-based + DQN
     "plan4mc": (29.82, 4.72),  # RNN-based + VPT-Nav
     "plan4mc-straight": (16.36, 6.2),  # RNN-based + DQN (Plan4MC)
+    "rnn": (29.82, 4.72),
+    "rnn-straight": (16.36, 6.2),
     "go-explore": (50.77, 2.68),  # STEVE-1 "go explore"
 }
 """Table 1 of the paper, ``(map coverage %, revisit count)`` for the column each agent stands in
-for."""
+for (the RNN-based columns twice: Plan4MC's trained high level, ``rnn``, and its scripted
+stand-in, ``plan4mc``); an agent of another package's has none."""
 
 WISE_COVERAGE = {"count-based": 69.0}
 """Coverage % of the 384 x 384 square around the start after 40K steps that WISE (TMLR 2026)
@@ -213,8 +218,9 @@ class Exploration(Experiment):
         rows = []
         for group in groups:
             summary = summaries[group.label]
-            coverage, revisits = PAPER_RESULTS[group.agent]
-            figures = [f"{coverage:.2f}", f"{revisits:.2f}"] if paper else []
+            reported = PAPER_RESULTS.get(group.agent)
+            figures = ([] if not paper else ["-", "-"] if reported is None
+                       else [f"{reported[0]:.2f}", f"{reported[1]:.2f}"])
             rows.append([group.label, format_metric(summary["map_coverage"]),
                          format_metric(summary["revisit_count"]), *figures])
         table = format_table(["agent", "map coverage %", "revisit count",

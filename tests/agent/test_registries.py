@@ -84,7 +84,8 @@ def test_each_registry_holds_the_names_descriptions_and_data_of_its_parts():
     assert list(NAVIGATORS) == ["depth", "straight", "learned", "vpt-nav"]
     assert list(AGENT_NAVIGATORS) == ["depth", "learned", "vpt-nav"]
     assert list(LEARNED_NAVIGATORS) == ["learned"]
-    assert list(EXPLORER_KINDS) == ["count-based", "task-conditioned", "plan4mc", "go-explore"]
+    assert list(EXPLORER_KINDS) == ["count-based", "task-conditioned", "plan4mc", "rnn",
+                                    "go-explore"]
     assert list(INSTRUCTION_POLICIES) == ["scripted", "learned", "steve1"]
     assert list(ENCODERS) == ["semantic", "pixels", "mineclip"]
     released = {name: entry.files for registry in (NAVIGATORS, INSTRUCTION_POLICIES, ENCODERS)
@@ -95,7 +96,7 @@ def test_each_registry_holds_the_names_descriptions_and_data_of_its_parts():
     for registry in registries:
         for name, entry in registry.items():
             assert entry.name == name and entry.description
-    for registry in (ENCODERS, INSTRUCTION_POLICIES):
+    for registry in (ENCODERS, INSTRUCTION_POLICIES, EXPLORER_KINDS):
         for entry in registry.values():
             assert all((PACKAGE_ROOT / path).is_file() for path in entry.data)
     assert NAVIGATORS["learned"].data_files() == (SHIPPED_NAVIGATOR,)

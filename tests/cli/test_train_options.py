@@ -1,4 +1,4 @@
-"""`mrsteve train encoder|navigator|instruction-policy` are generated from the training configs:
+"""`mrsteve train encoder|navigator|instruction-policy|direction-policy` are generated from the training configs:
 each option is a config field with its default and docstring, the flags are those the commands
 have always had, and what is given reaches the config the training gets."""
 
@@ -33,6 +33,10 @@ FLAGS = {
                            "--far-share", "--nudge-rate", "--colour-jitter", "--dagger-rounds",
                            "--dagger-far-share", "--foundation", "--validation-episodes", "--seed",
                            "--threads", "--workers", "--progress", "--no-progress", "--json"},
+    "direction-policy": {"--out", "--iterations", "--envs", "--decisions", "--grid",
+                         "--off-grid-penalty", "--recurrent", "--hidden", "--learning-rate",
+                         "--entropy-weight", "--validation-episodes", "--seed", "--threads",
+                         "--progress", "--no-progress", "--json"},
 }
 """Every flag of each command, as the README and the notes use them."""
 

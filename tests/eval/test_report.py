@@ -387,3 +387,20 @@ def test_the_parts_line_names_the_weights_each_learned_part_ran(kept_run):
     shipped = load_shipped_navigator().sha256[:8]
     page = " ".join(report([kept_run]).split())
     assert f"Parts: navigator learned ({shipped}) and straight." in page
+
+
+def test_a_run_is_read_with_its_own_groups_when_its_selection_stands_for_more_now(tmp_path,
+                                                                                 kept_run):
+    """A run made with ``all`` reads back after a part was registered (``all`` names more now);
+    a group this version cannot build is named."""
+    out = make_run(tmp_path, kept_run)
+    path = out / "manifest.json"
+    manifest = json.loads(path.read_text())
+    recorded = list(manifest["groups"])
+    manifest["config"]["navigator"] = "learned,straight,depth"  # one more part selected now
+    path.write_text(json.dumps(manifest))
+    assert [group.label for group in load_run(out).groups] == recorded
+    manifest["groups"]["river-teleport"] = manifest["groups"][recorded[0]]
+    path.write_text(json.dumps(manifest))
+    with pytest.raises(ValueError, match="builds no group river-teleport from its config"):
+        load_run(out)
