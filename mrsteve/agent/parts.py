@@ -33,7 +33,8 @@ def navigator_weights_file(path: str | None, navigator: str) -> tuple[str | None
         return None, None
     spec = navigator_spec(navigator)
     if not spec.learned:
-        learned = " or ".join(repr(name) for name in LEARNED_NAVIGATORS)
+        learned = " or ".join(repr(name) for name in LEARNED_NAVIGATORS
+                              if name in AGENT_NAVIGATORS)
         raise ValueError(f"navigator weights {path!r} are for the learned navigator; give "
                          f"navigator {learned}, not {navigator!r}")
     return str(Path(path).resolve()), spec.read_weights(path).sha256

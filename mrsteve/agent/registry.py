@@ -34,7 +34,8 @@ from mrsteve.control.skills import InstructionPolicy, ScriptedSkills, SkillConfi
 from mrsteve.digests import WeightsFile, check_files
 from mrsteve.memory import memory_variant
 from mrsteve.naming import Selection, entry_point
-from mrsteve.perception import encoder_data, make_encoder
+from mrsteve.perception import make_encoder
+from mrsteve.perception.registry import PIXEL_ENCODER_DATA
 from mrsteve.registry import Registry
 from mrsteve.spaces import AGENT_OBSERVATION_KEYS
 
@@ -109,7 +110,7 @@ INSTRUCTION_POLICIES: Registry[InstructionPolicySpec] = Registry(
                               reads=("depth", "semantic", "pose", "inventory")),
         InstructionPolicySpec("learned", "STEVE-1's recipe over RGB frames", _learned,
                               (*SKILL_DATA, SHIPPED_INSTRUCTION_POLICY,
-                               *encoder_data(TEXT_ENCODER)), reads=("rgb",)),
+                               *PIXEL_ENCODER_DATA), reads=("rgb",)),
     ), check=check_instruction_policy_spec)
 """pi_Inst by name: ``scripted`` (:class:`~mrsteve.control.skills.ScriptedSkills`),
 ``learned`` (:class:`~mrsteve.control.instruction.LearnedSkills` with the shipped weights, its
@@ -213,9 +214,13 @@ EXPLORERS: Registry[ExplorerAgentSpec] = Registry(
         ExplorerAgentSpec("plan4mc", "plan4mc", None, "Plan4MC's direction picking over VPT-Nav"),
         ExplorerAgentSpec("plan4mc-straight", "plan4mc", "straight",
                           "Plan4MC: direction picking, straight walking"),
+        ExplorerAgentSpec("count-based-dqn", "count-based", "dqn",
+                          "Count-based goals over Plan4MC's DQN"),
         ExplorerAgentSpec("rnn", "rnn", None, "Plan4MC's trained LSTM high level over VPT-Nav"),
         ExplorerAgentSpec("rnn-straight", "rnn", "straight",
                           "Plan4MC's trained LSTM high level, straight walking"),
+        ExplorerAgentSpec("rnn-dqn", "rnn", "dqn",
+                          "Plan4MC: its trained LSTM high level over its DQN"),
         ExplorerAgentSpec("go-explore", "go-explore", None, "STEVE-1 told to 'go explore'"),
     ), check=check_explorer_agent_spec)
 """The Exploration experiment's agents by name (Table 1's columns)."""

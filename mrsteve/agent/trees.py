@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from mrsteve.agent.config import (
@@ -34,6 +35,7 @@ from mrsteve.agent.parts import (
 )
 from mrsteve.agent.planners import PlannerConfig
 from mrsteve.agent.registry import AGENTS, EXPLORERS, instruction_policy_spec
+from mrsteve.control.direction_policy import SHIPPED_DIRECTION_POLICY, DirectionWeights
 from mrsteve.control.goals import DirectionConfig, ExplorationConfig
 from mrsteve.control.instruction import SHIPPED_INSTRUCTION_POLICY, InstructionPolicyConfig
 from mrsteve.control.navigation import NavigatorConfig
@@ -82,15 +84,29 @@ def _fields(config: Any) -> dict[str, Any]:
 
 
 def explorer_config(kind: str, navigator: str, patch_size: float,
-                    painted_from: str = "memory") -> ExplorerConfig:
+                    painted_from: str = "memory",
+                    direction_weights: tuple[str | None, str | None] = (None, None)
+                    ) -> ExplorerConfig:
     """An explorer whose goal patch side is G = ``patch_size`` (a task-level setting, as in the
     paper); the Plan4MC-style explorer's grid cells are 0.6 G (its 11 x 11 grid over a 100 x 100
     map); ``painted_from``: what an agent with a memory paints its visitation map with
-    (:attr:`~mrsteve.control.visitation.VisitationConfig.painted_from`)."""
+    (:attr:`~mrsteve.control.visitation.VisitationConfig.painted_from`); ``direction_weights``:
+    the path and hash of a learned direction picker's weights file (:func:`direction_weights_file`)
+    in place of the shipped one."""
+    path, sha256 = direction_weights
     return ExplorerConfig(kind=kind, navigator=navigator,
                           goals=ExplorationConfig(patch_size=patch_size),
                           visitation=VisitationConfig(painted_from=painted_from),
-                          direction=DirectionConfig(cell_size=0.6 * patch_size))
+                          direction=DirectionConfig(cell_size=0.6 * patch_size, weights=path,
+                                                    weights_sha256=sha256))
+
+
+def direction_weights_file(path: str | None, explorer: str) -> tuple[str | None, str | None]:
+    """The absolute path and the hash of the direction-policy weights file ``path`` (``(None,
+    None)``: the shipped one, or an explorer that loads none, which ignores the file)."""
+    if path is None or SHIPPED_DIRECTION_POLICY not in explorer_spec(explorer).data:
+        return None, None
+    return str(Path(path).resolve()), DirectionWeights.read(path).sha256
 
 
 def agent_config(
@@ -175,15 +191,18 @@ def agent_config(
 
 def explorer_agent_config(name: str, *, patch_size: float = 15.0, navigator: str = "depth",
                           navigator_weights: str | None = None,
+                          direction_weights: str | None = None,
                           instruction_policy: str = "scripted",
                           weights_files: WeightsPaths | None = None) -> ExplorerAgentConfig:
     """The tree of the Exploration experiment's explorer called ``name`` (:data:`EXPLORERS`);
     another ``navigator`` of :data:`AGENT_NAVIGATORS` (the learned policy) takes the place of the
     VPT-Nav stand-in under an explorer that walks with it, with ``navigator_weights`` in place
     of the shipped ones if given, or the released weights file of ``weights_files`` it runs on
-    (VPT-Nav's; the explorers that walk otherwise ignore them). An instructed explorer (STEVE-1
-    told to "go explore") is ``instruction_policy`` of :data:`INSTRUCTION_POLICIES`, and records
-    ``navigator`` as the parts the run was given (it walks with none)."""
+    (VPT-Nav's; the explorers that walk otherwise ignore them); ``direction_weights``: a weights
+    file Plan4MC's learned direction picker (``rnn``) runs with in place of the shipped one (the
+    others ignore it). An instructed explorer (STEVE-1 told to "go explore") is
+    ``instruction_policy`` of :data:`INSTRUCTION_POLICIES`, and records ``navigator`` as the
+    parts the run was given (it walks with none)."""
     spec = EXPLORERS.spec(name)
     check_name(navigator, AGENT_NAVIGATORS, "navigator")
     kind = explorer_spec(spec.explorer)
@@ -191,13 +210,17 @@ def explorer_agent_config(name: str, *, patch_size: float = 15.0, navigator: str
     low, description = spec.navigator or navigator, spec.description
     if kind.walks:
         description = f"{description}, {low} navigator"
-    if low not in LEARNED_NAVIGATORS or not kind.walks:
-        navigator_weights = weights_sha256 = None
+    if low != navigator or low not in LEARNED_NAVIGATORS or not kind.walks:
+        navigator_weights = weights_sha256 = None  # weights for the run's navigator only
     elif navigator_weights is not None:
         description = f"{description} (weights {navigator_weights})"
     parts = [(f"the {low} navigator", navigator_spec(low))] if kind.walks else []
+    direction = direction_weights_file(direction_weights, spec.explorer)
     data = (*(navigator_data(low, trained=navigator_weights is not None) if kind.walks else ()),
-            *kind.data)
+            *(path for path in kind.data
+              if direction[0] is None or path != SHIPPED_DIRECTION_POLICY))
+    if direction[0] is not None:
+        description = f"{description} (direction weights {direction_weights})"
     policy = None
     if kind.instructed:
         policy = instruction_policy
@@ -205,7 +228,8 @@ def explorer_agent_config(name: str, *, patch_size: float = 15.0, navigator: str
         data = (*data, *instruction_policy_spec(policy).data)
         description = f"{description} ({policy} instruction policy)"
     return ExplorerAgentConfig(
-        name, description, explorer=explorer_config(spec.explorer, low, patch_size),
+        name, description, explorer=explorer_config(spec.explorer, low, patch_size,
+                                                    direction_weights=direction),
         data=data_digests(tuple(dict.fromkeys(data))),
         navigator_weights=navigator_weights, navigator_weights_sha256=weights_sha256,
         instruction_policy=policy, weights_files=released_files(parts, weights_files))

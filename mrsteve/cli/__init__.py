@@ -89,6 +89,8 @@ train_app.command("instruction-policy", epilog=literal_paragraphs(train.INSTRUCT
     train.instruction_policy)
 train_app.command("direction-policy", epilog=literal_paragraphs(train.DIRECTION_EXAMPLES))(
     train.direction_policy)
+train_app.command("dqn-navigator", epilog=literal_paragraphs(train.DQN_EXAMPLES))(
+    train.dqn_navigator)
 
 
 def main() -> None:

@@ -1,10 +1,11 @@
-"""`mrsteve train encoder`, `navigator`, `instruction-policy` and `direction-policy`: train the
-learned parts (torch, the ``train`` extra).
+"""`mrsteve train encoder`, `navigator`, `instruction-policy`, `direction-policy` and
+`dqn-navigator`: train the learned parts (torch, the ``train`` extra).
 
 Each command is generated from its training config (:class:`~mrsteve.train.encoder.
 TrainingConfig`, :class:`~mrsteve.train.navigator.NavigatorTrainingConfig`,
 :class:`~mrsteve.train.instruction.InstructionTrainingConfig`,
-:class:`~mrsteve.train.direction.DirectionTrainingConfig`), as ``mrsteve eval``'s commands are
+:class:`~mrsteve.train.direction.DirectionTrainingConfig`,
+:class:`~mrsteve.train.dqn.DQNTrainingConfig`), as ``mrsteve eval``'s commands are
 from their experiments' (:func:`mrsteve.cli.eval.options_of`): the fields a command offers become
 its options, with the field's type, default (the recipe of the shipped weights) and docstring as
 help; then the options every training shares (``--out``, ``--progress``, ``--json``).
@@ -25,6 +26,7 @@ import typer
 from mrsteve.cli.eval import examples_epilog, options_of
 from mrsteve.cli.output import check_outputs, fail, fail_on_os_error, write_json
 from mrsteve.train.direction import DirectionTrainingConfig
+from mrsteve.train.dqn import DQNTrainingConfig
 from mrsteve.train.encoder import TrainingConfig
 from mrsteve.train.instruction import InstructionTrainingConfig
 from mrsteve.train.navigator import NavigatorTrainingConfig
@@ -184,6 +186,13 @@ def grid_scores(result) -> str:
     return f": {', '.join(scores)}" if scores else ""
 
 
+def goals_reached(result) -> str:
+    """The DQN navigator's closing number: the validation goals it reached."""
+    scores = [f"{row['reached']:.0%} of {row['epoch']} validation goals reached"
+              for row in result.history if row.get("stage") == "validation"]
+    return f": {scores[0]}" if scores else ""
+
+
 COMMANDS = (
     TrainingCommand(
         "encoder", TrainingConfig,
@@ -252,10 +261,24 @@ COMMANDS = (
         decision; then ship it with `cp OUT/direction.npz mrsteve/control/data/`.""",
         ("--out runs/direction", "--out runs/direction-long --decisions 120"),
         outcome=grid_scores),
+    TrainingCommand(
+        "dqn-navigator", DQNTrainingConfig,
+        ("steps", "round_steps", "goals_per_world", "max_goal_steps", "success_reward",
+         "replay", "warm_up", "learning_rate", "epsilon_steps", "epsilon_end",
+         "validation_goals", "seed", "threads"),
+        {"success_reward": (0.0, None), "warm_up": (0, None), "learning_rate": (1e-6, 1.0),
+         "epsilon_end": SHARES, "validation_goals": (0, None)},
+        "mrsteve.train.dqn:train_dqn_navigator", "dqn_navigator.npz", "",
+        """Train Plan4MC's low level (a DQN over RGB frames and the goal) with deep Q-learning,
+        walking to goals in the navigator training worlds; then ship it with `cp
+        OUT/dqn_navigator.npz mrsteve/control/data/`.""",
+        ("--out runs/dqn", "--out runs/dqn-short --steps 20000"),
+        outcome=goals_reached),
 )
 """Every ``mrsteve train`` command."""
 
-encoder, navigator, instruction_policy, direction_policy = (make_command(spec)
-                                                            for spec in COMMANDS)
-ENCODER_EXAMPLES, NAVIGATOR_EXAMPLES, INSTRUCTION_EXAMPLES, DIRECTION_EXAMPLES = (
-    examples_epilog(f"mrsteve train {spec.name}", spec.examples) for spec in COMMANDS)
+encoder, navigator, instruction_policy, direction_policy, dqn_navigator = (
+    make_command(spec) for spec in COMMANDS)
+(ENCODER_EXAMPLES, NAVIGATOR_EXAMPLES, INSTRUCTION_EXAMPLES, DIRECTION_EXAMPLES,
+ DQN_EXAMPLES) = (examples_epilog(f"mrsteve train {spec.name}", spec.examples)
+                  for spec in COMMANDS)

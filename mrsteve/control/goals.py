@@ -45,7 +45,7 @@ from __future__ import annotations
 import math
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 import numba as nb
@@ -58,6 +58,7 @@ from mrsteve.control.visitation import (
     VisitationMap,
     paint_sectors,
 )
+from mrsteve.digests import OMITTED_WHEN_DEFAULT
 from mrsteve.memory.base import Memory, held_frames
 
 _TIE = 1e-6
@@ -97,6 +98,11 @@ class DirectionConfig:
     """A goal within this many blocks is reached."""
     goal_timeout: int = 300
     """Steps after which an unreached goal is given up and a new direction chosen."""
+    weights: str | None = field(default=None, metadata=OMITTED_WHEN_DEFAULT)
+    """A weights file (``mrsteve train direction-policy``) the learned direction picker runs
+    with in place of the shipped one."""
+    weights_sha256: str | None = field(default=None, metadata=OMITTED_WHEN_DEFAULT)
+    """The hash of :attr:`weights` (a retrained file is another tree)."""
 
     def __post_init__(self) -> None:
         if not self.cell_size > 0 or self.memory < 0 or self.goal_timeout < 1:

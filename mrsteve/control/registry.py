@@ -8,6 +8,8 @@ Navigators (:data:`NAVIGATORS`, pi_L-Nav):
 ``straight``  :class:`~mrsteve.control.navigation.StraightNavigator`, the paper's heuristic
 ``learned``   :class:`~mrsteve.control.learned_navigator.LearnedNavigator`, VPT-Nav's recipe over RGB
               frames with the shipped weights (or a trained file)
+``dqn``       :class:`~mrsteve.control.dqn_navigator.DQNNavigator`, Plan4MC's low level: a DQN over
+              RGB frames and the goal (Table 1's DQN columns)
 ``vpt-nav``   VPT-Nav itself, a released ``vpt_nav.weights`` (``--vpt-nav-weights``;
               registered by :mod:`mrsteve.minecraft.registry`, the ``minecraft`` extra)
 ============  ===============================================================================
@@ -36,8 +38,10 @@ from typing import Any
 
 from mrsteve.control.direction_policy import (
     SHIPPED_DIRECTION_POLICY,
+    DirectionWeights,
     load_shipped_direction_policy,
 )
+from mrsteve.control.dqn_navigator import SHIPPED_DQN_NAVIGATOR, DQNNavigator, DQNWeights
 from mrsteve.control.explorers import Explorer, HierarchicalExplorer, InstructedExplorer
 from mrsteve.control.goals import (
     CountBasedGoalSelector,
@@ -147,6 +151,10 @@ NAVIGATORS: Registry[NavigatorSpec] = Registry("navigator", "mrsteve.navigators"
     NavigatorSpec("learned", "VPT-Nav's recipe: a goal-conditioned policy over RGB frames",
                   LearnedNavigator, weights=SHIPPED_NAVIGATOR, paper_row="VPT-Nav (KL = 1e-4)",
                   reads=("rgb", "pose")),
+    NavigatorSpec("dqn", "Plan4MC's low level: a DQN over RGB frames and the goal",
+                  DQNNavigator, weights=SHIPPED_DQN_NAVIGATOR, weights_type=DQNWeights,
+                  agents_walk=False, paper_row="Low-level Navigator in Plan4MC",
+                  reads=("rgb", "pose")),
 ), check=check_navigator_spec)
 """Every navigator by name (module docstring)."""
 
@@ -246,9 +254,10 @@ def _plan4mc(config, navigator, memory, policy) -> Explorer:
 
 
 def _rnn(config, navigator, memory, policy) -> Explorer:
-    return HierarchicalExplorer(
-        LearnedDirectionGoalSelector(load_shipped_direction_policy(), config.direction),
-        navigator)
+    direction = config.direction
+    weights = (load_shipped_direction_policy() if direction.weights is None
+               else DirectionWeights.read(direction.weights, direction.weights_sha256))
+    return HierarchicalExplorer(LearnedDirectionGoalSelector(weights, direction), navigator)
 
 
 def _go_explore(config, navigator, memory, policy) -> Explorer:

@@ -47,8 +47,10 @@ PAPER_RESULTS = {
     "count-based-straight": (31.83, 4.47),  # Count-based + DQN
     "plan4mc": (29.82, 4.72),  # RNN-based + VPT-Nav
     "plan4mc-straight": (16.36, 6.2),  # RNN-based + DQN (Plan4MC)
+    "count-based-dqn": (31.83, 4.47),
     "rnn": (29.82, 4.72),
     "rnn-straight": (16.36, 6.2),
+    "rnn-dqn": (16.36, 6.2),
     "go-explore": (50.77, 2.68),  # STEVE-1 "go explore"
 }
 """Table 1 of the paper, ``(map coverage %, revisit count)`` for the column each agent stands in
@@ -76,6 +78,9 @@ class ExplorationTaskConfig(AgentParts, LookOption):
 
     agent: str = "count-based"
     """The explorers to run (Table 1's columns), or 'all'."""
+    direction_weights: str | None = None
+    """A weights file (`mrsteve train direction-policy`) Plan4MC's learned high level (the rnn
+    explorers) runs with in place of the shipped one."""
     steps: int = 6000
     """Steps per episode (the paper: 6K)."""
     world: str = "map1"
@@ -182,11 +187,12 @@ class Exploration(Experiment):
                 '--world plains_unbounded --area 384 --steps 40000 --agent count-based --workers 2')
     config_type = ExplorationTaskConfig
     choices = {"agent": EXPLORERS}
-    options = ("agent", "parts", "navigator", "navigator_weights", "vpt_nav_weights",
-               "instruction_policy", "steve1_weights", "steve1_prior", "mineclip_weights",
-               "steps", "world", "area", "patch_size", "look")
-    agent_options = ("parts", "navigator", "navigator_weights", "vpt_nav_weights",
-                     "instruction_policy", "steve1_weights", "steve1_prior", "mineclip_weights")
+    options = ("agent", "parts", "navigator", "navigator_weights", "direction_weights",
+               "vpt_nav_weights", "instruction_policy", "steve1_weights", "steve1_prior",
+               "mineclip_weights", "steps", "world", "area", "patch_size", "look")
+    agent_options = ("parts", "navigator", "navigator_weights", "direction_weights",
+                     "vpt_nav_weights", "instruction_policy", "steve1_weights", "steve1_prior",
+                     "mineclip_weights")
     default_episodes = 20
     episode = staticmethod(exploration_episode)
 
@@ -202,6 +208,7 @@ class Exploration(Experiment):
                                          name, patch_size=config.goal_patch,
                                          navigator=config.navigator,
                                          navigator_weights=config.navigator_weights,
+                                         direction_weights=config.direction_weights,
                                          instruction_policy=config.instruction_policy,
                                          weights_files=config.weights_files)),
                              cost=config.steps)

@@ -165,6 +165,11 @@ def _pixel_calibration(weights: str | None) -> Calibrated:
                       f"{name}", ("--encoder pixels",))
 
 
+PIXEL_ENCODER_DATA = ("perception/data/lexicon.toml", "perception/data/pixels.npz",
+                      "perception/data/pixels_thresholds.toml")
+"""The data files the shipped pixel encoder loads (its lexicon, weights and thresholds)."""
+
+
 ENCODERS: Registry[EncoderSpec] = Registry("encoder", "mrsteve.encoders", (
     EncoderSpec("semantic", "the renderer's semantic frame", _semantic, _semantic_thresholds,
                 ("perception/data/lexicon.toml", "perception/data/salience.toml",
@@ -172,8 +177,7 @@ ENCODERS: Registry[EncoderSpec] = Registry("encoder", "mrsteve.encoders", (
                 calibration=_semantic_calibration,
                 thresholds_file="perception/data/thresholds.toml", reads=("semantic",)),
     EncoderSpec("pixels", "the learned encoder over RGB frames", _pixels, _pixel_thresholds,
-                ("perception/data/lexicon.toml", "perception/data/pixels.npz",
-                 "perception/data/pixels_thresholds.toml"), _pixel_weights,
+                PIXEL_ENCODER_DATA, _pixel_weights,
                 calibration=_pixel_calibration,
                 thresholds_file="perception/data/pixels_thresholds.toml", reads=("rgb",)),
 ), check=check_encoder_spec)

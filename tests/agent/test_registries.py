@@ -5,6 +5,8 @@ tree records."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -81,9 +83,9 @@ def reads(monkeypatch):
 
 
 def test_each_registry_holds_the_names_descriptions_and_data_of_its_parts():
-    assert list(NAVIGATORS) == ["depth", "straight", "learned", "vpt-nav"]
+    assert list(NAVIGATORS) == ["depth", "straight", "learned", "dqn", "vpt-nav"]
     assert list(AGENT_NAVIGATORS) == ["depth", "learned", "vpt-nav"]
-    assert list(LEARNED_NAVIGATORS) == ["learned"]
+    assert list(LEARNED_NAVIGATORS) == ["learned", "dqn"]
     assert list(EXPLORER_KINDS) == ["count-based", "task-conditioned", "plan4mc", "rnn",
                                     "go-explore"]
     assert list(INSTRUCTION_POLICIES) == ["scripted", "learned", "steve1"]
@@ -131,7 +133,7 @@ def test_a_navigator_entry_is_all_it_takes_to_build_agents_with_it(careful):
     alone = navigator_agent_config(careful)
     assert alone.description == CAREFUL.description
     assert type(build_agent(alone).navigator) is CarefulNavigator
-    with pytest.raises(ValueError, match="only a learned navigator \\(learned\\) takes weights"):
+    with pytest.raises(ValueError, match="only a learned navigator \\(learned, dqn\\) takes weights"):
         NavigatorAgentConfig(careful, weights="nav.npz")
 
 
@@ -140,14 +142,14 @@ def test_the_command_line_offers_a_registered_navigator(careful):
     from mrsteve.eval.registry import EXPERIMENTS
 
     option = make_command(EXPERIMENTS["navigation"]).__signature__.parameters["navigator"]
-    assert "Known: depth, straight, learned, careful" in option.annotation.__metadata__[0].help
+    assert "Known: depth, straight, learned, dqn, careful" in option.annotation.__metadata__[0].help
 
 
 def test_a_navigator_not_registered_is_refused_listing_those_that_are(careful, tmp_path):
     from mrsteve.cli import app
 
     with pytest.raises(ValueError, match="unknown navigator 'reckless'; known: depth, straight, "
-                                         "learned, vpt-nav, careful"):
+                                         "learned, dqn, vpt-nav, careful"):
         replace(agent_config("mrsteve", parts="stand-in"), navigator_kind="reckless")
     with pytest.raises(ValueError, match="unknown navigator 'straight'; known: depth, learned, "
                                          "vpt-nav, careful"):
@@ -211,3 +213,20 @@ def test_the_shipped_weights_are_read_once_from_the_path_the_tree_records(reads)
         (path, sha) for path, sha in tree.data if path != SHIPPED_NAVIGATOR)})
     with pytest.raises(ValueError, match="records no weights for its learned navigator"):
         build_agent(without)
+
+
+@pytest.mark.parametrize("first", ["mrsteve.control.registry:NAVIGATORS",
+                                   "mrsteve.perception:ENCODERS", "mrsteve.agent.registry:AGENTS"])
+def test_every_built_in_plug_in_registers_whichever_registry_is_read_first(first):
+    """The package's own plug-ins (the released-weights parts of mrsteve.minecraft) load without
+    an import cycle, whichever registry a fresh process reads first."""
+    module, registry = first.split(":")
+    script = (f"from {module} import {registry}; list({registry}); "
+              "from mrsteve.control.registry import NAVIGATORS; "
+              "from mrsteve.perception import ENCODERS; "
+              "from mrsteve.agent.registry import INSTRUCTION_POLICIES; "
+              "assert 'vpt-nav' in NAVIGATORS and 'mineclip' in ENCODERS "
+              "and 'steve1' in INSTRUCTION_POLICIES")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            cwd=PACKAGE_ROOT.parent, check=False)
+    assert result.returncode == 0 and result.stderr == "", result.stderr

@@ -30,13 +30,14 @@ COMMANDS = {
     "train navigator": ("mrsteve.train.navigator.train_navigator", []),
     "train instruction-policy": ("mrsteve.train.instruction.train_instruction_policy", []),
     "train direction-policy": ("mrsteve.train.direction.train_direction_policy", []),
+    "train dqn-navigator": ("mrsteve.train.dqn.train_dqn_navigator", []),
 }
 """Each command: the function that does its work, and options that make a small run."""
 
 OUTPUTS = [("bench agent", "--json"), ("bench memory", "--json"), ("bench world", "--json"),
            ("calibrate", "--out"), ("calibrate", "--json"), ("train encoder", "--json"),
            ("train navigator", "--json"), ("train instruction-policy", "--json"),
-           ("train direction-policy", "--json")]
+           ("train direction-policy", "--json"), ("train dqn-navigator", "--json")]
 """The output files the commands take."""
 
 AS_ROOT = os.geteuid() == 0
@@ -86,7 +87,8 @@ def finish_work_at_once(monkeypatch, during=lambda: None) -> None:
                           ("mrsteve.train.encoder.train_encoder", training),
                           ("mrsteve.train.navigator.train_navigator", training),
                           ("mrsteve.train.instruction.train_instruction_policy", training),
-                          ("mrsteve.train.direction.train_direction_policy", training)):
+                          ("mrsteve.train.direction.train_direction_policy", training),
+                          ("mrsteve.train.dqn.train_dqn_navigator", training)):
         monkeypatch.setattr(target, returning(value))
     for target in ("mrsteve.bench.memory.format_report", "mrsteve.bench.memory.format_long_run",
                    "mrsteve.bench.world.format_report",
@@ -232,7 +234,8 @@ def test_a_full_disk_in_a_long_memory_run_is_one_line(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("command", ["bench agent", "bench memory", "bench world", "calibrate",
                                      "train encoder", "train navigator",
-                                     "train instruction-policy", "train direction-policy"])
+                                     "train instruction-policy", "train direction-policy",
+                                     "train dqn-navigator"])
 def test_a_negative_seed_is_refused_before_any_work(command, tmp_path, monkeypatch):
     forbid_work(monkeypatch)
     result = invoke(command, "--seed", "-1", tmp_path=tmp_path)
@@ -282,7 +285,7 @@ def test_a_calibration_the_clips_cannot_support_is_one_line(monkeypatch):
 
 EXAMPLE_COMMANDS = ["bench agent", "bench memory", "bench world", "calibrate", "train encoder",
                     "train navigator", "train instruction-policy", "train direction-policy",
-                    "worlds"]
+                    "train dqn-navigator", "worlds"]
 
 
 def examples_of(command: str) -> list[str]:

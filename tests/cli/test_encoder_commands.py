@@ -66,10 +66,12 @@ def test_eval_names_the_known_encoders(tmp_path):
 def _training_recipe(command: str):
     """The config class of a `mrsteve train` command and the loader of its shipped weights."""
     from mrsteve.control.direction_policy import load_shipped_direction_policy
+    from mrsteve.control.dqn_navigator import load_shipped_dqn_navigator
     from mrsteve.control.instruction import load_shipped_instruction_policy
     from mrsteve.control.learned_navigator import load_shipped_navigator
     from mrsteve.perception.pixels import load_shipped_weights
     from mrsteve.train.direction import DirectionTrainingConfig
+    from mrsteve.train.dqn import DQNTrainingConfig
     from mrsteve.train.encoder import TrainingConfig
     from mrsteve.train.instruction import InstructionTrainingConfig
     from mrsteve.train.navigator import NavigatorTrainingConfig
@@ -78,13 +80,14 @@ def _training_recipe(command: str):
             "navigator": (NavigatorTrainingConfig, load_shipped_navigator),
             "instruction_policy": (InstructionTrainingConfig,
                                    load_shipped_instruction_policy),
-            "direction_policy": (DirectionTrainingConfig, load_shipped_direction_policy)}[command]
+            "direction_policy": (DirectionTrainingConfig, load_shipped_direction_policy),
+            "dqn_navigator": (DQNTrainingConfig, load_shipped_dqn_navigator)}[command]
 
 
 @pytest.mark.parametrize("command", ["encoder", "navigator", "instruction_policy",
-                                     "direction_policy"])
+                                     "direction_policy", "dqn_navigator"])
 def test_train_defaults_are_the_recipe_of_the_shipped_weights(command):
-    """`mrsteve train encoder|navigator|instruction-policy|direction-policy` with no options trains the shipped
+    """Each `mrsteve train` command with no options trains the shipped
     weights: the command's defaults are its config's, which the shipped weights record."""
     import dataclasses
     import inspect

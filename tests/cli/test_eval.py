@@ -19,7 +19,8 @@ def invoke(*args: str):
 
 
 EXPERIMENT_OPTIONS = {
-    "exploration": ("--agent", "--navigator", "--navigator-weights", "--steps"),
+    "exploration": ("--agent", "--navigator", "--navigator-weights", "--direction-weights",
+                    "--steps"),
     "navigation": ("--terrain", "--navigator", "--navigator-weights", "--max-steps"),
     "aba-sparse": ("--task", "--agent", "--capacity", "--navigator", "--navigator-weights",
                    "--instruction-policy"),
@@ -73,6 +74,7 @@ def test_the_commands_defaults_are_the_experiments_configs():
                 for name, e in EXPERIMENTS.items()}
     assert defaults["exploration"] == {"agent": "count-based", "parts": "learned",
                                        "navigator": None, "navigator_weights": None,
+                                       "direction_weights": None,
                                        "vpt_nav_weights": None, "instruction_policy": None,
                                        "steve1_weights": None, "steve1_prior": None,
                                        "mineclip_weights": None,

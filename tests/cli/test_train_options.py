@@ -1,4 +1,4 @@
-"""`mrsteve train encoder|navigator|instruction-policy|direction-policy` are generated from the training configs:
+"""`mrsteve train encoder|navigator|instruction-policy|direction-policy|dqn-navigator` are generated from the training configs:
 each option is a config field with its default and docstring, the flags are those the commands
 have always had, and what is given reaches the config the training gets."""
 
@@ -37,6 +37,10 @@ FLAGS = {
                          "--off-grid-penalty", "--recurrent", "--hidden", "--learning-rate",
                          "--entropy-weight", "--validation-episodes", "--seed", "--threads",
                          "--progress", "--no-progress", "--json"},
+    "dqn-navigator": {"--out", "--steps", "--round-steps", "--goals-per-world",
+                      "--max-goal-steps", "--success-reward", "--replay", "--warm-up",
+                      "--learning-rate", "--epsilon-steps", "--epsilon-end", "--validation-goals",
+                      "--seed", "--threads", "--progress", "--no-progress", "--json"},
 }
 """Every flag of each command, as the README and the notes use them."""
 

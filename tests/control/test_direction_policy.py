@@ -95,3 +95,30 @@ def test_a_batch_reads_each_agent_apart(batch):
         alone = DirectionPolicy(weights)
         single = np.stack([alone.logits(p[agent:agent + 1])[0] for p in positions])
         np.testing.assert_allclose(single, joint[:, agent], atol=1e-5)
+
+
+def test_a_trained_file_takes_the_shipped_weights_place_and_the_tree_names_it(tmp_path):
+    from mrsteve.agent.config import ExplorerConfig
+    from mrsteve.control.direction_policy import DirectionWeights
+    from mrsteve.control.registry import explorer_spec
+    from mrsteve.digests import plain
+
+    shipped = load_shipped_direction_policy()
+    trained = DirectionWeights(shipped.architecture,
+                               {name: value * np.float32(0.5)
+                                for name, value in shipped.parameters.items()}, {})
+    path = tmp_path / "direction.npz"
+    trained.save(path)
+    tree = explorer_agent_config("rnn", navigator="learned", direction_weights=str(path))
+    assert tree.explorer.direction.weights == str(path.resolve())
+    assert tree.explorer.direction.weights_sha256 == trained.sha256
+    assert all(file != SHIPPED_DIRECTION_POLICY for file, _ in tree.data)
+    explorer = explorer_spec("rnn").make(tree.explorer, navigator=None)
+    assert isinstance(tree.explorer, ExplorerConfig)
+    assert explorer.selector._policy.weights.sha256 == trained.sha256
+    # the default tree has no trace of the option; the scripted picker ignores the file
+    assert "weights" not in plain(explorer_agent_config("rnn").explorer.direction)
+    assert (explorer_agent_config("plan4mc", direction_weights=str(path))
+            == explorer_agent_config("plan4mc"))
+    with pytest.raises(ValueError, match="no direction policy weights file"):
+        explorer_agent_config("rnn", direction_weights=str(tmp_path / "missing.npz"))
