@@ -98,7 +98,9 @@ class NavigatorTrainingConfig:
     foundation_epochs: int = 5
     """Epochs of behaviour cloning of the foundation policy (no goal)."""
     finetune_epochs: int = 4
-    """Epochs of goal-conditioned fine-tuning before DAgger."""
+    """Epochs of goal-conditioned fine-tuning before DAgger (0: none, the paper's path with
+    --dagger-rounds 0 --anneal-epochs 0 --ppo-iterations N: the foundation policy, its goal
+    encoder added with its last layer at zero, fine-tuned by PPO alone)."""
     dagger_rounds: int = 6
     """Rounds of DAgger after the first fine-tuning."""
     dagger_segments: int = 600
@@ -183,11 +185,12 @@ class NavigatorTrainingConfig:
 
     def __post_init__(self) -> None:
         for name in ("segments", "goals_per_world", "max_segment_steps", "foundation_epochs",
-                     "finetune_epochs", "sequence", "batch", "context", "threads", "workers"):
+                     "sequence", "batch", "context", "threads", "workers"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
-        if self.anneal_epochs < 0:
-            raise ValueError(f"anneal_epochs must be at least 0, got {self.anneal_epochs}")
+        for name in ("finetune_epochs", "anneal_epochs"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be at least 0, got {getattr(self, name)}")
         if self.give_up_goals < 0 or not 0 < self.give_up_false_alarms < 1:
             raise ValueError(f"need give_up_goals >= 0 and give_up_false_alarms in (0, 1), got "
                              f"{self.give_up_goals} and {self.give_up_false_alarms}")

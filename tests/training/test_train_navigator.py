@@ -372,3 +372,24 @@ def test_the_walks_are_rendered_afresh_when_the_policy_the_goals_or_the_walk_rul
     monkeypatch.setattr(navigator_give_up, "WALKS_RECIPE", navigator_give_up.WALKS_RECIPE + 1)
     changed.append(walks_key("data", 640, weights))
     assert len({key, *changed}) == len(changed) + 1
+
+
+def test_without_goal_conditioned_cloning_the_run_starts_from_the_foundation(tmp_path):
+    """The paper's path (finetune_epochs 0, no DAgger, no annealing): before PPO the navigator is
+    the foundation policy with its goal encoder added at zero, so the goal changes nothing."""
+    with pytest.raises(ValueError, match="finetune_epochs must be at least 0, got -1"):
+        dataclasses.replace(TINY, finetune_epochs=-1)
+    plain = dataclasses.replace(TINY, finetune_epochs=0, dagger_rounds=0, anneal_epochs=0,
+                                validation_segments=0)
+    result = train_navigator(tmp_path, plain, progress=False, say=lambda line: None)
+    assert not [row for row in result.history if row["stage"].startswith("finetune")]
+    policy = NavigatorPolicy(result.weights)
+    foundation = NavigatorPolicy(load_navigator_weights(tmp_path / "foundation.npz"))
+    rgb = np.random.default_rng(0).integers(0, 256, (40, 64, 3), dtype=np.uint8)
+    near, far = (np.array([x, 0.0, 1.0, 0.0, 1.0, 0.0], np.float32) for x in (1.0, -3.0))
+    for goal in (near, far):
+        policy.reset()
+        foundation.reset()
+        for got, expected in zip(policy.step(rgb, goal), foundation.step(rgb, None),
+                                 strict=True):
+            np.testing.assert_allclose(got, expected, atol=1e-5)
