@@ -35,7 +35,7 @@ from mrsteve.agent.parts import (
 )
 from mrsteve.agent.planners import PlannerConfig
 from mrsteve.agent.registry import AGENTS, EXPLORERS, instruction_policy_spec
-from mrsteve.control.direction_policy import SHIPPED_DIRECTION_POLICY, DirectionWeights
+from mrsteve.control.direction_policy import DirectionWeights
 from mrsteve.control.goals import DirectionConfig, ExplorationConfig
 from mrsteve.control.instruction import SHIPPED_INSTRUCTION_POLICY, InstructionPolicyConfig
 from mrsteve.control.navigation import NavigatorConfig
@@ -104,7 +104,7 @@ def explorer_config(kind: str, navigator: str, patch_size: float,
 def direction_weights_file(path: str | None, explorer: str) -> tuple[str | None, str | None]:
     """The absolute path and the hash of the direction-policy weights file ``path`` (``(None,
     None)``: the shipped one, or an explorer that loads none, which ignores the file)."""
-    if path is None or SHIPPED_DIRECTION_POLICY not in explorer_spec(explorer).data:
+    if path is None or explorer_spec(explorer).weights is None:
         return None, None
     return str(Path(path).resolve()), DirectionWeights.read(path).sha256
 
@@ -168,7 +168,7 @@ def agent_config(
         data = (*data, *encoder_data(encoder),
                 *navigator_data(navigator, explorer_navigator,
                                 trained=navigator_weights is not None),
-                *explorer_spec(spec.explorer).data)
+                *explorer_spec(spec.explorer).data_files())
     trained = [f"{what} weights {path}" for what, path in (
         ("navigator", navigator_weights), ("instruction-policy", instruction_weights)) if path]
     return AgentConfig(
@@ -217,8 +217,7 @@ def explorer_agent_config(name: str, *, patch_size: float = 15.0, navigator: str
     parts = [(f"the {low} navigator", navigator_spec(low))] if kind.walks else []
     direction = direction_weights_file(direction_weights, spec.explorer)
     data = (*(navigator_data(low, trained=navigator_weights is not None) if kind.walks else ()),
-            *(path for path in kind.data
-              if direction[0] is None or path != SHIPPED_DIRECTION_POLICY))
+            *kind.data_files(trained=direction[0] is not None))
     if direction[0] is not None:
         description = f"{description} (direction weights {direction_weights})"
     policy = None

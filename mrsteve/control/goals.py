@@ -498,6 +498,12 @@ class LearnedDirectionGoalSelector(DirectionGoalSelector):
         self._policy.reset()
         super().reset(pose, rng)
 
+    def observe(self, pose: Sequence[float]) -> None:
+        """Nothing to record: the LSTM reads the position when it decides."""
+
+    def give_up(self, t: int) -> None:
+        self._goal = None
+
     def _direction(self, x: float, z: float, cell: tuple[int, int]) -> int:
         half, size = self.config.cell_size / 2, self.config.cell_size
         position = ((x - self._corner[0] - half) / size, (z - self._corner[1] - half) / size)

@@ -223,7 +223,15 @@ class ExplorerSpec:
     """The navigator it keeps inside an agent (Plan4MC's straight walking); ``None``: the
     agent's."""
     data: tuple[str, ...] = ()
-    """The data files it loads (paths below ``mrsteve/``: a learned goal selector's weights)."""
+    """Data files it loads besides its weights (paths below ``mrsteve/``)."""
+    weights: str | None = None
+    """A learned goal selector's shipped weights (path below ``mrsteve/``), which a weights file
+    of one's own replaces (``--direction-weights``); ``None``: it learns nothing."""
+
+    def data_files(self, *, trained: bool = False) -> tuple[str, ...]:
+        """The data files it loads (``trained``: a weights file of its own in place of the
+        shipped one, which the tree names by its hash instead)."""
+        return self.data if trained or self.weights is None else (*self.data, self.weights)
 
     def make(self, config: Any, navigator: Navigator | None = None,
              memory: EventSource | None = None, policy: InstructionPolicy | None = None
@@ -284,7 +292,7 @@ EXPLORER_KINDS: Registry[ExplorerSpec] = Registry("explorer", "mrsteve.explorers
     ExplorerSpec("task-conditioned", "task-conditioned goals (appendix)", _task_conditioned),
     ExplorerSpec("plan4mc", "Plan4MC's direction picking", _plan4mc, navigator="straight"),
     ExplorerSpec("rnn", "Plan4MC's high level: an LSTM trained with PPO", _rnn,
-                 navigator="straight", data=(SHIPPED_DIRECTION_POLICY,)),
+                 navigator="straight", weights=SHIPPED_DIRECTION_POLICY),
     ExplorerSpec("go-explore", "STEVE-1 told to 'go explore'", _go_explore, walks=False,
                  instructed=True),
 ), check=check_explorer_spec)

@@ -626,15 +626,15 @@ def headline_runs(runs: list[Run]) -> dict[str, Run]:
     default agents, planned and committed, not stale, and in the daylight the paper's worlds
     are seen in (a run in other looks is held-out evaluation); of those, the first that holds
     every agent the orderings compare, where one does."""
+    def complete(run: Run) -> bool:
+        return compared_agents(run.experiment.name) <= {group.agent for group in run.groups}
+
     chosen: dict[str, Run] = {}
     for run in runs:
         name = run.experiment.name
         daylight = getattr(run.config, "look", "day") == "day"
-        if not (daylight and default_agents(run) and not run_flags(run)):
-            continue
-        complete = compared_agents(name) <= {group.agent for group in run.groups}
-        if name not in chosen or complete and not (
-                compared_agents(name) <= {group.agent for group in chosen[name].groups}):
+        if daylight and default_agents(run) and not run_flags(run) and (
+                name not in chosen or complete(run) and not complete(chosen[name])):
             chosen[name] = run
     return chosen
 

@@ -28,7 +28,7 @@ from mrsteve.control.direction_policy import (
     DirectionWeights,
 )
 from mrsteve.train.layers import torch_session
-from mrsteve.train.navigator_ppo import advantages
+from mrsteve.train.navigator_ppo import advantages, clipped_policy_loss
 from mrsteve.train.runs import TrainingRun
 
 
@@ -298,10 +298,8 @@ def _update(model, optimiser, config: DirectionTrainingConfig, rng: np.random.Ge
             index = torch.from_numpy(envs)
             logits, values, _ = model(inputs[index])
             distribution = torch.distributions.Categorical(logits=logits)
-            ratio = torch.exp(distribution.log_prob(taken[index]) - old[index])
-            a = adv_t[index]
-            policy_loss = -torch.min(ratio * a, ratio.clamp(1 - config.clip, 1 + config.clip)
-                                     * a).mean()
+            policy_loss = clipped_policy_loss(distribution.log_prob(taken[index]), old[index],
+                                              adv_t[index], config.clip)
             value_loss = ((values - returns_t[index]) ** 2).mean()
             entropy = distribution.entropy().mean()
             loss = (policy_loss + config.value_weight * value_loss

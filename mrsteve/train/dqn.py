@@ -179,21 +179,20 @@ class GoalWalker:
     def walk(self, steps: int) -> None:
         """Walk until ``steps`` more environment steps are taken."""
         end = self.steps + steps
-        while self.steps < end:
-            driver, _ = draw_world(TRAINING_WORLDS, self.rng)
-            with driver.env:
-                for _ in range(self.config.goals_per_world):
-                    if self.steps >= end or not self._goal(driver, end):
-                        break
+        self._walk(lambda: self.steps >= end, end)
 
     def walk_goals(self, goals: int) -> None:
         """Walk ``goals`` more goals (the validation's walks)."""
         end = self.goals + goals
-        while self.goals < end:
+        self._walk(lambda: self.goals >= end, None)
+
+    def _walk(self, done: Callable[[], bool], end: int | None) -> None:
+        """Goals in world after world until ``done()``; ``end``: the step a goal stops at."""
+        while not done():
             driver, _ = draw_world(TRAINING_WORLDS, self.rng)
             with driver.env:
-                for _ in range(min(self.config.goals_per_world, end - self.goals)):
-                    if not self._goal(driver, None):
+                for _ in range(self.config.goals_per_world):
+                    if done() or not self._goal(driver, end):
                         break
 
     def _goal(self, driver, end: int | None) -> bool:

@@ -275,6 +275,12 @@ def advantages(reward: np.ndarray, done: np.ndarray, value: np.ndarray, gamma: f
     return adv, adv + value
 
 
+def clipped_policy_loss(logp, old_logp, advantage, clip: float):
+    """PPO's clipped surrogate objective, negated (a loss), over a minibatch of steps."""
+    ratio = (logp - old_logp).exp()
+    return -(ratio * advantage).minimum(ratio.clamp(1 - clip, 1 + clip) * advantage).mean()
+
+
 def ppo_finetune(model, foundation, trainable, architecture, kl: float, ppo: PPOConfig,
                  worlds: tuple[str, ...], goals_per_world: int, across_water: float, seed: int,
                  export: Callable, say: Callable[[str], None], history: list[dict],
@@ -315,10 +321,8 @@ def ppo_finetune(model, foundation, trainable, architecture, kl: float, ppo: PPO
                     buttons, camera = model.head(x)
                     logp = log_prob(buttons, camera, tensors["buttons"][index],
                                     tensors["camera"][index])
-                    ratio = torch.exp(logp - old_logp[index])
-                    a = adv_t[index]
-                    policy_loss = -torch.min(ratio * a, ratio.clamp(1 - ppo.clip, 1 + ppo.clip)
-                                             * a).mean()
+                    policy_loss = clipped_policy_loss(logp, old_logp[index], adv_t[index],
+                                                      ppo.clip)
                     value_loss = ((value_head(model.head.norm(x)).squeeze(-1)
                                    - returns_t[index]) ** 2).mean()
                     loss = (policy_loss + ppo.value_weight * value_loss
@@ -342,4 +346,5 @@ def ppo_finetune(model, foundation, trainable, architecture, kl: float, ppo: PPO
         walks.close()
 
 
-__all__ = ["GoalWalks", "PPOConfig", "advantages", "entropy", "kl_to", "log_prob", "ppo_finetune"]
+__all__ = ["GoalWalks", "PPOConfig", "advantages", "clipped_policy_loss", "entropy", "kl_to",
+           "log_prob", "ppo_finetune"]

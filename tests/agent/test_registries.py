@@ -98,9 +98,11 @@ def test_each_registry_holds_the_names_descriptions_and_data_of_its_parts():
     for registry in registries:
         for name, entry in registry.items():
             assert entry.name == name and entry.description
-    for registry in (ENCODERS, INSTRUCTION_POLICIES, EXPLORER_KINDS):
+    for registry in (ENCODERS, INSTRUCTION_POLICIES):
         for entry in registry.values():
             assert all((PACKAGE_ROOT / path).is_file() for path in entry.data)
+    for entry in EXPLORER_KINDS.values():
+        assert all((PACKAGE_ROOT / path).is_file() for path in entry.data_files())
     assert NAVIGATORS["learned"].data_files() == (SHIPPED_NAVIGATOR,)
     assert NAVIGATORS["learned"].data_files(trained=True) == ()
     assert described(AGENT_NAVIGATORS).startswith("depth (The VPT-Nav stand-in")
