@@ -101,22 +101,6 @@ def paper_figures(navigator: str, training: Sequence | None) -> tuple[str, dict 
     return (row, PAPER_NAVIGATORS[row]) if row in PAPER_NAVIGATORS else ("-", None)
 
 
-def paper_tables() -> str:
-    """The paper's two navigator tables as text (SPL (success %))."""
-    terrains = list(PAPER_TERRAINS)
-
-    def cells(figures):
-        return [f"{figures[t][0]:.3f} ({figures[t][1]} %)" for t in terrains]
-
-    navigators = format_table(["paper: navigator", *terrains],
-                              [[name, *cells(f)] for name, f in PAPER_NAVIGATORS.items()])
-    conditioning = format_table(
-        ["paper: conditioning/fine-tuning", *terrains],
-        [[f"{c}/{'no-trxl-update' if f == 'head' else f}", *cells(figures)]
-         for (c, f), figures in PAPER_CONDITIONING.items()])
-    return f"{navigators}\n\n{conditioning}"
-
-
 @dataclass(frozen=True)
 class NavigationTaskConfig(AgentParts, LookOption):
     """The Navigation experiment's set-up. Of the agent's parts
@@ -310,9 +294,8 @@ class Navigation(Experiment):
             where = terrain if task.look == "day" else f"{terrain} ({task.look})"
             rows.append([where, name, format_metric(summary["success_rate"], 1),
                          format_metric(summary["spl"], 3), paper, row])
-        table = format_table(["terrain", "navigator", "success %", "SPL", "paper SPL (success)",
-                              "paper row"], rows)
-        return f"{table}\n\n{paper_tables()}"
+        return format_table(["terrain", "navigator", "success %", "SPL", "paper SPL (success)",
+                             "paper row"], rows)
 
     def plot_episode(self, record: Record, group: Group, path: Path) -> None:
         from mrsteve.eval.plots import save_trajectory_plot, world_blocks
