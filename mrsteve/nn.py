@@ -270,6 +270,13 @@ def mlp(layers: list[tuple[np.ndarray, np.ndarray]], x: np.ndarray) -> np.ndarra
     return x
 
 
+def press_probability(logits: np.ndarray) -> np.ndarray:
+    """The logistic of button ``logits``: the chance each is pressed. A logit below about -88
+    overflows ``exp`` in float32 and gives the limit, 0, without a warning."""
+    with np.errstate(over="ignore"):
+        return 1.0 / (1.0 + np.exp(-logits))
+
+
 def sample_category(logits: np.ndarray, draw: float) -> int:
     """The category whose cumulative softmax probability first exceeds ``draw`` in [0, 1)."""
     cumulative = np.cumsum(np.exp(logits.astype(np.float64) - logits.max()))

@@ -46,6 +46,7 @@ from mrsteve.nn import (
     Weights,
     layer_norm,
     mlp,
+    press_probability,
     sample_category,
 )
 from mrsteve.spaces import Action, Observation
@@ -292,7 +293,7 @@ class LearnedSkills:
         buttons, camera = self.net.step(rgb, goal, self.guidance, self.camera_guidance)
         if self.config.sample:
             draws = self._rng.random(len(INSTRUCTION_BUTTONS) + 2)
-            pressed = draws[:len(INSTRUCTION_BUTTONS)] < 1.0 / (1.0 + np.exp(-buttons))
+            pressed = draws[:len(INSTRUCTION_BUTTONS)] < press_probability(buttons)
             bins = [sample_category(axis, draw)
                     for axis, draw in zip(camera, draws[len(INSTRUCTION_BUTTONS):], strict=True)]
         else:

@@ -48,6 +48,7 @@ from mrsteve.nn import (
     layer_norm,
     logit,
     mlp,
+    press_probability,
     sample_category,
     symlog,
 )
@@ -333,7 +334,7 @@ class LearnedNavigator:
             self._judged_out_of_reach = self._judged_out_of_reach + 1 if judged else 0
         if self.sample:
             draws = self._rng.random(len(BUTTONS) + 2)
-            pressed = draws[:len(BUTTONS)] < 1.0 / (1.0 + np.exp(-buttons))
+            pressed = draws[:len(BUTTONS)] < press_probability(buttons)
             bins = [sample_category(axis, draw) for axis, draw in zip(camera, draws[len(BUTTONS):],
                                                                 strict=True)]
         else:

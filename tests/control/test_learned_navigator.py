@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import warnings
 from collections.abc import Mapping
 from dataclasses import replace
 
@@ -28,7 +29,7 @@ from mrsteve.control.learned_navigator import (
 )
 from mrsteve.control.navigation import NavigatorConfig
 from mrsteve.env import make_env
-from mrsteve.nn import weights_sha256
+from mrsteve.nn import press_probability, weights_sha256
 from mrsteve.spaces import AgentFrame
 
 
@@ -173,6 +174,15 @@ def test_same_seed_same_actions():
         return taken
 
     assert actions(3) == actions(3)
+
+
+def test_a_button_logit_far_below_zero_is_never_pressed_and_warns_of_nothing():
+    # policies fine-tuned by PPO reach logits below -88, where float32 exp overflows
+    logits = np.array([-1e4, -100.0, 0.0, 100.0], np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        chances = press_probability(logits)
+    assert chances.tolist() == [0.0, pytest.approx(0.0, abs=1e-40), 0.5, 1.0]
 
 
 def test_a_goal_without_progress_is_given_up_and_a_new_goal_is_not():
