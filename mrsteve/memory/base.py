@@ -8,6 +8,7 @@ Minecraft) and the environment step ``t``. Scores are cosine similarities (embed
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 from collections.abc import Iterator, Sequence
@@ -18,7 +19,13 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from mrsteve.memory.frames import FrameStore
-from mrsteve.memory.kernels import FLOAT32_MAX, NORM_TOLERANCE, square_norm_and_peak
+from mrsteve.memory.kernels import (
+    FLOAT32_MAX,
+    NORM_TOLERANCE,
+    STEP_MAX,
+    STEP_MIN,
+    square_norm_and_peak,
+)
 
 POSE_FIELDS = ("x", "y", "z", "yaw", "pitch")
 
@@ -197,6 +204,18 @@ class ReadFilter:
     outside: tuple[tuple[float, ...], ...] = ()
     """``((x, z, radius), ...)``."""
 
+    @functools.cached_property
+    def compiled(self) -> tuple[int, int, np.ndarray, np.ndarray]:
+        """``(since, until, within, outside)`` as the compiled read filters frames with them
+        (:func:`~mrsteve.memory.kernels.passing_frames`): int64's bounds where unbounded, the
+        discs as float64 arrays (no rows: none)."""
+        return (
+            STEP_MIN if self.since is None else self.since,
+            STEP_MAX if self.until is None else self.until,
+            np.asarray(self.within if self.within is not None else (), np.float64),
+            np.asarray(self.outside, np.float64).reshape(len(self.outside), 3),
+        )
+
     @property
     def active(self) -> bool:
         """Whether any frame may be filtered out."""
@@ -242,6 +261,10 @@ class ReadFilter:
         return keep
 
 
+NO_FILTER = ReadFilter()
+"""The filter of a read with no bounds."""
+
+
 # --- validation of caller input -------------------------------------------------------------------
 
 
@@ -282,7 +305,7 @@ def check_dim(dim: Any) -> int | None:
     return int(dim)
 
 
-STEP_RANGE = (-(2**63), 2**63 - 1)
+STEP_RANGE = (STEP_MIN, STEP_MAX)
 """Steps the memory stores (int64)."""
 
 
@@ -354,8 +377,9 @@ def check_read_options(
     outside: Any = None,
     scores: Any = "all",
 ) -> tuple[float, int, tuple[float, ...] | None, ReadFilter]:
-    """Validate a read's options; returns ``(threshold, top_k, near, filter)``."""
-    if scores not in SCORES:
+    """Validate a read's options; returns ``(threshold, top_k, near, filter)``. (On every read's
+    path, so the common case, no filter, takes few steps.)"""
+    if scores != "all" and scores != "best":
         raise ValueError(f"scores must be one of {', '.join(map(repr, SCORES))}, got {scores!r}")
     try:
         threshold = float(threshold)
@@ -370,6 +394,8 @@ def check_read_options(
             f"top_k must be a positive int or None (the memory's default), got {top_k!r}"
         )
     near_xz = None if near is None else _finite_numbers(near, 2, "near", "(x, z)")
+    if since is None and until is None and within is None and outside is None:
+        return threshold, int(top_k), near_xz, NO_FILTER
     for name, bound in (("since", since), ("until", until)):
         if bound is not None and (
             isinstance(bound, bool) or not isinstance(bound, (int, np.integer))
@@ -399,9 +425,9 @@ def check_read_options(
 
 def _finite_numbers(values: Any, count: int, name: str, shape: str) -> tuple[float, ...]:
     try:
-        numbers = tuple(float(v) for v in values)
+        numbers = tuple(map(float, values))
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be {count} numbers {shape}, got {values!r}") from None
-    if len(numbers) != count or not all(math.isfinite(v) for v in numbers):
+    if len(numbers) != count or not all(map(math.isfinite, numbers)):
         raise ValueError(f"{name} must be {count} finite numbers {shape}, got {values!r}")
     return numbers

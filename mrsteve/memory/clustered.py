@@ -12,7 +12,7 @@ import os
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, NamedTuple, NoReturn
+from typing import Any, ClassVar, NoReturn
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -40,9 +40,8 @@ from mrsteve.memory.kernels import (
     FLOAT32_MAX,
     NO_ROOM,
     STORED,
+    read_clusters,
     score_rows,
-    search_clusters,
-    settle_read,
     write_frame,
 )
 from mrsteve.naming import check_name, unknown_name
@@ -336,36 +335,33 @@ class ClusteredMemory(ABC):
             if missed is not None and missed.misses_again(vector, bar, top_k, self):
                 self._missed = missed.rescored()
                 return MemoryRead.empty(frames_scored=missed.frames_scored)
-        found = self._score(vector, top_k, window, bar, scores == "all")
-        if not found.t.shape[0] and whole:
+        t, pose, score, best, found, frames_scored, bytes_read = self._search(
+            vector, top_k, window, bar, scores == "all", near_xz
+        )
+        if not found and whole:
             self._missed = MissedRead(vector.copy(), bar, top_k, self._clusters.changes,
                                       clear=MissedRead.known_unclear(missed, vector, bar, top_k))
-        if window.active:
-            found = found.only(window.frames(found.t, found.pose))
-        near_x, near_z = near_xz if near_xz is not None else (0.0, 0.0)
-        t, pose, score, best, rescored = settle_read(
-            found.slots, found.t, found.pose, found.score, found.lower, found.upper,
-            self._frames.embeddings, vector, near_x, near_z, near_xz is not None,
-        )
-        row_bytes = self._frames.embeddings.strides[0]
-        return MemoryRead(t, pose, score, found.frames_scored,
-                          None if np.isnan(best) else float(best),
-                          found.bytes_read + rescored * row_bytes)
+        return MemoryRead(t, pose, score, frames_scored, None if np.isnan(best) else float(best),
+                          bytes_read)
 
     def _default_top_k(self) -> int:
         return self.config.top_k
 
-    def _score(
+    def _search(
         self, query: np.ndarray, top_k: int, window: ReadFilter, threshold: np.float32,
-        exact_scores: bool,
-    ) -> Found:
-        """The searched frames scoring at least ``threshold``: rank the clusters by centre, then
-        decide the frames of the top-k (or take their centres' scores), in one compiled call;
-        with ``exact_scores``, every found frame's score."""
+        exact_scores: bool, near: tuple[float, float] | None,
+    ) -> tuple:
+        """The read after its checks, in one compiled call
+        (:func:`~mrsteve.memory.kernels.read_clusters`): rank the clusters by centre, decide the
+        frames of the top-k (or take their centres' scores), filter them and put them in result
+        order (nearest first to ``near``, else best first); with ``exact_scores``, every found
+        frame's score. Returns ``(t, poses, scores, best score (NaN: none), frames found before
+        the frame filters, dot products, bytes read)``."""
         table = self._clusters
         frames = self._frames
         allowed = table.searchable(window) if window.limits_clusters else _EVERY_CLUSTER
-        return Found(*search_clusters(
+        near_x, near_z = (0.0, 0.0) if near is None else near
+        return read_clusters(
             table.codes,
             table.scales,
             table.residuals,
@@ -387,7 +383,11 @@ class ClusteredMemory(ABC):
             table.pivot_index(limited=self._capacity is not None),
             *frames.frame_codes,
             exact_scores,
-        ))
+            window.compiled,
+            near_x,
+            near_z,
+            near is not None,
+        )
 
     def _frames_coded(self) -> bool:
         """Whether the store keeps the frames' int8 codes (:attr:`ClusterConfig.frame_codes`)."""
@@ -587,33 +587,6 @@ class ClusteredMemory(ABC):
 _NO_GRID = np.zeros(0, np.float64)
 _FLOAT_TYPES = (np.dtype(np.float32), np.dtype(np.float64))
 """Embedding and pose dtypes the compiled write checks itself."""
-
-
-class Found(NamedTuple):
-    """What a memory's search found, in the order it found it, before the frame filters and the
-    result order: the frames' slots, steps, poses and scores (NaN: not computed), bounds on the
-    scores (:func:`~mrsteve.memory.kernels.search_clusters`), dot products and bytes read."""
-
-    slots: np.ndarray
-    t: np.ndarray
-    pose: np.ndarray
-    score: np.ndarray
-    lower: np.ndarray
-    upper: np.ndarray
-    frames_scored: int
-    bytes_read: int
-
-    @classmethod
-    def exact(cls, slots: np.ndarray, t: np.ndarray, pose: np.ndarray, score: np.ndarray,
-              frames_scored: int, bytes_read: int) -> Found:
-        """Frames whose every score was computed."""
-        bounds = score.astype(np.float64)
-        return cls(slots, t, pose, score, bounds, bounds, frames_scored, bytes_read)
-
-    def only(self, keep: np.ndarray) -> Found:
-        """The frames where ``keep`` is true."""
-        return Found(self.slots[keep], self.t[keep], self.pose[keep], self.score[keep],
-                     self.lower[keep], self.upper[keep], self.frames_scored, self.bytes_read)
 
 
 class MissedRead:
