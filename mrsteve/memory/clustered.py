@@ -8,6 +8,7 @@ cluster when eviction takes its oldest frame (:meth:`ClusteredMemory._after_evic
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
@@ -341,7 +342,7 @@ class ClusteredMemory(ABC):
         if not found and whole:
             self._missed = MissedRead(vector.copy(), bar, top_k, self._clusters.changes,
                                       clear=MissedRead.known_unclear(missed, vector, bar, top_k))
-        return MemoryRead(t, pose, score, frames_scored, None if np.isnan(best) else float(best),
+        return MemoryRead(t, pose, score, frames_scored, None if math.isnan(best) else float(best),
                           bytes_read)
 
     def _default_top_k(self) -> int:

@@ -21,6 +21,8 @@ from memory_streams import (
 )
 
 from mrsteve.memory import load
+from mrsteve.memory.base import ReadFilter
+from mrsteve.memory.kernels import passing_frames
 
 DIM = 8
 EPS = 1e-5
@@ -321,3 +323,28 @@ def test_reads_decided_from_codes_are_the_float32_reads(
         computed = ~np.isnan(got.score)
         assert computed.all() or scores == "best"
         np.testing.assert_array_equal(got.score[computed], expected.score[computed])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 2**16),
+    since=st.one_of(st.none(), st.integers(0, 50)),
+    until=st.one_of(st.none(), st.integers(0, 50)),
+    within=st.one_of(st.none(), st.tuples(st.floats(-8, 8), st.floats(-8, 8), st.floats(0, 10))),
+    outside=st.lists(st.tuples(st.floats(-8, 8), st.floats(-8, 8), st.floats(0, 6)),
+                     max_size=3),
+)
+def test_the_compiled_frame_filter_passes_the_frames_the_read_filter_does(
+    seed, since, until, within, outside
+):
+    """The compiled read filters found frames as :meth:`ReadFilter.frames` does (the same float64
+    distances), frames on a disc's edge included."""
+    rng = np.random.default_rng(seed)
+    t = rng.integers(0, 50, 40).astype(np.int64)
+    pose = np.round(rng.uniform(-10, 10, (40, 5)), 1).astype(np.float32)
+    if outside:  # a frame exactly on the first disc's edge
+        x, z, radius = outside[0]
+        pose[0, 0], pose[0, 2] = np.float32(x + radius), np.float32(z)
+    window = ReadFilter(since, until, within, tuple(outside))
+    np.testing.assert_array_equal(passing_frames(t, pose, window.compiled),
+                                  window.frames(t, pose))
