@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from memory_streams import MEMORIES, clusters_events, random_frames
 
-from mrsteve.memory import cluster_table
+from mrsteve.memory import cluster_table, kernels
 from mrsteve.memory.frames import NO_CODES, FrameStore
 from mrsteve.memory.kernels import (
     MAX_CODED_DIM,
@@ -227,9 +227,8 @@ def test_the_ranking_bound_holds_for_the_int8_codes_of_centres_and_query(seed, d
     assert (np.abs(exact - approx) <= bounds).all()
 
 
-@numba.njit
-def byte_dots(codes, query_codes):
-    """:func:`_signed_byte_dot` of every row, and the query codes' sum over whole chunks of 64."""
+def byte_dots_py(codes, query_codes):
+    """(To compile.) :func:`_signed_byte_dot` of every row, and the query codes' sum over whole chunks of 64."""
     chunked = np.int32(0)
     for column in range(query_codes.shape[0] - query_codes.shape[0] % 64):
         chunked += np.int32(query_codes[column])
@@ -239,11 +238,15 @@ def byte_dots(codes, query_codes):
     return dots
 
 
+@pytest.mark.parametrize("vnni", [kernels.BYTE_DOTS, False], ids=["this-cpu", "generic"])
 @pytest.mark.parametrize("dim", [1, 6, 63, 64, 100, 512, 517, 2048])
-def test_byte_dot_products_are_exact_at_every_size_and_extreme(dim):
+def test_byte_dot_products_are_exact_at_every_size_and_extreme(dim, vnni, monkeypatch):
     """The int8 x int8 dot products of the first ranking pass (64 columns at a time where the CPU
-    multiplies bytes, the rest one by one) equal numpy's integer sums, at the codes' extremes
-    (+-127, and -128, which codes never take) and on random codes."""
+    multiplies bytes, the rest one by one; and all one by one, as compiled for a CPU without
+    byte products) equal numpy's integer sums, at the codes' extremes (+-127, and -128, which
+    codes never take) and on random codes."""
+    monkeypatch.setattr(kernels, "BYTE_DOTS", vnni)
+    byte_dots = numba.njit(byte_dots_py)  # compiled afresh, for this setting
     rng = np.random.default_rng(dim)
     codes = np.vstack([np.full(dim, 127), np.full(dim, -127), np.full(dim, -128),
                        rng.integers(-128, 128, (20, dim))]).astype(np.int8)
