@@ -120,6 +120,26 @@ def test_unnormalised_queries_are_refused(memory):
     assert len(found) and found.score.max() <= 1.001
 
 
+def test_a_refused_query_leaves_the_memory_as_it_was(memory, name):
+    """A query that is not finite or not of unit norm is refused, naming the problem, also on an
+    empty memory and right after a read that found nothing, which the memory still answers from
+    what it kept (no dot product of a frame: none was written since)."""
+    query = memory.clusters()[0].embedding[0].astype(np.float32)
+    bad_queries = ((query * np.float32(np.nan), "NaN or infinite"),
+                   (query * np.float32(10), "L2-normalised"))
+    for bad, message in bad_queries:
+        with pytest.raises(ValueError, match=message):
+            memory.read(bad, 2.0)
+    assert len(memory.read(query, 2.0)) == 0  # nothing scores 2: the read is kept
+    for bad, message in bad_queries:  # refused before the kept read answers
+        with pytest.raises(ValueError, match=message):
+            memory.read(bad, 2.0)
+    again = memory.read(query, 2.0)
+    assert len(again) == 0 and again.frames_scored == 0
+    with pytest.raises(ValueError, match="L2-normalised"):
+        partial(MEMORIES[name], **QUICK_CLUSTERING.get(name, {}))().read(query * 10, 0.5)
+
+
 def test_the_tolerance_is_one_in_a_thousand(name):
     memory = partial(MEMORIES[name], **QUICK_CLUSTERING.get(name, {}))()
     vector = unit(np.ones(DIM))
