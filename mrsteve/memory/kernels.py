@@ -1,8 +1,9 @@
 """The hot paths compiled with numba. The read: one call ranks every cluster centre (pivot bounds
-first on large tables, then int8 codes, then exact scores for the rows that can still make the
-top-k), keeps the top-k, and scores the frames of those clusters through their slot lists, with
-no Python per cluster. The write: one call checks
-a frame, finds its place cell and stores it; another appends its slot to its cluster."""
+first on large tables, byte products where the CPU has them, then int8 codes, then exact scores
+for the rows that can still make the top-k), keeps the top-k, scores the frames of those
+clusters through their slot lists, filters them and puts them in result order, with no Python
+per cluster. The write: one call checks a frame, finds its place cell and stores it; another
+appends its slot to its cluster."""
 
 from __future__ import annotations
 
