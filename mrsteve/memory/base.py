@@ -24,6 +24,7 @@ from mrsteve.memory.kernels import (
     NORM_TOLERANCE,
     STEP_MAX,
     STEP_MIN,
+    passing_frames,
     square_norm_and_peak,
 )
 
@@ -217,32 +218,13 @@ class ReadFilter:
         )
 
     @property
-    def active(self) -> bool:
-        """Whether any frame may be filtered out."""
-        return self.limits_clusters or bool(self.outside)
-
-    @property
     def limits_clusters(self) -> bool:
         """Whether some clusters may not compete for the top-k."""
         return self.since is not None or self.until is not None or self.within is not None
 
     def frames(self, t: np.ndarray, pose: np.ndarray) -> np.ndarray:
-        """Boolean mask of the frames that pass."""
-        keep = np.ones(t.shape[0], bool)
-        for x, z, radius in self.outside:
-            dx = pose[:, 0].astype(np.float64) - x
-            dz = pose[:, 2].astype(np.float64) - z
-            keep &= dx * dx + dz * dz > radius * radius
-        if self.since is not None:
-            keep &= t >= self.since
-        if self.until is not None:
-            keep &= t <= self.until
-        if self.within is not None:
-            x, z, radius = self.within
-            dx = pose[:, 0].astype(np.float64) - x
-            dz = pose[:, 2].astype(np.float64) - z
-            keep &= dx * dx + dz * dz <= radius * radius
-        return keep
+        """Boolean mask of the frames that pass (as the compiled read filters them)."""
+        return passing_frames(t, pose, self.compiled)
 
     def clusters(self, t_first: np.ndarray, t_last: np.ndarray, box: np.ndarray) -> np.ndarray:
         """Boolean mask of the clusters to search; ``box`` rows are ``(x_min, x_max, z_min,
@@ -377,9 +359,9 @@ def check_read_options(
     outside: Any = None,
     scores: Any = "all",
 ) -> tuple[float, int, tuple[float, ...] | None, ReadFilter]:
-    """Validate a read's options; returns ``(threshold, top_k, near, filter)``. (On every read's
-    path, so the common case, no filter, takes few steps.)"""
-    if scores != "all" and scores != "best":
+    """Validate a read's options; returns ``(threshold, top_k, near, filter)`` (a read without
+    bounds shares :data:`NO_FILTER`)."""
+    if scores not in SCORES:
         raise ValueError(f"scores must be one of {', '.join(map(repr, SCORES))}, got {scores!r}")
     try:
         threshold = float(threshold)

@@ -41,8 +41,8 @@ from mrsteve.memory.kernels import (
     FLOAT32_MAX,
     NO_ROOM,
     STORED,
-    read_clusters,
     score_rows,
+    search_clusters,
     write_frame,
 )
 from mrsteve.naming import check_name, unknown_name
@@ -353,7 +353,7 @@ class ClusteredMemory(ABC):
         exact_scores: bool, near: tuple[float, float] | None,
     ) -> tuple:
         """The read after its checks, in one compiled call
-        (:func:`~mrsteve.memory.kernels.read_clusters`): rank the clusters by centre, decide the
+        (:func:`~mrsteve.memory.kernels.search_clusters`): rank the clusters by centre, decide the
         frames of the top-k (or take their centres' scores), filter them and put them in result
         order (nearest first to ``near``, else best first); with ``exact_scores``, every found
         frame's score. Returns ``(t, poses, scores, best score (NaN: none), frames found before
@@ -362,7 +362,7 @@ class ClusteredMemory(ABC):
         frames = self._frames
         allowed = table.searchable(window) if window.limits_clusters else _EVERY_CLUSTER
         near_x, near_z = (0.0, 0.0) if near is None else near
-        return read_clusters(
+        return search_clusters(
             table.codes,
             table.scales,
             table.residuals,

@@ -6,7 +6,7 @@ import numpy as np
 
 from mrsteve.memory.base import ReadFilter
 from mrsteve.memory.clustered import ClusteredMemory
-from mrsteve.memory.kernels import passing_frames, settle_read
+from mrsteve.memory.kernels import filtered_in_order
 
 _ALL = 0
 """FIFO Memory keeps every frame in one cluster, oldest first; it has no centre."""
@@ -46,17 +46,14 @@ class FIFOMemory(ClusteredMemory):
         scores = frames.scores(query, slots)
         keep = scores >= threshold
         found, scores = slots[keep], scores[keep]
-        t, pose = frames.steps[found], frames.poses[found]
-        if window.active:
-            passing = passing_frames(t, pose, window.compiled)
-            found, t, pose, scores = found[passing], t[passing], pose[passing], scores[passing]
         bounds = scores.astype(np.float64)
-        near_x, near_z = (0.0, 0.0) if near is None else near
-        t, pose, scores, best, _ = settle_read(found, t, pose, scores, bounds, bounds,
-                                               frames.embeddings, query, near_x, near_z,
-                                               near is not None)
         bytes_read = slots.shape[0] * (frames.embeddings.strides[0] + 4)
-        return t, pose, scores, best, int(keep.sum()), int(slots.shape[0]), bytes_read
+        near_x, near_z = (0.0, 0.0) if near is None else near
+        return filtered_in_order(
+            found, frames.steps[found], frames.poses[found], scores, bounds, bounds,
+            int(slots.shape[0]), bytes_read, frames.embeddings, query, window.compiled,
+            near_x, near_z, near is not None,
+        )
 
     def _centre_index(self, cluster: int, slots: np.ndarray) -> int | None:
         return None

@@ -16,44 +16,27 @@ from numba.core.extending import intrinsic, overload
 
 
 @numba.njit(cache=True, nogil=True)
-def read_clusters(
-    codes: np.ndarray,
-    scales: np.ndarray,
-    residuals: np.ndarray,
-    live: np.ndarray,
-    live_count: int,
-    allowed: np.ndarray,
-    top_k: int,
-    base: np.ndarray,
-    head: np.ndarray,
-    tail: np.ndarray,
-    arena: np.ndarray,
+def filtered_in_order(
+    slots: np.ndarray,
+    t: np.ndarray,
+    pose: np.ndarray,
+    scores: np.ndarray,
+    lower: np.ndarray,
+    upper: np.ndarray,
+    scored: int,
+    bytes_read: int,
     embeddings: np.ndarray,
-    steps: np.ndarray,
-    poses: np.ndarray,
-    centre_slot: np.ndarray,
     query: np.ndarray,
-    threshold: np.float32,
-    centres_only: bool,
-    pivots: tuple,
-    frame_codes: np.ndarray,
-    frame_scales: np.ndarray,
-    frame_residuals: np.ndarray,
-    exact_scores: bool,
     frame_filter: tuple,
     near_x: float,
     near_z: float,
     by_distance: bool,
 ) -> tuple:
-    """A whole read in one compiled call: :func:`search_clusters` (its arguments first), the
-    frame filters (``frame_filter``, :func:`passing_frames`), then :func:`settle_read`:
-    ``(t, poses, scores, best score, frames found before the filters, dot products computed,
-    bytes read)`` (one call rather than three saves ~15 us of a cold read, measured)."""
-    slots, t, pose, scores, lower, upper, scored, bytes_read = search_clusters(
-        codes, scales, residuals, live, live_count, allowed, top_k, base, head, tail, arena,
-        embeddings, steps, poses, centre_slot, query, threshold, centres_only, pivots,
-        frame_codes, frame_scales, frame_residuals, exact_scores,
-    )
+    """A read's end, from the frames its search found (``slots`` to ``upper``, as
+    :func:`search_clusters` finds them; ``scored`` dot products, ``bytes_read``): the frames
+    that pass ``frame_filter`` (:func:`passing_frames`) in result order (:func:`settle_read`):
+    ``(t, poses, scores, best score, frames found before the filter, dot products computed,
+    bytes read)``."""
     found = slots.shape[0]
     if filters_frames(frame_filter):
         keep = np.flatnonzero(passing_frames(t, pose, frame_filter))
@@ -62,8 +45,7 @@ def read_clusters(
     t, pose, scores, best, rescored = settle_read(
         slots, t, pose, scores, lower, upper, embeddings, query, near_x, near_z, by_distance
     )
-    bytes_read += rescored * embeddings.strides[0]
-    return t, pose, scores, best, found, scored, bytes_read
+    return t, pose, scores, best, found, scored, bytes_read + rescored * embeddings.strides[0]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -127,13 +109,19 @@ def search_clusters(
     frame_scales: np.ndarray,
     frame_residuals: np.ndarray,
     exact_scores: bool,
+    frame_filter: tuple,
+    near_x: float,
+    near_z: float,
+    by_distance: bool,
 ) -> tuple:
-    """The paper's Algorithm "Read" over a :class:`~mrsteve.memory.cluster_table.ClusterTable`:
-    ``(slots, t, poses, scores, lower, upper, dot products computed, bytes read)`` of the frames
-    scoring at least ``threshold`` in the ``top_k`` clusters whose centres score best among the
-    rows of the centre matrix where ``allowed`` is true (``allowed`` of length 0: every row).
-    Ties at the k-th centre score go to the lower row. With ``centres_only`` the centre frames
-    of those clusters stand for them.
+    """The paper's Algorithm "Read" over a :class:`~mrsteve.memory.cluster_table.ClusterTable`,
+    in one compiled call: the frames scoring at least ``threshold`` in the ``top_k`` clusters
+    whose centres score best among the rows of the centre matrix where ``allowed`` is true
+    (``allowed`` of length 0: every row), then those that pass ``frame_filter`` in result order
+    (nearest first to ``(near_x, near_z)`` with ``by_distance``, else best first;
+    :func:`filtered_in_order`, whose result this is). One call rather than three (search,
+    filter, order) saves ~15 us of a cold read (measured). Ties at the k-th centre score go to
+    the lower row. With ``centres_only`` the centre frames of those clusters stand for them.
 
     Ranking is exact but reads a quarter of the bytes and multiplies integers: the query is
     quantised to int16 (``codes[r] * scales[r]``, int8, approximates centre ``r``), every centre
@@ -142,8 +130,9 @@ def search_clusters(
     bound can be in the top-k; of those, only the ones whose place the bounds leave open are
     scored exactly, from the centre frames' rows of ``embeddings`` (:func:`_top_centres`). With
     a pivot index (:func:`assign_pivots`; ``pivots`` of empty arrays: none), a cheaper bound
-    first drops the rows that cannot make the top-k (:func:`_pivot_prune`), so the int8 codes of
-    only the rest are read. Unless ``exact_scores`` asks for every found
+    first drops the rows that cannot make the top-k (:func:`_pivot_prune`), and with
+    :data:`BYTE_DOTS` a pass of byte products another (:func:`_byte_prune`), so the int16
+    bounds of only the rest are computed. Unless ``exact_scores`` asks for every found
     frame's score, the frames of the chosen clusters are decided the same way when the store
     keeps codes of its frames (``frame_codes``, ``frame_scales``, ``frame_residuals``; no rows:
     none; :func:`_scan_coded`): a frame whose bound lies wholly below the threshold is dropped,
@@ -212,7 +201,8 @@ def search_clusters(
         for index in range(kept):
             _copy_frame_fields(slots[index], index, steps, poses, t, pose)
         bounds = found.astype(np.float64)
-        return slots, t, pose, found, bounds, bounds.copy(), live_count, bytes_read
+        return filtered_in_order(slots, t, pose, found, bounds, bounds, live_count, bytes_read,
+                                 embeddings, query, frame_filter, near_x, near_z, by_distance)
     total_frames = 0
     for row in candidates:
         cluster = live[row]
@@ -232,8 +222,9 @@ def search_clusters(
             scanned, (frame_codes, frame_scales, frame_residuals), coded_query, embeddings,
             steps, poses, query, threshold,
         )
-        bytes_read += total_frames * coded_bytes + exact_rows * row_bytes
-        return slots, t, pose, found, lower, upper, scored, bytes_read + slots.shape[0] * 28
+        bytes_read += total_frames * coded_bytes + exact_rows * row_bytes + slots.shape[0] * 28
+        return filtered_in_order(slots, t, pose, found, lower, upper, scored, bytes_read,
+                                 embeddings, query, frame_filter, near_x, near_z, by_distance)
     slots = np.empty(total_frames, np.int64)
     found = np.empty(total_frames, np.float32)
     t = np.empty(total_frames, np.int64)
@@ -252,8 +243,8 @@ def search_clusters(
             kept += 1
     bytes_read += total_frames * row_bytes + kept * 28
     bounds = found[:kept].astype(np.float64)
-    return slots[:kept], t[:kept], pose[:kept], found[:kept], bounds, bounds.copy(), scored, \
-        bytes_read
+    return filtered_in_order(slots[:kept], t[:kept], pose[:kept], found[:kept], bounds, bounds,
+                             scored, bytes_read, embeddings, query, frame_filter, near_x, near_z, by_distance)
 
 
 @numba.njit(cache=True, nogil=True, fastmath={"reassoc"})
@@ -900,10 +891,8 @@ def _code_dot(codes: np.ndarray, row: int, query_codes: np.ndarray) -> np.int32:
     return total
 
 
-BYTE_DOTS = bool(
-    llvmlite.binding.get_host_cpu_features().get("avx512vnni", False)
-    and llvmlite.binding.get_host_cpu_features().get("avx512bw", False)
-)
+_CPU_FEATURES = llvmlite.binding.get_host_cpu_features()
+BYTE_DOTS = bool(_CPU_FEATURES.get("avx512vnni", False) and _CPU_FEATURES.get("avx512bw", False))
 """Whether this CPU multiplies bytes in one instruction (AVX-512 VNNI's ``vpdpbusd``: 64 byte
 products summed into 16 int32 lanes): then the centre ranking first bounds every centre with the
 query in int8 (:func:`_byte_prune`), at a third of the int16 pass's instructions."""

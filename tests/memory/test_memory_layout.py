@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from memory_streams import MEMORIES, clusters_events, random_frames
 
 from mrsteve.memory import cluster_table, kernels
+from mrsteve.memory.base import NO_FILTER
 from mrsteve.memory.frames import NO_CODES, FrameStore
 from mrsteve.memory.kernels import (
     MAX_CODED_DIM,
@@ -144,17 +145,20 @@ def test_the_kernel_breaks_ties_at_the_kth_centre_by_row():
     poses = np.zeros((4, 5), np.float32)
     query = np.ones(1, np.float32)
     index = (codes, scales, residuals, live, 4)
-    slots, t, *_, scored, _ = search_clusters(
+    unfiltered = (NO_FILTER.compiled, 0.0, 0.0, False)
+    t, *_, scored, _ = search_clusters(
         *index, np.zeros(0, bool), 2, base, head, tail, arena, embeddings, steps, poses,
         live, query, np.float32(0.0), False, cluster_table._NO_PIVOTS, *NO_CODES, True,
+        *unfiltered,
     )
-    assert sorted(slots.tolist()) == [0, 1] and sorted(t.tolist()) == [0, 10] and scored == 4 + 2
+    assert sorted(t.tolist()) == [0, 10] and scored == 4 + 2  # the frames of slots 0 and 1
     allowed = np.array([False, True, True, True])
-    slots, *_ = search_clusters(
+    t, *_ = search_clusters(
         *index, allowed, 2, base, head, tail, arena, embeddings, steps, poses,
         live, query, np.float32(0.0), False, cluster_table._NO_PIVOTS, *NO_CODES, True,
+        *unfiltered,
     )
-    assert sorted(slots.tolist()) == [1, 2]
+    assert sorted(t.tolist()) == [10, 20]
 
 
 @settings(max_examples=60, deadline=None)
@@ -203,14 +207,16 @@ def centre_table(centres):
 
 
 KINDS = ["normal", "one-hot", "flat", "sparse", "close"]
+CENTRE_CASES = {
+    "seed": st.integers(0, 2**16),
+    "dim": st.sampled_from([1, 2, 7, 64, 512]),
+    "kind": st.sampled_from(KINDS),
+}
+"""Random centre tables and queries: the seed, the size and the kind of vectors."""
 
 
 @settings(max_examples=60, deadline=None)
-@given(
-    seed=st.integers(0, 2**16),
-    dim=st.sampled_from([1, 2, 7, 64, 512]),
-    kind=st.sampled_from(KINDS),
-)
+@given(**CENTRE_CASES)
 def test_the_ranking_bound_holds_for_the_int8_codes_of_centres_and_query(seed, dim, kind):
     """The read ranks centres by integer dot products of int8 codes (the centre's, stored, and
     the query's, made per read); the exact score always lies within the bound it uses, so no
@@ -258,9 +264,7 @@ def test_byte_dot_products_are_exact_at_every_size_and_extreme(dim, vnni, monkey
 
 @settings(max_examples=60, deadline=None)
 @given(
-    seed=st.integers(0, 2**16),
-    dim=st.sampled_from([1, 2, 7, 64, 512]),
-    kind=st.sampled_from(KINDS),
+    **CENTRE_CASES,
     top_k=st.integers(1, 8),
 )
 def test_the_byte_prune_keeps_every_centre_that_can_make_the_top_k(seed, dim, kind, top_k):
@@ -281,9 +285,7 @@ def test_the_byte_prune_keeps_every_centre_that_can_make_the_top_k(seed, dim, ki
 
 @settings(max_examples=60, deadline=None)
 @given(
-    seed=st.integers(0, 2**16),
-    dim=st.sampled_from([1, 2, 7, 64, 512]),
-    kind=st.sampled_from(KINDS),
+    **CENTRE_CASES,
     changed=st.integers(0, 40),
 )
 def test_the_pivot_bound_holds_for_every_centre_and_query(seed, dim, kind, changed):

@@ -22,7 +22,6 @@ from memory_streams import (
 
 from mrsteve.memory import load
 from mrsteve.memory.base import ReadFilter
-from mrsteve.memory.kernels import passing_frames
 
 DIM = 8
 EPS = 1e-5
@@ -334,17 +333,26 @@ def test_reads_decided_from_codes_are_the_float32_reads(
     outside=st.lists(st.tuples(st.floats(-8, 8), st.floats(-8, 8), st.floats(0, 6)),
                      max_size=3),
 )
-def test_the_compiled_frame_filter_passes_the_frames_the_read_filter_does(
+def test_the_read_filter_passes_frames_by_step_and_place(
     seed, since, until, within, outside
 ):
-    """The compiled read filters found frames as :meth:`ReadFilter.frames` does (the same float64
-    distances), frames on a disc's edge included."""
+    """A frame passes the read's filter when its step lies in ``[since, until]``, it stands
+    within the disc ``within`` and outside every disc of ``outside`` (a frame on the edge of a
+    disc counts as inside it), in float64 distances."""
     rng = np.random.default_rng(seed)
     t = rng.integers(0, 50, 40).astype(np.int64)
     pose = np.round(rng.uniform(-10, 10, (40, 5)), 1).astype(np.float32)
     if outside:  # a frame exactly on the first disc's edge
         x, z, radius = outside[0]
         pose[0, 0], pose[0, 2] = np.float32(x + radius), np.float32(z)
+    x, z = pose[:, 0].astype(np.float64), pose[:, 2].astype(np.float64)
+    expected = np.ones(t.shape[0], bool)
+    for cx, cz, radius in outside:
+        expected &= (x - cx) ** 2 + (z - cz) ** 2 > radius * radius
+    if within is not None:
+        cx, cz, radius = within
+        expected &= (x - cx) ** 2 + (z - cz) ** 2 <= radius * radius
+    expected &= (t >= (since if since is not None else t.min()))
+    expected &= (t <= (until if until is not None else t.max()))
     window = ReadFilter(since, until, within, tuple(outside))
-    np.testing.assert_array_equal(passing_frames(t, pose, window.compiled),
-                                  window.frames(t, pose))
+    np.testing.assert_array_equal(window.frames(t, pose), expected)
