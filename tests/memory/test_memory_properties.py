@@ -325,6 +325,32 @@ def test_reads_decided_from_codes_are_the_float32_reads(
 
 
 @settings(max_examples=60, deadline=None)
+@given(name=names, stream=streams, every=st.integers(4, 40), top_k=st.integers(1, 4))
+def test_reads_decided_from_codes_between_writes_are_the_float32_reads(
+    name, stream, every, top_k
+):
+    """Reads made between writes, evictions (a capacity) and events clustered again (every
+    ``every`` frames) that decide frames from their codes return what scoring every frame from
+    its float32 row returns: the same frames and the same best score."""
+    rng = np.random.default_rng(stream["seed"])
+    count = stream["count"]
+    embeddings, poses = random_frames(rng, count, DIM, spread=stream["spread"])
+    coded = variant(Coded, name, stream)
+    plain = variant(Uncoded, name, stream)
+    written = 0
+    for stop in [*range(every, count, every), count]:
+        for memory in (coded, plain):
+            write_all(memory, embeddings[written:stop], poses[written:stop], start=written)
+        written = stop
+        query = embeddings[rng.integers(0, stop)]
+        threshold = np.float32(rng.uniform(-0.2, 1.0))
+        expected = plain.read(query, threshold, top_k=top_k)
+        got = coded.read(query, threshold, top_k=top_k, scores="best")
+        np.testing.assert_array_equal(got.t, expected.t)
+        assert got.best_score == expected.best_score
+
+
+@settings(max_examples=60, deadline=None)
 @given(
     seed=st.integers(0, 2**16),
     since=st.one_of(st.none(), st.integers(0, 50)),
