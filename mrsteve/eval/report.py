@@ -70,7 +70,8 @@ class Run:
 
 def config_of(config_type: type, values: dict[str, Any]) -> Any:
     """The config dataclass a manifest saved (``dataclasses.asdict``: tuples came back as
-    lists)."""
+    lists). Weights files it names that are gone (:func:`gone_weights`) are left out of its
+    checks and kept in it as the run gave them."""
     hints = typing.get_type_hints(config_type)
     known = {field.name for field in dataclasses.fields(config_type)}
     unknown = sorted(set(values) - known)
@@ -81,7 +82,25 @@ def config_of(config_type: type, values: dict[str, Any]) -> Any:
     for name, value in values.items():
         tuple_typed = "tuple" in str(hints[name])
         fields[name] = tuple(value) if isinstance(value, list) and tuple_typed else value
-    return config_type(**fields)
+    try:
+        return config_type(**fields)
+    except ValueError:
+        gone = gone_weights(fields)
+        if not gone:
+            raise
+    # checked without the weights files that are gone, then holding them as the run gave them
+    config = config_type(**{**fields, **gone})
+    for name in gone:
+        object.__setattr__(config, name, fields[name])
+    return config
+
+
+def gone_weights(options: Mapping[str, Any]) -> dict[str, None]:
+    """The options among ``options`` that name weights files (``*_weights``, ``*_prior``; a
+    comma-separated list for several parts) of which one is gone, each mapped to ``None``."""
+    return {name: None for name, value in options.items()
+            if name.endswith(("_weights", "_prior")) and isinstance(value, str)
+            and not all(Path(path).is_file() for path in value.split(","))}
 
 
 ACCEPTED = "a run folder (mrsteve eval --out DIR) or a summary file (mrsteve eval --json PATH)"
@@ -139,8 +158,7 @@ def load_run(source: Path | str) -> Run:
         try:
             groups = experiment.recorded_groups(manifest["groups"])
         except NotImplementedError:
-            raise ValueError(f"{source}: {error.filename} is gone and the run needs it to "
-                             "build its groups") from None
+            groups = groups_without_gone_weights(experiment, config, source, error)
     built = {group.label: group for group in groups}
     missing = [label for label in manifest["groups"] if label not in built]
     if missing:
@@ -163,6 +181,22 @@ def load_run(source: Path | str) -> Run:
         return Run(manifest_file.parent, manifest, experiment, config, groups, summaries,
                    notes if notes.is_file() else None)
     return Run(source, manifest, experiment, config, groups, summaries, None)
+
+
+def groups_without_gone_weights(experiment: Experiment, config: Any, source: Path,
+                                error: FileNotFoundError) -> list[Any]:
+    """The groups of a run given weights files that are gone (a training run's output, kept
+    elsewhere), rebuilt from its config without those options: the same labels, tasks and
+    agents, the parts' kinds (what the tables show; the weights each part ran are read from the
+    manifest's trees). A ``ValueError`` naming the file when they cannot be rebuilt so."""
+    gone = gone_weights({field.name: getattr(config, field.name)
+                         for field in dataclasses.fields(config)})
+    try:
+        return experiment.groups(dataclasses.replace(config, **gone)) if gone else []
+    except (FileNotFoundError, ValueError):
+        pass
+    raise ValueError(f"{source}: {error.filename} is gone and the run needs it to build its "
+                     "groups") from None
 
 
 def read_run_file(path: Path) -> dict[str, Any]:
@@ -472,6 +506,12 @@ CLAIMS: tuple[Claim, ...] = (
           "terrains", "success_rate", ("learned",), ("dqn",), on_mean=True),
     Claim("aba-sparse", "Figure 5", "MrSteve above STEVE-1, task by task", "success_rate",
           ("mrsteve",), ("steve1",), setup=UNLIMITED_MEMORY),
+    Claim("aba-sparse", "Figure 5", "Place, Event and FIFO Memory above STEVE-1, task by task",
+          "success_rate", MEMORIES[1:], ("steve1",), setup=UNLIMITED_MEMORY),
+    Claim("aba-sparse", "Figure 5", "PMC-MrSteve-FM below MrSteve, over the tasks",
+          "success_rate", ("mrsteve",), ("pmc-fm",), on_mean=True, setup=UNLIMITED_MEMORY),
+    Claim("aba-sparse", "appendix", "PMC-MrSteve-FM above STEVE-1, over the tasks",
+          "success_rate", ("pmc-fm",), ("steve1",), on_mean=True, setup=UNLIMITED_MEMORY),
     Claim("aba-random", "appendix", "MrSteve above STEVE-1, task by task", "success_rate",
           ("mrsteve",), ("steve1",), setup=UNLIMITED_MEMORY),
     Claim("seq4", "appendix", "MrSteve above STEVE-1", "success_rate", ("mrsteve",), ("steve1",),

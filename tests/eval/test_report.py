@@ -314,6 +314,29 @@ def test_a_run_reads_without_the_weights_files_it_was_given(tmp_path):
     assert report([out]) == before
 
 
+def test_a_run_of_an_experiment_without_recorded_groups_reads_without_its_weights(tmp_path):
+    """An exploration run given --navigator-weights is reported once the file is gone (its
+    groups rebuilt without it, the weights it ran read from the manifest), and still as a run
+    of other parts than the default."""
+    from mrsteve.eval import report as reporting
+    from tests.control.test_learned_navigator import small_weights
+
+    weights = tmp_path / "nav.npz"
+    small_weights().save(weights)
+    out = tmp_path / "run"
+    result = CliRunner().invoke(app, ["eval", "exploration", "--agent", "count-based",
+                                      "--navigator-weights", str(weights), "--steps", "40",
+                                      "--episodes", "1", "--out", str(out), "--no-progress"])
+    assert result.exit_code == 0, result.output
+    before = report([out])
+    assert small_weights().sha256[:8] in before
+    weights.unlink()
+    run = load_run(out)
+    assert run.config.navigator_weights == str(weights)
+    assert not reporting.default_agents(run)
+    assert report([out]) == before
+
+
 def test_the_command_writes_the_page_and_refuses_a_bad_output(tmp_path, kept_run):
     result = CliRunner().invoke(app, ["report", str(kept_run), "--out",
                                       str(tmp_path / "page.md")])
