@@ -445,11 +445,12 @@ def run_section(run: Run, folder_name: str, page_folder: Path, brief: bool,
     return "\n".join(lines)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Claim:
     """An ordering the paper states: each agent of :attr:`above` scores more than each of
     :attr:`below` on :attr:`metric` (fewer, with :attr:`lower_is_better`), task by task, or on
-    the mean over the tasks (:attr:`on_mean`), at every memory capacity a run has."""
+    the mean over the tasks (:attr:`on_mean`), at every memory capacity a run has (or those of
+    :attr:`capacities`). Each is one statement of the paper: claims compare by identity."""
 
     experiment: str
     source: str
@@ -461,6 +462,8 @@ class Claim:
     below: tuple[str, ...]
     tasks: tuple[str, ...] = ()
     """Only these tasks (names without the experiment's prefix); empty: every task of the run."""
+    capacities: tuple[int, ...] = ()
+    """Only at these memory capacities (frames); empty: at every capacity of the run."""
     on_mean: bool = False
     """Compared on the mean over the tasks, not task by task."""
     lower_is_better: bool = False
@@ -483,6 +486,10 @@ LONG_TASK_SETUP = {"steps": LongTaskConfig.steps}
 UNLIMITED_MEMORY = {"capacity": None}
 """The sequential tasks' set-up: memory without a capacity (the memory-constraint grid is
 another experiment of the paper)."""
+
+MEMORY_GRID = {"capacity": "100,500,1000,2000,12000"}
+"""The memory-constraint grid's set-up (appendix "ABA-Sparse Tasks with Memory Constraints":
+0.1K to 12K frames)."""
 
 MEMORIES = ("mrsteve", "pm", "em", "fm")
 """Figure 6's memory agents: Place Event (MrSteve), Place, Event, FIFO."""
@@ -512,6 +519,11 @@ CLAIMS: tuple[Claim, ...] = (
           "success_rate", ("mrsteve",), ("pmc-fm",), on_mean=True, setup=UNLIMITED_MEMORY),
     Claim("aba-sparse", "appendix", "PMC-MrSteve-FM above STEVE-1, over the tasks",
           "success_rate", ("pmc-fm",), ("steve1",), on_mean=True, setup=UNLIMITED_MEMORY),
+    Claim("aba-sparse", "appendix", "Place Event above FIFO at 0.1K frames, task by task",
+          "success_rate", ("mrsteve",), ("fm",), capacities=(100,), setup=MEMORY_GRID),
+    Claim("aba-sparse", "appendix", "Place Event above Place and Event at 0.1K frames on "
+          "Beef-Log-Beef and Beef-Leaves-Beef", "success_rate", ("mrsteve",), ("pm", "em"),
+          tasks=("beef-log-beef", "beef-leaves-beef"), capacities=(100,), setup=MEMORY_GRID),
     Claim("aba-random", "appendix", "MrSteve above STEVE-1, task by task", "success_rate",
           ("mrsteve",), ("steve1",), setup=UNLIMITED_MEMORY),
     Claim("seq4", "appendix", "MrSteve above STEVE-1", "success_rate", ("mrsteve",), ("steve1",),
@@ -603,6 +615,8 @@ def comparisons(claim: Claim, run: Run) -> list[Comparison]:
     sign = -1.0 if claim.lower_is_better else 1.0
     rows = []
     for capacity in capacities:
+        if claim.capacities and capacity not in claim.capacities:
+            continue
         for high, low in itertools.product(claim.above, claim.below):
             found = [stats.get((agent, capacity), stats.get((agent, None))) for agent in
                      (high, low)]
@@ -655,36 +669,33 @@ def run_flags(run: Run) -> list[str]:
     return flags
 
 
-def compared_agents(experiment: str) -> set[str]:
-    """Every agent the orderings of ``experiment`` compare."""
-    return {agent for claim in CLAIMS if claim.experiment == experiment
-            for agent in (*claim.above, *claim.below)}
-
-
-def headline_runs(runs: list[Run]) -> dict[str, Run]:
-    """The run each experiment's orderings come from: its first run, by folder name, of the
-    default agents, planned and committed, not stale, and in the daylight the paper's worlds
-    are seen in (a run in other looks is held-out evaluation); of those, the first that holds
-    every agent the orderings compare, where one does."""
-    def complete(run: Run) -> bool:
-        return compared_agents(run.experiment.name) <= {group.agent for group in run.groups}
-
-    chosen: dict[str, Run] = {}
-    for run in runs:
-        name = run.experiment.name
-        daylight = getattr(run.config, "look", "day") == "day"
-        if daylight and default_agents(run) and not run_flags(run) and (
-                name not in chosen or complete(run) and not complete(chosen[name])):
-            chosen[name] = run
+def headline_runs(runs: list[Run]) -> dict[Claim, Run]:
+    """The run each ordering's rows come from: the first run of its experiment, by folder
+    name, of the default agents, planned and committed, not stale, made in the ordering's
+    set-up (:meth:`Claim.comparable`: the daylight the paper's worlds are seen in, a run in
+    other looks being held-out evaluation); of those, the first that holds every agent the
+    orderings of its experiment in that set-up compare, where one does (so that they come from
+    one run)."""
+    eligible = [run for run in runs if default_agents(run) and not run_flags(run)]
+    chosen: dict[Claim, Run] = {}
+    for claim in CLAIMS:
+        agents = {agent for other in CLAIMS
+                  if other.experiment == claim.experiment and other.setup == claim.setup
+                  for agent in (*other.above, *other.below)}
+        candidates = [run for run in eligible
+                      if run.experiment.name == claim.experiment and claim.comparable(run)]
+        complete = [run for run in candidates
+                    if agents <= {group.agent for group in run.groups}]
+        if candidates:
+            chosen[claim] = (complete or candidates)[0]
     return chosen
 
 
 def all_comparisons(runs: list[Run]) -> list[tuple[Comparison, Run]]:
     """Every row of every claim, from the runs :func:`headline_runs` picks."""
     chosen = headline_runs(runs)
-    return [(row, chosen[claim.experiment]) for claim in CLAIMS
-            if claim.experiment in chosen and claim.comparable(chosen[claim.experiment])
-            for row in comparisons(claim, chosen[claim.experiment])]
+    return [(row, chosen[claim]) for claim in CLAIMS if claim in chosen
+            for row in comparisons(claim, chosen[claim])]
 
 
 def margin_text(margin: float) -> str:

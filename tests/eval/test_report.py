@@ -427,3 +427,31 @@ def test_a_run_is_read_with_its_own_groups_when_its_selection_stands_for_more_no
     path.write_text(json.dumps(manifest))
     with pytest.raises(ValueError, match="builds no group river-teleport from its config"):
         load_run(out)
+
+
+def test_the_memory_grid_orderings_compare_only_their_capacity_and_grid_runs():
+    """The appendix's memory-constraint orderings come from a grid run (its capacities) at
+    0.1K frames only; the unlimited-memory orderings never from a grid run."""
+    from types import SimpleNamespace
+
+    from mrsteve.eval import report as reporting
+
+    def group(agent, capacity, rate):
+        memory = SimpleNamespace(capacity=capacity)
+        label = f"beef-log-beef.{agent}.c{capacity}"
+        return (SimpleNamespace(agent=agent, task="aba-sparse/beef-log-beef", label=label,
+                                spec=SimpleNamespace(agent=SimpleNamespace(memory=memory))),
+                {"success_rate": {"mean": rate, "stderr": 5.0}})
+
+    cells = [group("mrsteve", 100, 90.0), group("fm", 100, 20.0), group("mrsteve", 500, 90.0),
+             group("fm", 500, 95.0)]
+    grid = SimpleNamespace(groups=[g for g, _ in cells],
+                           summaries={g.label: s for g, s in cells},
+                           config=SimpleNamespace(capacity="100,500,1000,2000,12000"))
+    claim = next(c for c in reporting.CLAIMS if c.text.startswith("Place Event above FIFO"))
+    rows = reporting.comparisons(claim, grid)
+    assert [(row.where, row.verdict) for row in rows] == [("beef-log-beef, 100 frames", "holds")]
+    assert claim.comparable(grid)
+    unlimited = [c for c in reporting.CLAIMS
+                 if c.experiment == "aba-sparse" and c.setup == reporting.UNLIMITED_MEMORY]
+    assert unlimited and not any(c.comparable(grid) for c in unlimited)
