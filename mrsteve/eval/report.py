@@ -191,10 +191,11 @@ def groups_without_gone_weights(experiment: Experiment, config: Any, source: Pat
     manifest's trees). A ``ValueError`` naming the file when they cannot be rebuilt so."""
     gone = gone_weights({field.name: getattr(config, field.name)
                          for field in dataclasses.fields(config)})
-    try:
-        return experiment.groups(dataclasses.replace(config, **gone)) if gone else []
-    except (FileNotFoundError, ValueError):
-        pass
+    if gone:
+        try:
+            return experiment.groups(dataclasses.replace(config, **gone))
+        except (FileNotFoundError, ValueError):
+            pass
     raise ValueError(f"{source}: {error.filename} is gone and the run needs it to build its "
                      "groups") from None
 
