@@ -851,9 +851,10 @@ def _quantise_query(query: np.ndarray) -> tuple[np.ndarray, float, float, float]
 @numba.njit(cache=True, nogil=True)
 def _code_dots(codes: np.ndarray, rows: np.ndarray, query_codes: np.ndarray) -> np.ndarray:
     """Integer dot products of the int8 ``codes`` rows ``rows`` with int16 ``query_codes``
-    (:func:`_quantise_query`; int32, exact up to :data:`MAX_CODED_DIM`). Kept apart and storing
-    integers: LLVM then turns the inner loop into packed 16-bit multiply-adds, 4-5x faster than
-    when the sum is converted to a float in the same function (measured)."""
+    (:func:`_quantise_query`; int32, exact up to :data:`MAX_CODED_DIM`; :func:`_code_dot`). Kept
+    apart and storing integers: without :data:`WORD_DOTS`, LLVM then turns the inner loop into
+    packed 16-bit multiply-adds, 4-5x faster than when the sum is converted to a float in the
+    same function (measured)."""
     dots = np.empty(rows.shape[0], np.int32)
     for index in range(rows.shape[0]):
         dots[index] = _code_dot(codes, rows[index], query_codes)
@@ -884,6 +885,10 @@ def _frame_code_dots(
 
 @numba.njit(cache=True, nogil=True, inline="always")
 def _code_dot(codes: np.ndarray, row: int, query_codes: np.ndarray) -> np.int32:
+    """``sum(codes[row] * query_codes)``, int8 by int16 in int32 (wrapping alike on both
+    paths): by :func:`_word_dot` with :data:`WORD_DOTS`, else a loop LLVM vectorises."""
+    if WORD_DOTS:
+        return _word_dot(codes, row, query_codes)
     code = codes[row]
     total = np.int32(0)
     for column in range(query_codes.shape[0]):
@@ -892,6 +897,90 @@ def _code_dot(codes: np.ndarray, row: int, query_codes: np.ndarray) -> np.int32:
 
 
 _CPU_FEATURES = llvmlite.binding.get_host_cpu_features()
+WORD_DOTS = bool(_CPU_FEATURES.get("avx2", False))
+"""Whether this CPU has AVX2's ``vpmaddwd`` on 256-bit registers: then an int8 code row and the
+int16 query are multiplied 16 columns at a time (:func:`_word_dot`). LLVM's own vectorisation of
+the loop widens 8 bytes at a time into 128-bit halves, and takes 1.85x as long (37 against 20 ns
+a 512-column row, measured)."""
+_WORD_CHUNK = 16
+
+
+def _row_and_query(context, builder, signature, arguments) -> tuple:
+    """Codegen of the code-row intrinsics (``codes, row, query_codes, ...``): the addresses of
+    ``codes[row]`` (a C-contiguous matrix's row) and of the query codes, and their length."""
+    int64 = ir.IntType(64)
+    matrix = context.make_array(signature.args[0])(context, builder, arguments[0])
+    vector = context.make_array(signature.args[2])(context, builder, arguments[2])
+    row_index = context.cast(builder, arguments[1], signature.args[1], types.int64)
+    row_address = builder.add(builder.ptrtoint(matrix.data, int64),
+                              builder.mul(row_index, builder.extract_value(matrix.strides, 0)))
+    return row_address, builder.ptrtoint(vector.data, int64), builder.extract_value(vector.shape, 0)
+
+
+def _add_lanes(builder, lanes):
+    """Codegen: the int32 sum of a vector of int32 lanes."""
+    int32 = ir.IntType(32)
+    add = cgutils.get_or_insert_function(
+        builder.module, ir.FunctionType(int32, [lanes.type]),
+        f"llvm.vector.reduce.add.v{lanes.type.count}i32")
+    return builder.call(add, [lanes])
+
+
+def _sum_one_by_one(builder, row_address, query_address, query_type, start, stop, total) -> None:
+    """Codegen: add to the int32 at ``total`` the products of the row's int8 codes and the query's
+    codes (of ``query_type``, int8 or int16) of columns ``start`` to ``stop``, one by one."""
+    int32, int64 = ir.IntType(32), ir.IntType(64)
+    width = int64(query_type.width // 8)
+    with cgutils.for_range(builder, builder.sub(stop, start)) as loop:
+        column = builder.add(loop.index, start)
+        code = builder.load(builder.inttoptr(builder.add(row_address, column),
+                                             ir.IntType(8).as_pointer()))
+        query_code = builder.load(builder.inttoptr(
+            builder.add(query_address, builder.mul(column, width)), query_type.as_pointer()))
+        product = builder.mul(builder.sext(code, int32), builder.sext(query_code, int32))
+        builder.store(builder.add(builder.load(total), product), total)
+
+
+@intrinsic
+def _word_dot(typingctx, codes, row, query_codes):
+    """``sum(codes[row] * query_codes)`` of int8 codes (a C-contiguous matrix's row) and int16
+    query codes, in int32 arithmetic (wrapping as the scalar sum does; exact up to
+    :data:`MAX_CODED_DIM` with :func:`query_levels`' codes). With :data:`WORD_DOTS`, 16 columns
+    at a time: the row's bytes widened to int16 and multiplied pairwise by ``vpmaddwd`` into
+    eight int32 lanes; the columns left over (all, without AVX2) are summed one by one."""
+    signature = types.int32(codes, row, query_codes)
+
+    def codegen(context, builder, signature, arguments):
+        word, int32, int64 = ir.IntType(16), ir.IntType(32), ir.IntType(64)
+        row_address, query_address, dim = _row_and_query(context, builder, signature, arguments)
+        total = cgutils.alloca_once_value(builder, int32(0))
+        covered = int64(0)
+        if WORD_DOTS:
+            lanes = ir.VectorType(int32, 8)
+            words = ir.VectorType(word, _WORD_CHUNK)
+            chunk = ir.VectorType(ir.IntType(8), _WORD_CHUNK)
+            multiply_add = builder.module.declare_intrinsic(
+                "llvm.x86.avx2.pmadd.wd", fnty=ir.FunctionType(lanes, [words, words]))
+            sums = cgutils.alloca_once_value(builder, ir.Constant(lanes, [0] * 8))
+            chunks = builder.udiv(dim, int64(_WORD_CHUNK))
+            with cgutils.for_range(builder, chunks) as loop:
+                offset = builder.mul(loop.index, int64(_WORD_CHUNK))
+                row_chunk = builder.load(builder.inttoptr(
+                    builder.add(row_address, offset), chunk.as_pointer()), align=1)
+                query_chunk = builder.load(builder.inttoptr(
+                    builder.add(query_address, builder.mul(offset, int64(2))),
+                    words.as_pointer()), align=2)
+                products = builder.call(multiply_add,
+                                        [builder.sext(row_chunk, words), query_chunk])
+                builder.store(builder.add(builder.load(sums), products), sums)
+            builder.store(_add_lanes(builder, builder.load(sums)), total)
+            covered = builder.mul(chunks, int64(_WORD_CHUNK))
+        _sum_one_by_one(builder, row_address, query_address, word, covered, dim, total)
+        return builder.load(total)
+
+    return signature, codegen
+
+
 BYTE_DOTS = bool(_CPU_FEATURES.get("avx512vnni", False) and _CPU_FEATURES.get("avx512bw", False))
 """Whether this CPU multiplies bytes in one instruction (AVX-512 VNNI's ``vpdpbusd``: 64 byte
 products summed into 16 int32 lanes): then the centre ranking first bounds every centre with the
@@ -945,13 +1034,7 @@ def _signed_byte_dot(typingctx, codes, row, query_codes, chunked_sum):
 
     def codegen(context, builder, signature, arguments):
         byte, int32, int64 = ir.IntType(8), ir.IntType(32), ir.IntType(64)
-        matrix = context.make_array(signature.args[0])(context, builder, arguments[0])
-        vector = context.make_array(signature.args[2])(context, builder, arguments[2])
-        row_index = context.cast(builder, arguments[1], signature.args[1], types.int64)
-        row_address = builder.add(builder.ptrtoint(matrix.data, int64),
-                                  builder.mul(row_index, builder.extract_value(matrix.strides, 0)))
-        query_address = builder.ptrtoint(vector.data, int64)
-        dim = builder.extract_value(vector.shape, 0)
+        row_address, query_address, dim = _row_and_query(context, builder, signature, arguments)
         total = cgutils.alloca_once_value(builder, int32(0))
         covered = int64(0)
         if BYTE_DOTS:
@@ -959,8 +1042,6 @@ def _signed_byte_dot(typingctx, codes, row, query_codes, chunked_sum):
             chunk = ir.VectorType(byte, _BYTE_CHUNK)
             dpbusd = builder.module.declare_intrinsic(
                 "llvm.x86.avx512.vpdpbusd.512", fnty=ir.FunctionType(lanes, [lanes] * 3))
-            add_lanes = cgutils.get_or_insert_function(
-                builder.module, ir.FunctionType(int32, [lanes]), "llvm.vector.reduce.add.v16i32")
             top_bits = ir.Constant(chunk, [-128] * _BYTE_CHUNK)
             sums = cgutils.alloca_once_value(builder, ir.Constant(lanes, [0] * 16))
             chunks = builder.udiv(dim, int64(_BYTE_CHUNK))
@@ -976,16 +1057,10 @@ def _signed_byte_dot(typingctx, codes, row, query_codes, chunked_sum):
                     builder.bitcast(query_chunk, lanes),
                 ]), sums)
             offset_sum = context.cast(builder, arguments[3], signature.args[3], types.int32)
-            builder.store(builder.sub(builder.call(add_lanes, [builder.load(sums)]),
+            builder.store(builder.sub(_add_lanes(builder, builder.load(sums)),
                                       builder.mul(offset_sum, int32(128))), total)
             covered = builder.mul(chunks, int64(_BYTE_CHUNK))
-        with cgutils.for_range(builder, builder.sub(dim, covered)) as loop:
-            column = builder.add(loop.index, covered)
-            code = builder.load(builder.inttoptr(builder.add(row_address, column), byte.as_pointer()))
-            query_code = builder.load(builder.inttoptr(builder.add(query_address, column),
-                                                       byte.as_pointer()))
-            product = builder.mul(builder.sext(code, int32), builder.sext(query_code, int32))
-            builder.store(builder.add(builder.load(total), product), total)
+        _sum_one_by_one(builder, row_address, query_address, byte, covered, dim, total)
         return builder.load(total)
 
     return signature, codegen

@@ -16,6 +16,7 @@ from mrsteve.memory.frames import NO_CODES, FrameStore
 from mrsteve.memory.kernels import (
     MAX_CODED_DIM,
     _byte_prune,
+    _code_dot,
     _code_dots,
     _code_error,
     _pivot_bounds,
@@ -411,6 +412,34 @@ def test_clusters_far_apart_are_chosen_scoring_one_centre():
         exact[:, None].copy(), np.ones(1, np.float32))
     assert rows.tolist() == list(range(30))
     assert scored == 1
+
+
+def code_dots_py(codes, query_codes):
+    """(To compile.) :func:`_code_dot` of every row."""
+    dots = np.empty(codes.shape[0], np.int32)
+    for row in range(codes.shape[0]):
+        dots[row] = _code_dot(codes, row, query_codes)
+    return dots
+
+
+@pytest.mark.parametrize("words", [kernels.WORD_DOTS, False], ids=["this-cpu", "generic"])
+@pytest.mark.parametrize("dim", [1, 6, 15, 16, 17, 100, 512, 517, 2048])
+def test_code_dot_products_are_exact_at_every_size_and_extreme(dim, words, monkeypatch):
+    """The int8 x int16 dot products every code bound starts from (16 columns at a time where
+    the CPU has AVX2, the rest one by one; and as compiled for a CPU without it) equal numpy's
+    integer sums, at the codes' extremes (+-127 and the finest query codes' +-levels) and on
+    random codes."""
+    monkeypatch.setattr(kernels, "WORD_DOTS", words)
+    code_dots = numba.njit(code_dots_py)  # compiled afresh, for this setting
+    rng = np.random.default_rng(dim)
+    levels = query_levels(dim)
+    codes = np.vstack([np.full(dim, 127), np.full(dim, -127),
+                       rng.integers(-127, 128, (20, dim))]).astype(np.int8)
+    for query in (np.full(dim, levels), np.full(dim, -levels),
+                  rng.integers(-levels, levels + 1, dim)):
+        query = query.astype(np.int16)
+        expected = codes.astype(np.int64) @ query.astype(np.int64)
+        np.testing.assert_array_equal(code_dots(codes, query), expected)
 
 
 @pytest.mark.parametrize("dim", [1, 6, 512, 517, 4096, MAX_CODED_DIM])
