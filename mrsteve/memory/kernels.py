@@ -896,7 +896,15 @@ def _code_dot(codes: np.ndarray, row: int, query_codes: np.ndarray) -> np.int32:
     return total
 
 
-_CPU_FEATURES = llvmlite.binding.get_host_cpu_features()
+def _target_features() -> dict[str, bool]:
+    """The CPU features numba compiles for: those of ``NUMBA_CPU_FEATURES`` where it is set
+    (``+avx2,-avx512f,...``), else the host's."""
+    if numba.config.CPU_FEATURES is not None:
+        return {name[1:]: name[0] == "+" for name in numba.config.CPU_FEATURES.split(",") if name}
+    return dict(llvmlite.binding.get_host_cpu_features())
+
+
+_CPU_FEATURES = _target_features()
 WORD_DOTS = bool(_CPU_FEATURES.get("avx2", False))
 """Whether this CPU has AVX2's ``vpmaddwd`` on 256-bit registers: then an int8 code row and the
 int16 query are multiplied 16 columns at a time (:func:`_word_dot`). LLVM's own vectorisation of

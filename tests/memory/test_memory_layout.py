@@ -3,6 +3,10 @@ that holds exactly the clusters with frames, checked after every write of random
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import numba
 import numpy as np
 import pytest
@@ -413,6 +417,20 @@ def test_clusters_far_apart_are_chosen_scoring_one_centre():
     assert rows.tolist() == list(range(30))
     assert scored == 1
 
+
+@pytest.mark.parametrize("features, expected", [
+    ("-avx2,+sse4.2", "False False"),
+    ("+avx2,+avx512vnni,+avx512bw", "True True"),
+])
+def test_the_vector_paths_follow_the_features_numba_compiles_for(features, expected):
+    """With ``NUMBA_CPU_FEATURES`` set, numba compiles for those features and not the host's,
+    and so do the kernels' choices of vector instructions (an instruction the target lacks
+    would not compile)."""
+    script = "from mrsteve.memory import kernels; print(kernels.WORD_DOTS, kernels.BYTE_DOTS)"
+    env = {**os.environ, "NUMBA_CPU_FEATURES": features}
+    shown = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                           text=True, check=True).stdout.strip()
+    assert shown == expected
 
 def code_dots_py(codes, query_codes):
     """(To compile.) :func:`_code_dot` of every row."""
