@@ -10,6 +10,7 @@ with the per-episode records as JSON lines beside it (``<name>.episodes.jsonl``)
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -68,6 +69,31 @@ def write_summary(
             "metrics": {name: dict(value) for name, value in metrics.items()},
         },
     )
+
+
+def finished_summary(path: Path | None, config: Mapping[str, Any], episodes: int,
+                     metric_names: Sequence[str]) -> dict[str, Metric] | None:
+    """The metrics of the summary at ``path`` when it is a finished group's of exactly this
+    ``config`` (as :func:`write_summary` wrote it: the same settings, episodes and seeds) with
+    ``episodes`` episodes and every metric in ``metric_names``; ``None`` otherwise. A group so
+    summarised is done even when its records file is gone (records are not kept with a run's
+    committed files)."""
+    if path is None or not Path(path).is_file():
+        return None
+    try:
+        kept = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if (not isinstance(kept, dict) or kept.get("episodes") != episodes
+            or kept.get("config") != json.loads(json.dumps(dict(config)))):
+        return None
+    metrics = kept.get("metrics")
+    if not isinstance(metrics, dict) or any(
+        not isinstance(metrics.get(name), dict) or metrics[name].get("n", 0) > episodes
+        for name in metric_names
+    ):  # fmt: skip
+        return None
+    return {name: dict(metrics[name]) for name in metric_names}
 
 
 def format_metric(metric: Metric | None, digits: int = 2) -> str:

@@ -3,8 +3,9 @@
 An experiment (:mod:`mrsteve.eval.experiment`) is a list of groups
 (:class:`~mrsteve.eval.spec.Group`: one task and one agent configuration each) whose episodes are run specs
 (:class:`~mrsteve.eval.spec.RunSpec`). :func:`run_sweep` puts every episode of every group that
-its group's records file does not already hold into one queue, most expensive first, and hands
-it to a backend (:mod:`mrsteve.eval.backends`): worker processes that live for the whole sweep
+its group's records file does not already hold into one queue (a group whose finished summary of
+the same settings is there is done even without its records), most expensive first, and hands it
+to a backend (:mod:`mrsteve.eval.backends`): worker processes that live for the whole sweep
 and take the next episode as they free up, or Ray tasks with a bounded window so an N-CPU
 cluster runs N at once. Each record is appended to its group's file as it arrives, each group's
 summary is written when its last episode ends, and one progress bar counts the whole sweep.
@@ -27,7 +28,13 @@ from tqdm import tqdm
 from mrsteve.eval.backends import check_backend, connected, run_jobs, warm_workers
 from mrsteve.eval.options import SweepOptions, check_outputs, check_run_folder, summary_path
 from mrsteve.eval.records import Job, Record, RecordsFile, episode_record
-from mrsteve.eval.results import Metric, records_path_for, summarize, write_summary
+from mrsteve.eval.results import (
+    Metric,
+    finished_summary,
+    records_path_for,
+    summarize,
+    write_summary,
+)
 from mrsteve.eval.spec import Group, RunSpec
 
 
@@ -40,10 +47,19 @@ class GroupRun:
     summary: Path | None
     records_file: RecordsFile | None
     done: dict[str, Record]
+    summarised: dict[str, Metric] | None = None
+    """The metrics of this group's finished summary, kept when its records are gone."""
 
     @property
     def finished(self) -> bool:
-        return len(self.done) == len(self.specs)
+        return self.summarised is not None or len(self.done) == len(self.specs)
+
+    @property
+    def due(self) -> list[RunSpec]:
+        """The episodes still to run."""
+        if self.summarised is not None:
+            return []
+        return [spec for spec in self.specs if spec.digest not in self.done]
 
     def records(self) -> list[Record]:
         """The group's records in episode order."""
@@ -65,14 +81,15 @@ class SweepProgress:
                  echo: Callable[[str], Any] = print) -> None:
         self.enabled, self.echo = enabled, echo
         total = sum(len(run.specs) for run in runs)
-        resumed = sum(len(run.done) for run in runs)
+        resumed = sum(len(run.specs) - len(run.due) for run in runs)
         self.groups = len(runs)
         self.finished = sum(run.finished for run in runs)
         self.bar = SweepBar(total=total, initial=resumed, disable=not enabled, unit="ep",
                             dynamic_ncols=True,
                             desc=f"{self.groups} group{'s' * (self.groups > 1)}")
         if resumed:
-            self.write(f"resuming: {resumed} of {total} episodes are in the records")
+            self.write(f"resuming: {resumed} of {total} episodes are in the records or in "
+                       "finished groups' summaries")
         self._postfix("")
 
     def _postfix(self, last: str) -> None:
@@ -95,10 +112,16 @@ class SweepProgress:
         self.bar.close()
 
 
+def summary_config(group: Group, specs: Sequence[RunSpec], options: SweepOptions
+                   ) -> dict[str, Any]:
+    """What a group's summary records of its settings: its spec's tree, episodes and seeds."""
+    return {**group.spec.tree(), "episodes": options.episodes, "seed": options.seed,
+            "seeds": [spec.seed for spec in specs]}
+
+
 def queue_order(runs: Sequence[GroupRun]) -> list[RunSpec]:
     """Every episode still due, the most expensive group's first (stable otherwise)."""
-    due = [(run.group.cost, order, spec) for order, run in enumerate(runs)
-           for spec in run.specs if spec.digest not in run.done]
+    due = [(run.group.cost, order, spec) for order, run in enumerate(runs) for spec in run.due]
     due.sort(key=lambda item: (-item[0], item[1], item[2].index))
     return [spec for _, _, spec in due]
 
@@ -144,7 +167,9 @@ def run_sweep(
             wanted = {spec.digest for spec in specs}
             existing = records_file.records if records_file is not None else []
             done = {r["digest"]: r for r in existing if r.get("digest") in wanted}
-            runs.append(GroupRun(group, specs, path, records_file, done))
+            summarised = None if done else finished_summary(
+                path, summary_config(group, specs, options), len(specs), metrics)
+            runs.append(GroupRun(group, specs, path, records_file, done, summarised))
         if on_start is not None and options.manifest_path is not None:
             on_start(options.manifest_path)
         by_label = {run.group.label: run for run in runs}
@@ -152,14 +177,17 @@ def run_sweep(
         stack.callback(progress.close)
 
         def finish(run: GroupRun) -> None:
+            if run.summarised is not None:  # its summary stands; its records are gone
+                summaries[run.group.label] = run.summarised
+                return
             records = run.records()
             summary = summarize(records, metrics)
             summaries[run.group.label] = summary
             if run.summary is not None:
-                config = {**run.group.spec.tree(), "episodes": options.episodes,
-                          "seed": options.seed, "seeds": [spec.seed for spec in run.specs]}
                 write_summary(run.summary, task=run.group.task, agent=run.group.agent,
-                              episodes=len(records), config=config, metrics=summary)
+                              episodes=len(records),
+                              config=summary_config(run.group, run.specs, options),
+                              metrics=summary)
                 progress.write(f"wrote {run.summary}")
             if on_group is not None:
                 on_group(run.group, records)

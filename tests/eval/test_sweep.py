@@ -54,6 +54,32 @@ def test_records_are_appended_and_a_rerun_resumes(tmp_path):
     assert [r["episode"] for r in records_of(tmp_path, "b")] == [0, 1, 2, 3]
 
 
+def test_a_finished_groups_summary_stands_for_its_lost_records_and_only_for_its_settings(
+        tmp_path):
+    calls = []
+
+    def episode(spec):
+        calls.append((spec.group, spec.task.size, spec.index))
+        return {"value": spec.index}
+
+    sweep([toy_group("a"), toy_group("b")], tmp_path, episode, episodes=2)
+    kept, cut = (tmp_path / "run" / "summary.a.json"), (tmp_path / "run" / "summary.b.json")
+    kept = kept.read_text()
+    for label in ("a", "b"):  # records are not kept with a run's committed files
+        (tmp_path / "run" / f"summary.{label}.episodes.jsonl").unlink()
+    cut.write_text(cut.read_text().replace('"episodes": 2', '"episodes": 1', 1))
+    calls.clear()
+    summaries = sweep([toy_group("a"), toy_group("b")], tmp_path, episode, episodes=2)
+    assert calls == [("b", 1, 0), ("b", 1, 1)], "a's finished summary stands, b's does not"
+    assert summaries["a"]["value"]["mean"] == 0.5
+    assert (tmp_path / "run" / "summary.a.json").read_text() == kept
+    calls.clear()
+    sweep([toy_group("a")], tmp_path / "other", episode, episodes=2)
+    (tmp_path / "other" / "run" / "summary.episodes.jsonl").unlink()
+    sweep([toy_group("a", size=2)], tmp_path / "other", episode, episodes=2)
+    assert calls[2:] == [("a", 2, 0), ("a", 2, 1)], "a summary of other settings is redone"
+
+
 def test_a_torn_last_line_from_a_crash_is_ignored(tmp_path):
     path = tmp_path / "r.jsonl"
     good = {"task": "t", "agent": "a", "episode": 0, "seed": 0, "value": 1}
