@@ -934,6 +934,20 @@ def _add_lanes(builder, lanes):
     return builder.call(add, [lanes])
 
 
+def _chunks(builder, row_address, query_address, index, row_chunk, query_chunk) -> tuple:
+    """Codegen: the ``index``-th chunk of the row's int8 codes and of the query's codes, loaded
+    as the vector types ``row_chunk`` and ``query_chunk`` (as many columns, any alignment of
+    the row, the query aligned to its element)."""
+    int64 = ir.IntType(64)
+    width = query_chunk.element.width // 8
+    offset = builder.mul(index, int64(row_chunk.count))
+    row = builder.load(builder.inttoptr(builder.add(row_address, offset), row_chunk.as_pointer()),
+                       align=1)
+    query = builder.load(builder.inttoptr(builder.add(query_address,
+                                                      builder.mul(offset, int64(width))),
+                                          query_chunk.as_pointer()), align=width)
+    return row, query
+
 def _sum_one_by_one(builder, row_address, query_address, query_type, start, stop, total) -> None:
     """Codegen: add to the int32 at ``total`` the products of the row's int8 codes and the query's
     codes (of ``query_type``, int8 or int16) of columns ``start`` to ``stop``, one by one."""
@@ -972,12 +986,8 @@ def _word_dot(typingctx, codes, row, query_codes):
             sums = cgutils.alloca_once_value(builder, ir.Constant(lanes, [0] * 8))
             chunks = builder.udiv(dim, int64(_WORD_CHUNK))
             with cgutils.for_range(builder, chunks) as loop:
-                offset = builder.mul(loop.index, int64(_WORD_CHUNK))
-                row_chunk = builder.load(builder.inttoptr(
-                    builder.add(row_address, offset), chunk.as_pointer()), align=1)
-                query_chunk = builder.load(builder.inttoptr(
-                    builder.add(query_address, builder.mul(offset, int64(2))),
-                    words.as_pointer()), align=2)
+                row_chunk, query_chunk = _chunks(builder, row_address, query_address,
+                                                 loop.index, chunk, words)
                 products = builder.call(multiply_add,
                                         [builder.sext(row_chunk, words), query_chunk])
                 builder.store(builder.add(builder.load(sums), products), sums)
@@ -1054,11 +1064,8 @@ def _signed_byte_dot(typingctx, codes, row, query_codes, chunked_sum):
             sums = cgutils.alloca_once_value(builder, ir.Constant(lanes, [0] * 16))
             chunks = builder.udiv(dim, int64(_BYTE_CHUNK))
             with cgutils.for_range(builder, chunks) as loop:
-                offset = builder.mul(loop.index, int64(_BYTE_CHUNK))
-                row_chunk = builder.load(builder.inttoptr(
-                    builder.add(row_address, offset), chunk.as_pointer()), align=1)
-                query_chunk = builder.load(builder.inttoptr(
-                    builder.add(query_address, offset), chunk.as_pointer()), align=1)
+                row_chunk, query_chunk = _chunks(builder, row_address, query_address,
+                                                 loop.index, chunk, chunk)
                 flipped = builder.xor(row_chunk, top_bits)
                 builder.store(builder.call(dpbusd, [
                     builder.load(sums), builder.bitcast(flipped, lanes),
