@@ -948,6 +948,7 @@ def _chunks(builder, row_address, query_address, index, row_chunk, query_chunk) 
                                           query_chunk.as_pointer()), align=width)
     return row, query
 
+
 def _sum_one_by_one(builder, row_address, query_address, query_type, start, stop, total) -> None:
     """Codegen: add to the int32 at ``total`` the products of the row's int8 codes and the query's
     codes (of ``query_type``, int8 or int16) of columns ``start`` to ``stop``, one by one."""

@@ -432,6 +432,7 @@ def test_the_vector_paths_follow_the_features_numba_compiles_for(features, expec
                            text=True, check=True).stdout.strip()
     assert shown == expected
 
+
 def code_dots_py(codes, query_codes):
     """(To compile.) :func:`_code_dot` of every row."""
     dots = np.empty(codes.shape[0], np.int32)

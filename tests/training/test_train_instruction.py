@@ -40,7 +40,6 @@ TINY = InstructionTrainingConfig(episodes=10, episode_steps=80, epochs=3, dagger
                                  learning_rate=2e-3, workers=1)
 
 
-
 class StartsAfresh(Exception):
     """Raised by :func:`stop_if_afresh`: the run said it would start afresh."""
 
@@ -50,6 +49,7 @@ def stop_if_afresh(line: str) -> None:
     writes anything), so that a test sees the decision without paying for the training."""
     if "another configuration" in line:
         raise StartsAfresh(line)
+
 
 def test_training_worlds_are_not_evaluation_maps():
     from mrsteve.eval.instruction import InstructionTaskConfig
