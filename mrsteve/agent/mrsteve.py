@@ -35,7 +35,7 @@ variants MrSteve-FM / -EM / -PM, Center Embed and PMC-MrSteve-FM are this class 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -43,6 +43,7 @@ from mrsteve.control.explorers import Explorer
 from mrsteve.control.motion import clamp, heading_to, wrap_degrees
 from mrsteve.control.navigation import Navigator
 from mrsteve.control.skills import InstructionPolicy
+from mrsteve.digests import OMITTED_WHEN_DEFAULT
 from mrsteve.memory import Memory
 from mrsteve.naming import check_name
 from mrsteve.perception import Encoder, TaskPrompts
@@ -60,6 +61,9 @@ from mrsteve.world.camera import Camera
 
 MEMORY_READS = ("algorithm-2", "every-explore-step")
 """When the mode selector reads the memory (:attr:`ModeSelectorConfig.memory_reads`)."""
+
+SEARCHED_TARGETS = ("reached", "reached-or-blocked")
+"""Which targets the re-query leaves (:attr:`ModeSelectorConfig.searched_targets`)."""
 
 IMAGE_GOAL_TARGETS = ("best", "nearest")
 """Which matching frame an image goal targets (:attr:`ModeSelectorConfig.image_goal_target`)."""
@@ -90,14 +94,24 @@ class ModeSelectorConfig:
     release; beyond the paper)."""
     searched_radius: float = 8.0
     """Blocks around a searched target within which the frames are no longer candidates for the
-    rest of the task. A target is *searched* when the agent reached it (CAM_ADJUST and EXECUTE
-    there) within the L steps of :attr:`requery_interval` and the task had not ended when they
-    ran out (the selection's one timer counts the travel too). The paper re-reads
+    rest of the task. A target is *searched* when the task had not ended when the L steps of
+    :attr:`requery_interval` toward it ran out and the agent had reached it (CAM_ADJUST and
+    EXECUTE there; the selection's one timer counts the travel too) or, if
+    :attr:`searched_targets` says so, the navigator had given up on it. The paper re-reads
     after L steps because "the Mode Selector retrieves a wrong experience frame" and "changing
     the navigation target can be helpful" (appendix "MrSteve Algorithm"); without the exclusion
     the nearest match is the same wrong frame again, or one of the agent's own views of it. The
     same rule for every memory. 0: the authors' release's literal pick (the nearest match, no
     exclusion)."""
+    searched_targets: str = field(default="reached", metadata=OMITTED_WHEN_DEFAULT)
+    """Which targets the re-query leaves as searched (with :attr:`searched_radius` on):
+    ``reached``, a target the agent reached, or ``reached-or-blocked``, also one it is still
+    navigating to when the L steps run out while the navigator reports it out of reach
+    (:meth:`Navigator.blocked`: stalled, standing still, no progress, or judged unreachable;
+    beyond the paper). With ``reached`` a frame the navigator cannot reach, or a look-alike
+    across water, stays the nearest candidate and is picked again at every re-query, the
+    "trouble for a long time" the appendix's re-query exists to end. A far target the navigator
+    is still making progress toward is never searched."""
 
     def __post_init__(self) -> None:
         if not (isinstance(self.requery_interval, int) and self.requery_interval >= 1):
@@ -107,6 +121,7 @@ class ModeSelectorConfig:
             raise ValueError(f"searched_radius must be a number of blocks >= 0 (0: off), "
                              f"got {self.searched_radius!r}")
         check_name(self.memory_reads, MEMORY_READS, "memory_reads")
+        check_name(self.searched_targets, SEARCHED_TARGETS, "searched_targets")
         if self.camera_tolerance <= 0 or self.camera_speed <= 0:
             raise ValueError("camera_tolerance and camera_speed must be positive")
         check_name(self.image_goal_target, IMAGE_GOAL_TARGETS, "image_goal_target")
@@ -235,7 +250,7 @@ class MrSteve:
 
         query = None
         if self._mode_steps >= self.config.requery_interval:
-            if self.mode in (Mode.CAM_ADJUST, Mode.EXECUTE):
+            if self._target_searched(obs):
                 self._searched_target()
             self.mode = None
         if self.mode is None or (self.mode is Mode.EXPLORE
@@ -319,8 +334,18 @@ class MrSteve:
         self.target = None
         self._searched = np.empty((0, 2))
 
+    def _target_searched(self, obs: Observation) -> bool:
+        """Whether the L steps toward the current target searched it
+        (:attr:`ModeSelectorConfig.searched_targets`): the agent reached it (CAM_ADJUST or
+        EXECUTE), or is still navigating to it and the navigator reports it out of reach."""
+        if self.mode in (Mode.CAM_ADJUST, Mode.EXECUTE):
+            return True
+        return (self.mode is Mode.NAVIGATE
+                and self.config.searched_targets == "reached-or-blocked"
+                and self.navigator.blocked(obs, (self.target[0], self.target[2])))
+
     def _searched_target(self) -> None:
-        """The target was reached within the L steps and the task did not end: remember it as
+        """The L steps toward the target searched it and the task did not end: remember it as
         searched (unless :attr:`ModeSelectorConfig.searched_radius` is 0, the release's pick)."""
         if self.config.searched_radius > 0:
             rel = self.memory_pose(np.asarray(self.target, dtype=np.float64))

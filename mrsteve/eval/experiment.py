@@ -50,7 +50,8 @@ UNLIMITED = "unlimited"
 PAPER_CAPACITIES = (100, 500, 1000, 2000, 12000)
 """The capacities of the paper's memory-constraint figure (0.1K to 12K, the episode length)."""
 
-MODE_SELECTOR_OPTIONS = ("memory_reads", "searched_radius", "explorer_map")
+MODE_SELECTOR_OPTIONS = ("memory_reads", "searched_radius", "searched_targets",
+                         "explorer_map")
 """The :class:`AgentOptions` fields that set the mode selector's reads and what its explorer's
 map remembers: command-line options of every experiment whose agents follow tasks."""
 
@@ -109,10 +110,15 @@ class AgentOptions(AgentParts):
     """Memory capacity in frames (default: unlimited), or a comma-separated grid of them,
     'unlimited' allowed (the appendix's: 100,500,1000,2000,12000)."""
     searched_radius: float = 8.0
-    """Blocks around a target the agent reached and executed at for L steps without success
-    within which the mode selector skips remembered frames for the rest of the task, so the
-    re-read every L steps finds new candidates as the paper's appendix intends (0: the release's
-    literal pick, the nearest match every time)."""
+    """Blocks around a searched target (see --searched-targets: L steps toward it passed without
+    success) within which the mode selector skips remembered frames for the rest of the task, so
+    the re-read every L steps finds new candidates as the paper's appendix intends (0: the
+    release's literal pick, the nearest match every time)."""
+    searched_targets: str = field(default="reached", metadata=OMITTED_WHEN_DEFAULT)
+    """Which targets the re-read leaves as searched: reached (one the agent reached) or
+    reached-or-blocked (also one it was still walking to when the L steps ran out while the
+    navigator reported it out of reach: stalled, standing still or judged unreachable; beyond
+    the paper)."""
     memory_reads: str = "algorithm-2"
     """When the agent reads its memory: algorithm-2 (the paper's: when a task starts and after L =
     600 steps in a mode) or every-explore-step (also on every step while exploring, as the
@@ -141,6 +147,7 @@ class AgentOptions(AgentParts):
     def mode_selector(self) -> ModeSelectorConfig:
         return ModeSelectorConfig(image_goal_target=self.image_goal_target,
                                   searched_radius=self.searched_radius,
+                                  searched_targets=self.searched_targets,
                                   memory_reads=self.memory_reads)
 
     def agent_tree(self, name: str, world: str, capacity: int | None) -> AgentConfig:

@@ -7,7 +7,8 @@ candidate -> NAVIGATE -> CAM_ADJUST -> EXECUTE; the memory is read only when no 
 at the task's start and after L steps in a mode, EXPLORE included (Algorithm 2, lines 9-17);
 every step is written to memory whatever the mode. With ``memory_reads="every-explore-step"``
 (the release's rule) the memory is read every step while exploring. With ``searched_radius`` on, a
-target the agent reached and executed at for L steps is not picked again for the same task.
+target the agent reached and executed at for L steps, or one the navigator gave up on, is not
+picked again for the same task.
 """
 
 import numpy as np
@@ -70,6 +71,7 @@ class ScriptedNavigator:
 
     def __init__(self):
         self.arrived = False
+        self.gave_up = False
         self.goals = []
 
     def reset(self, rng, camera):
@@ -80,6 +82,9 @@ class ScriptedNavigator:
 
     def reached(self, obs, goal):
         return self.arrived
+
+    def blocked(self, obs, goal):
+        return self.gave_up
 
     def act(self, obs, goal):
         self.goals.append(goal)
@@ -260,9 +265,10 @@ RIGHT = [20.0, 0.0, 0.0, 0.0, 0.0]
 """A matching frame farther away."""
 
 
-def searching_agent(radius):
+def searching_agent(radius, searched_targets="reached"):
     agent = MrSteve(ScriptedMemory(), SemanticEncoder(), RecordingExplorer(), ScriptedNavigator(),
-                    RecordingPolicy(), ModeSelectorConfig(searched_radius=radius))
+                    RecordingPolicy(), ModeSelectorConfig(searched_radius=radius,
+                                                          searched_targets=searched_targets))
     agent.reset(observation(), np.random.default_rng(0), Camera(40, 64))
     agent.set_task(task_prompts("log"), 0)
     agent.memory.candidates = [(3, WRONG), (4, [4.0, 0.0, 1.0, 0.0, 0.0]), (5, RIGHT)]
@@ -294,6 +300,35 @@ def test_a_target_not_reached_in_L_steps_is_not_searched():
     agent.navigator.arrived = False
     run_steps(agent, 0, 601)
     assert agent.mode is Mode.NAVIGATE and target(agent) == [2.0, 0.0]
+
+
+@pytest.mark.parametrize("searched_targets", ["reached-or-blocked", "reached"])
+def test_a_target_the_navigator_gave_up_on_is_searched_unless_only_reached_ones_are(
+        searched_targets):
+    """A frame the navigator cannot reach (across water, behind a cliff) is not reached in L
+    steps; with ``reached-or-blocked`` the navigator's verdict makes it searched and the next read
+    moves on, while with ``reached`` (the default) it is the nearest match at every re-read."""
+    agent = searching_agent(6.0, searched_targets)
+    agent.navigator.arrived = False
+    agent.navigator.gave_up = True
+    run_steps(agent, 0, 601)
+    assert len(agent.memory.reads) == 2 and agent.mode is Mode.NAVIGATE
+    assert target(agent) == ([20.0, 0.0] if searched_targets == "reached-or-blocked"
+                             else [2.0, 0.0])
+
+
+def test_the_navigator_is_asked_only_about_a_target_it_is_still_walking_to():
+    """Reached targets are searched whatever the navigator says; an explored L steps search
+    nothing; a blocked verdict before the L steps end changes nothing until the re-read."""
+    agent = searching_agent(6.0, "reached-or-blocked")
+    agent.navigator.arrived = False
+    agent.navigator.gave_up = True
+    run_steps(agent, 0, 300)
+    assert agent.mode is Mode.NAVIGATE and target(agent) == [2.0, 0.0], "no early re-read"
+    agent.memory.candidates = []
+    agent.set_task(task_prompts("log"), 300)
+    run_steps(agent, 300, 901)
+    assert agent.mode is Mode.EXPLORE and len(agent._searched) == 0
 
 
 def test_frames_seen_at_a_searched_place_after_the_search_are_skipped_too():
@@ -354,3 +389,8 @@ def test_every_memory_agent_re_reads_for_new_candidates_by_default(name):
 def test_config_rejects_a_bad_searched_radius(radius):
     with pytest.raises(ValueError, match="searched_radius"):
         ModeSelectorConfig(searched_radius=radius)
+
+
+def test_config_names_the_accepted_searched_targets():
+    with pytest.raises(ValueError, match="searched_targets.*reached.*reached-or-blocked"):
+        ModeSelectorConfig(searched_targets="blocked")
