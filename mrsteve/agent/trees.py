@@ -85,17 +85,18 @@ def _fields(config: Any) -> dict[str, Any]:
 
 def explorer_config(kind: str, navigator: str, patch_size: float,
                     painted_from: str = "memory",
-                    direction_weights: tuple[str | None, str | None] = (None, None)
-                    ) -> ExplorerConfig:
+                    direction_weights: tuple[str | None, str | None] = (None, None),
+                    frontier: str = "nearest") -> ExplorerConfig:
     """An explorer whose goal patch side is G = ``patch_size`` (a task-level setting, as in the
     paper); the Plan4MC-style explorer's grid cells are 0.6 G (its 11 x 11 grid over a 100 x 100
     map); ``painted_from``: what an agent with a memory paints its visitation map with
     (:attr:`~mrsteve.control.visitation.VisitationConfig.painted_from`); ``direction_weights``:
     the path and hash of a learned direction picker's weights file (:func:`direction_weights_file`)
-    in place of the shipped one."""
+    in place of the shipped one; ``frontier``: how the count-based selectors pick among unpainted
+    patches (:attr:`~mrsteve.control.goals.ExplorationConfig.frontier`)."""
     path, sha256 = direction_weights
     return ExplorerConfig(kind=kind, navigator=navigator,
-                          goals=ExplorationConfig(patch_size=patch_size),
+                          goals=ExplorationConfig(patch_size=patch_size, frontier=frontier),
                           visitation=VisitationConfig(painted_from=painted_from),
                           direction=DirectionConfig(cell_size=0.6 * patch_size, weights=path,
                                                     weights_sha256=sha256))
@@ -193,14 +194,16 @@ def explorer_agent_config(name: str, *, patch_size: float = 15.0, navigator: str
                           navigator_weights: str | None = None,
                           direction_weights: str | None = None,
                           instruction_policy: str = "scripted",
-                          weights_files: WeightsPaths | None = None) -> ExplorerAgentConfig:
+                          weights_files: WeightsPaths | None = None,
+                          frontier: str = "nearest") -> ExplorerAgentConfig:
     """The tree of the Exploration experiment's explorer called ``name`` (:data:`EXPLORERS`);
     another ``navigator`` of :data:`AGENT_NAVIGATORS` (the learned policy) takes the place of the
     VPT-Nav stand-in under an explorer that walks with it, with ``navigator_weights`` in place
     of the shipped ones if given, or the released weights file of ``weights_files`` it runs on
     (VPT-Nav's; the explorers that walk otherwise ignore them); ``direction_weights``: a weights
     file Plan4MC's learned direction picker (``rnn``) runs with in place of the shipped one (the
-    others ignore it). An instructed explorer (STEVE-1 told to "go explore") is
+    others ignore it); ``frontier``: how a count-based explorer picks among unpainted patches
+    (the others ignore it). An instructed explorer (STEVE-1 told to "go explore") is
     ``instruction_policy`` of :data:`INSTRUCTION_POLICIES`, and records ``navigator`` as the
     parts the run was given (it walks with none)."""
     spec = EXPLORERS.spec(name)
@@ -228,7 +231,8 @@ def explorer_agent_config(name: str, *, patch_size: float = 15.0, navigator: str
         description = f"{description} ({policy} instruction policy)"
     return ExplorerAgentConfig(
         name, description, explorer=explorer_config(spec.explorer, low, patch_size,
-                                                    direction_weights=direction),
+                                                    direction_weights=direction,
+                                                    frontier=frontier),
         data=data_digests(tuple(dict.fromkeys(data))),
         navigator_weights=navigator_weights, navigator_weights_sha256=weights_sha256,
         instruction_policy=policy, weights_files=released_files(parts, weights_files))

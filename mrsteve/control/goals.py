@@ -24,7 +24,9 @@ know nothing of the map, not its size nor its walls. A goal the navigator finds 
 never reached is given up after ``goal_timeout`` steps. A given-up patch is not chosen again for
 ``retry_after`` steps: what the navigator judged from one place (a ridge it cannot see over, with
 a pass it has not found) may be reachable from another, and a patch given up for good would leave
-a whole side of a map unexplored. Positions are in the agent's frame
+a whole side of a map unexplored. On an unbounded world, ``frontier="rings"`` (beyond the paper)
+also offers the patches just beyond the map's edge and fills square rings of patches around the
+start from the inside out. Positions are in the agent's frame
 (:class:`mrsteve.spaces.AgentFrame`); event poses from the agent's memory, relative to the exact
 start, are shifted to it.
 
@@ -60,6 +62,10 @@ from mrsteve.control.visitation import (
 )
 from mrsteve.digests import OMITTED_WHEN_DEFAULT
 from mrsteve.memory.base import Memory, held_frames
+from mrsteve.naming import check_name
+
+FRONTIERS = ("nearest", "rings")
+"""How the count-based selector picks among unpainted patches (:attr:`ExplorationConfig.frontier`)."""
 
 _TIE = 1e-6
 """Scores (distances, counts, relevance) closer than this are ties."""
@@ -77,6 +83,16 @@ class ExplorationConfig:
     """Steps after which an unreached goal is abandoned."""
     retry_after: int = 2000
     """Steps an abandoned or given-up patch is not chosen again (as long as a goal may take)."""
+    frontier: str = field(default="nearest", metadata=OMITTED_WHEN_DEFAULT)
+    """Which unpainted patch is the goal: ``nearest``, the one nearest the agent among the
+    patches the visitation map covers (the paper's), or ``rings``, for an unbounded world (a
+    task-level setting, beyond the paper): the patches of the map and the ring just beyond its
+    edge, those on the innermost square ring of patches around the start first, the nearest the
+    agent among them (the paper: "in an infinitely large map, the visitation map can be easily
+    expanded by adding new grids"). With ``nearest`` on such a world, once every patch of the
+    map has some paint the agent goes back to the least-painted one until a view happens to
+    reach the edge and grow the map; offered the patches beyond the edge nearest-first, it
+    walks straight away from the start."""
 
     def __post_init__(self) -> None:
         if (not self.patch_size > 0 or not self.reach_distance >= 0 or self.goal_timeout < 1
@@ -84,6 +100,7 @@ class ExplorationConfig:
             raise ValueError(f"patch_size must be > 0, reach_distance >= 0, goal_timeout >= 1 "
                              f"and retry_after >= 1, got {self.patch_size}, "
                              f"{self.reach_distance}, {self.goal_timeout}, {self.retry_after}")
+        check_name(self.frontier, FRONTIERS, "frontier")
 
 
 @dataclass(frozen=True)
@@ -174,11 +191,15 @@ class PatchStats:
         return _patch_sums(layer, *self.cell_patch, len(self.index_x), len(self.index_z))
 
 
-def patch_stats(visitation: VisitationMap, patch_size: float) -> PatchStats:
-    """The patches over the visitation map (centred on its start) and their paint."""
+def patch_stats(visitation: VisitationMap, patch_size: float,
+                beyond_map: bool = False) -> PatchStats:
+    """The patches over the visitation map (centred on its start) and their paint; with
+    ``beyond_map``, also the ring of patches just beyond its edge (no cell on the map: no
+    paint)."""
     x_min, z_min, x_max, z_max = visitation.extent
+    margin = patch_size if beyond_map else 0.0
     axes = []
-    for axis, lo, hi in ((0, x_min, x_max), (1, z_min, z_max)):
+    for axis, lo, hi in ((0, x_min - margin, x_max + margin), (1, z_min - margin, z_max + margin)):
         origin, size = visitation.origin[axis], patch_size
         start = visitation.centre[axis]
         index = np.arange(math.ceil((lo - start) / size), math.floor((hi - start) / size) + 1)
@@ -288,7 +309,8 @@ class CountBasedGoalSelector:
 
     def select(self, x: float, z: float) -> tuple[float, float]:
         self.update_visitation()
-        stats = patch_stats(self.visitation, self.config.patch_size)
+        rings = self.config.frontier == "rings"
+        stats = patch_stats(self.visitation, self.config.patch_size, beyond_map=rings)
         candidates = np.ones(stats.painted_cells.shape, dtype=bool)
         for px, pz in self._abandoned:
             candidates[(stats.index_x == px)[:, None] & (stats.index_z == pz)[None, :]] = False
@@ -297,6 +319,9 @@ class CountBasedGoalSelector:
         unpainted = candidates & (stats.painted_cells == 0)
         if unpainted.any():
             candidates = unpainted
+            if rings:
+                ring = np.maximum(np.abs(stats.index_x)[:, None], np.abs(stats.index_z)[None, :])
+                candidates &= ring == ring[candidates].min()
         else:
             least = stats.mean_paint[candidates].min()
             candidates &= stats.mean_paint <= least + _TIE

@@ -30,6 +30,7 @@ import numpy as np
 
 from mrsteve.agent.factory import EXPLORERS, build_agent, explorer_agent_config
 from mrsteve.agent.parts import AgentParts
+from mrsteve.control.goals import FRONTIERS
 from mrsteve.digests import OMITTED_WHEN_DEFAULT
 from mrsteve.env import make_env
 from mrsteve.env.voxel_env import DEFAULT_OBS_SIZE
@@ -92,6 +93,11 @@ class ExplorationTaskConfig(AgentParts, LookOption):
     patch_size: float | None = None
     """Goal patch side G of the count-based selector; by default 15 % of the map's side or of
     --area (the paper: 15 on 100 x 100 maps, 30 on 200 x 200)."""
+    frontier: str = field(default="nearest", metadata=OMITTED_WHEN_DEFAULT)
+    """How the count-based explorers pick among unpainted patches: nearest (the paper's: the
+    one nearest the agent, among the patches the visitation map covers) or rings (for an
+    unbounded world, beyond the paper: also the patches just beyond the map's edge, filling
+    square rings around the start from the inside out)."""
     grid: int = 11
     """Cells per side of the coverage grid (the paper: 11 x 11)."""
     linger_steps: int = 300
@@ -104,6 +110,7 @@ class ExplorationTaskConfig(AgentParts, LookOption):
 
     def __post_init__(self) -> None:
         choose(self.agent, list(EXPLORERS), "agent")
+        check_name(self.frontier, FRONTIERS, "frontier")
         super().__post_init__()
         check_name(self.world, WORLD_RECIPES, "world")
         self.looks  # noqa: B018 (its checks, its messages)
@@ -189,10 +196,10 @@ class Exploration(Experiment):
     choices = {"agent": EXPLORERS}
     options = ("agent", "parts", "navigator", "navigator_weights", "direction_weights",
                "vpt_nav_weights", "instruction_policy", "steve1_weights", "steve1_prior",
-               "mineclip_weights", "steps", "world", "area", "patch_size", "look")
+               "mineclip_weights", "steps", "world", "area", "patch_size", "frontier", "look")
     agent_options = ("parts", "navigator", "navigator_weights", "direction_weights",
                      "vpt_nav_weights", "instruction_policy", "steve1_weights", "steve1_prior",
-                     "mineclip_weights")
+                     "mineclip_weights", "frontier")
     default_episodes = 20
     episode = staticmethod(exploration_episode)
 
@@ -210,7 +217,8 @@ class Exploration(Experiment):
                                          navigator_weights=config.navigator_weights,
                                          direction_weights=config.direction_weights,
                                          instruction_policy=config.instruction_policy,
-                                         weights_files=config.weights_files)),
+                                         weights_files=config.weights_files,
+                                         frontier=config.frontier)),
                              cost=config.steps)
                        for name in config.agents]
         return groups

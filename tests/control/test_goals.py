@@ -219,6 +219,34 @@ def test_bad_arguments_raise():
         ExplorationConfig(patch_size=0.0)
     with pytest.raises(ValueError, match="retry_after >= 1"):
         ExplorationConfig(retry_after=0)
+    with pytest.raises(ValueError, match="frontier.*known: nearest, rings"):
+        ExplorationConfig(frontier="outward")
+
+
+RINGS = ExplorationConfig(frontier="rings")
+
+
+def test_with_rings_the_patches_beyond_a_painted_map_are_offered(make):
+    """The paper's selector knows only the patches its map covers: with each of them painted it
+    returns to the least painted; ``rings`` (an unbounded world) offers the ring just beyond the
+    edge, unpainted, the patch nearest the agent first."""
+    nearest = make(np.random.default_rng(0), visitation=SMALL)
+    rings = make(np.random.default_rng(0), visitation=SMALL, config=RINGS)
+    for selector in (nearest, rings):
+        fill(selector.visitation, -22, -22, 44, times=1)  # every cell of the 3 x 3 patches
+    assert max(abs(v) for v in nearest.select(13.0, 16.0)) <= 15.0
+    assert rings.select(13.0, 16.0) == pytest.approx((15.0, 30.0))
+
+
+def test_with_rings_the_innermost_ring_around_the_start_comes_first(make):
+    """An unpainted patch of the first ring far from the agent before an unpainted one of the
+    second ring beside it: the square around the start is filled from the inside out."""
+    selector = make(np.random.default_rng(0), visitation=SMALL, config=RINGS)
+    for x, z in ((0, 0), (15, 15), (15, 0), (0, 15), (-15, 15), (-15, 0), (-15, -15), (0, -15)):
+        mark(selector.visitation, x, z)
+    assert selector.select(25.0, 5.0) == pytest.approx((15.0, -15.0))
+    mark(selector.visitation, 15, -15)
+    assert max(abs(v) for v in selector.select(25.0, 5.0)) == pytest.approx(30.0)
 
 
 def task_world():

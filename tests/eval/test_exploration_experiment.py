@@ -76,3 +76,17 @@ def test_the_explorers_walk_with_the_navigator_parts_names():
     assert navigators(parts="stand-in") == {"count-based": "depth",
                                             "plan4mc-straight": "straight"}
     assert navigators(parts="stand-in", navigator="learned")["count-based"] == "learned"
+
+
+def test_the_frontier_option_reaches_the_explorer_and_is_left_out_of_default_trees():
+    """``--frontier rings`` (beyond the paper, for unbounded worlds) reaches every count-based
+    explorer's goal selector; the default (the paper's nearest patch) leaves the agent tree,
+    and so the digests of runs made before the option, as they were."""
+    default = ExplorationTaskConfig(world="plains_unbounded", area=384.0)
+    rings = ExplorationTaskConfig(world="plains_unbounded", area=384.0, frontier="rings")
+    (before,), (after,) = EXPLORATION.groups(default), EXPLORATION.groups(rings)
+    assert "frontier" not in before.spec.tree()["agent"]["explorer"]["goals"]
+    assert after.spec.tree()["agent"]["explorer"]["goals"]["frontier"] == "rings"
+    assert before.spec.digest != after.spec.digest
+    with pytest.raises(ValueError, match="unknown frontier 'outward'; known: nearest, rings"):
+        ExplorationTaskConfig(frontier="outward")
