@@ -362,7 +362,8 @@ def test_the_published_page_is_generated_from_the_kept_runs(monkeypatch):
     monkeypatch.chdir(ROOT)
     page = report([folder.relative_to(ROOT) for folder in folders], Path("docs/results.md"))
     assert page == (ROOT / "docs" / "results.md").read_text(encoding="utf-8")
-    assert len(page.splitlines()) < 1450  # one section per kept run: a budget, not a layout
+    # one brief section per kept run (its notes linked, not copied): a budget per run
+    assert len(page.splitlines()) < 28 * len(folders)
     assert page.count("](../results/") >= len(list(RESULTS.glob("*/NOTES.md")))
 
 
