@@ -196,10 +196,11 @@ def patch_stats(visitation: VisitationMap, patch_size: float,
     """The patches over the visitation map (centred on its start) and their paint; with
     ``beyond_map``, also the ring of patches just beyond its edge (no cell on the map: no
     paint)."""
-    x_min, z_min, x_max, z_max = visitation.extent
     margin = patch_size if beyond_map else 0.0
+    x_min, z_min, x_max, z_max = visitation.extent
+    bounds = ((x_min - margin, x_max + margin), (z_min - margin, z_max + margin))
     axes = []
-    for axis, lo, hi in ((0, x_min - margin, x_max + margin), (1, z_min - margin, z_max + margin)):
+    for axis, (lo, hi) in enumerate(bounds):
         origin, size = visitation.origin[axis], patch_size
         start = visitation.centre[axis]
         index = np.arange(math.ceil((lo - start) / size), math.floor((hi - start) / size) + 1)
