@@ -1,8 +1,11 @@
-"""Numpy inference layers and weights files shared by the learned parts (no torch at run time).
+"""Inference layers and weights files shared by the learned parts (no torch at run time).
 
-The learned parts (the pixel encoder, the learned navigator) are trained with torch
-(:mod:`mrsteve.train`) and run here with numpy and numba. Parameters keep torch's layouts
-(convolutions ``[out, in, k, k]``, linear layers ``[out, in]``); frames run channel-last.
+The learned parts (the pixel encoder, the navigator, the instruction policy) are trained with
+torch (:mod:`mrsteve.train`) and run here with numpy and numba: convolutions as one compiled
+im2col pass and a BLAS product, linear layers compiled with zero inputs skipped (most of them,
+after a ReLU), a transformer step in one compiled call. Parameters keep torch's
+layouts (convolutions ``[out, in, k, k]``, linear layers ``[out, in]``); frames run
+channel-last.
 
 A weights file is an ``.npz`` of float32 parameters plus a ``meta`` entry (JSON bytes: ``format``,
 ``version``, ``architecture``, ``info``). :func:`save_weights` writes one atomically;
@@ -43,8 +46,36 @@ def conv3x3_relu(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, stride: in
     columns = np.empty((n * rows * cols, weight.shape[0]), dtype=np.float32)
     _im2col(x, stride, rows, cols, columns)
     out = columns @ weight
-    out += bias
-    return np.maximum(out, 0.0, out=out).reshape(n, rows, cols, -1)
+    _add_bias_relu(out, bias)
+    return out.reshape(n, rows, cols, -1)
+
+
+def dense(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, relu: bool = False) -> np.ndarray:
+    """``x @ weight + bias`` (with ``relu``, its ReLU) of a float32 vector or rows ``x``, an
+    ``[in, out]`` ``weight``: compiled (:func:`_dense`), a zero input skipped."""
+    x = np.ascontiguousarray(x, dtype=np.float32)
+    out = np.empty(x.shape[:-1] + (weight.shape[1],), np.float32)
+    _dense(x.reshape(-1, x.shape[-1]), weight, bias, relu, out.reshape(-1, weight.shape[1]))
+    return out
+
+
+@nb.njit(cache=True, nogil=True, fastmath={"contract"})
+def _dense(x, weight, bias, relu, out):
+    for n in range(x.shape[0]):
+        _dense_row(x[n], weight, bias, relu, out[n])
+
+
+@nb.njit(cache=True, nogil=True, fastmath={"contract"}, inline="always")
+def _dense_row(x, weight, bias, relu, out):
+    out[:] = bias
+    for i in range(x.shape[0]):
+        value = x[i]
+        if value != 0.0:
+            for o in range(out.shape[0]):
+                out[o] += value * weight[i, o]
+    if relu:
+        for o in range(out.shape[0]):
+            out[o] = max(out[o], np.float32(0.0))
 
 
 def conv_weight(torch_weight: np.ndarray) -> np.ndarray:
@@ -60,7 +91,7 @@ def channel_last_linear(torch_weight: np.ndarray, feature_map: tuple[int, int, i
     return weight.transpose(0, 2, 3, 1).reshape(len(weight), -1).T.copy()
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def _im2col(x, stride, rows, cols, columns):
     """``columns[(n, r, c), (ky, kx, ch)] = x[n, r * stride + ky - 1, c * stride + kx - 1, ch]``,
     zero outside the frame (padding 1)."""
@@ -84,6 +115,14 @@ def _im2col(x, stride, rows, cols, columns):
                 i += 1
 
 
+@nb.njit(cache=True, nogil=True)
+def _add_bias_relu(out, bias):
+    """``out = max(out + bias, 0)`` in place, row by row."""
+    for row in range(out.shape[0]):
+        for o in range(out.shape[1]):
+            out[row, o] = max(out[row, o] + bias[o], np.float32(0.0))
+
+
 def feature_map(obs_size: tuple[int, int], channels: tuple[int, ...],
                 strides: tuple[int, ...]) -> tuple[int, int, int]:
     """Height, width and channels after the ``3 x 3`` convolutions (padding 1) of ``strides``."""
@@ -95,11 +134,34 @@ def feature_map(obs_size: tuple[int, int], channels: tuple[int, ...],
 
 def layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray,
                eps: float = 1e-5) -> np.ndarray:
-    """Layer normalisation over the last axis (torch's ``nn.LayerNorm``)."""
-    mean = x.mean(axis=-1, keepdims=True)
-    centred = x - mean
-    variance = (centred * centred).mean(axis=-1, keepdims=True)
-    return centred / np.sqrt(variance + eps) * weight + bias
+    """Layer normalisation over the last axis (torch's ``nn.LayerNorm``), compiled."""
+    x = np.ascontiguousarray(x, dtype=np.float32)
+    out = np.empty_like(x)
+    _layer_norm(x.reshape(-1, x.shape[-1]), weight, bias, eps, out.reshape(-1, x.shape[-1]))
+    return out
+
+
+@nb.njit(cache=True, nogil=True)
+def _layer_norm(x, weight, bias, eps, out):
+    for n in range(x.shape[0]):
+        _layer_norm_row(x[n], weight, bias, eps, out[n])
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def _layer_norm_row(x, weight, bias, eps, out):
+    """Mean and variance summed in float64, the rest in float32."""
+    size = x.shape[0]
+    total = 0.0
+    for i in range(size):
+        total += x[i]
+    mean = np.float32(total / size)
+    squares = 0.0
+    for i in range(size):
+        centred = x[i] - mean
+        squares += centred * centred
+    scale = np.float32(1.0 / np.sqrt(squares / size + eps))
+    for i in range(size):
+        out[i] = (x[i] - mean) * scale * weight[i] + bias[i]
 
 
 def relu(x: np.ndarray) -> np.ndarray:
@@ -182,7 +244,7 @@ class PolicyArchitecture:
 
 
 class FrameEncoder:
-    """Numpy inference of an image encoder: ``3 x 3`` convolutions with ReLU, then a linear
+    """Inference of an image encoder: ``3 x 3`` convolutions with ReLU, then a linear
     layer with ReLU over the flattened map (torch parameters ``<prefix>.convs.<i>.*`` and
     ``<prefix>.frame.*``, the learned parts' shared image tower)."""
 
@@ -206,12 +268,11 @@ class FrameEncoder:
         x -= 0.5
         for (weight, bias), stride in zip(self.convs, self.strides, strict=True):
             x = conv3x3_relu(x, weight, bias, stride)
-        weight, bias = self.frame
-        return np.maximum(x.reshape(len(x), -1) @ weight + bias, 0.0)
+        return dense(x.reshape(len(x), -1), *self.frame, relu=True)
 
 
 class CausalCore:
-    """Numpy inference of one pre-norm causal transformer block, one step at a time: attention
+    """Inference of one pre-norm causal transformer block, one step at a time: attention
     over the last ``context`` steps with a learned bias per head and offset, then an MLP (torch
     parameters ``<prefix>.norm1``, ``.qkv``, ``.out``, ``.norm2``, ``.mlp.0``, ``.mlp.2``,
     ``.position``). The keys and values of the steps seen sit in a ring; :meth:`reset` forgets
@@ -241,32 +302,70 @@ class CausalCore:
         self._slot = 0
 
     def step(self, x: np.ndarray) -> np.ndarray:
-        """The block's output ``float32[dim]`` for this step's input ``float32[dim]``."""
-        heads, head_dim = self.heads, self.head_dim
-        q, k, v = np.split(layer_norm(x, *self.norm1) @ self.qkv[0] + self.qkv[1], 3)
-        self._keys[self._slot] = k.reshape(heads, head_dim)
-        self._values[self._slot] = v.reshape(heads, head_dim)
+        """The block's output ``float32[dim]`` for this step's input ``float32[dim]``
+        (compiled: :func:`_causal_step`)."""
+        out = np.empty(x.shape[0], np.float32)
+        _causal_step(np.ascontiguousarray(x, dtype=np.float32), self._slot, self._filled,
+                     self._scale, self.norm1, self.qkv, self.out, self.norm2, self.mlp[0],
+                     self.mlp[1], self.position, self._keys, self._values, out)
         self._filled = min(self._filled + 1, self.context)
-        # ring slots from this step back: offsets 0, 1, ..., filled - 1
-        order = (self._slot - np.arange(self._filled)) % self.context
         self._slot = (self._slot + 1) % self.context
-        scores = np.einsum("hd,khd->hk", q.reshape(heads, head_dim), self._keys[order])
-        scores = scores * self._scale + self.position[:, :self._filled]
-        scores = np.exp(scores - scores.max(axis=1, keepdims=True))
-        scores /= scores.sum(axis=1, keepdims=True)
-        attended = np.einsum("hk,khd->hd", scores, self._values[order]).reshape(-1)
-        x = x + attended @ self.out[0] + self.out[1]
-        (w0, b0), (w1, b1) = self.mlp
-        hidden = np.maximum(layer_norm(x, *self.norm2) @ w0 + b0, 0.0)
-        return x + hidden @ w1 + b1
+        return out
+
+
+@nb.njit(cache=True, nogil=True, fastmath={"contract"})
+def _causal_step(x, slot, filled, scale, norm1, qkv, out_layer, norm2, hidden_layer,
+                 output_layer, position, keys, values, out):
+    """One step of :class:`CausalCore`: this step's key and value written to ring ``slot``,
+    attention over the ring slots from ``slot`` back (``filled + 1`` of them, at most the
+    context), then the MLP; the block's output in ``out``."""
+    context, heads, head_dim = keys.shape
+    dim = x.shape[0]
+    normed = np.empty(dim, np.float32)
+    _layer_norm_row(x, norm1[0], norm1[1], 1e-5, normed)
+    projected = np.empty(3 * dim, np.float32)
+    _dense_row(normed, qkv[0], qkv[1], False, projected)
+    for h in range(heads):
+        for d in range(head_dim):
+            keys[slot, h, d] = projected[dim + h * head_dim + d]
+            values[slot, h, d] = projected[2 * dim + h * head_dim + d]
+    seen = min(filled + 1, context)
+    attended = np.zeros(dim, np.float32)
+    weights = np.empty(seen, np.float32)
+    for h in range(heads):
+        largest = -np.inf
+        for offset in range(seen):
+            ring = (slot - offset) % context
+            total = np.float32(0.0)
+            for d in range(head_dim):
+                total += projected[h * head_dim + d] * keys[ring, h, d]
+            weights[offset] = total * scale + position[h, offset]
+            largest = max(largest, weights[offset])
+        norm = np.float32(0.0)
+        for offset in range(seen):
+            weights[offset] = np.exp(weights[offset] - largest)
+            norm += weights[offset]
+        for offset in range(seen):
+            ring = (slot - offset) % context
+            weight = weights[offset] / norm
+            for d in range(head_dim):
+                attended[h * head_dim + d] += weight * values[ring, h, d]
+    _dense_row(attended, out_layer[0], out_layer[1], False, out)
+    for i in range(dim):
+        out[i] += x[i]
+    _layer_norm_row(out, norm2[0], norm2[1], 1e-5, normed)
+    hidden = np.empty(hidden_layer[0].shape[1], np.float32)
+    _dense_row(normed, hidden_layer[0], hidden_layer[1], True, hidden)
+    residual = np.empty(dim, np.float32)
+    _dense_row(hidden, output_layer[0], output_layer[1], False, residual)
+    for i in range(dim):
+        out[i] += residual[i]
 
 
 def mlp(layers: list[tuple[np.ndarray, np.ndarray]], x: np.ndarray) -> np.ndarray:
     """A stack of linear layers (``[in, out]`` weights) with ReLU between them."""
     for i, (weight, bias) in enumerate(layers):
-        x = x @ weight + bias
-        if i < len(layers) - 1:
-            x = np.maximum(x, 0.0)
+        x = dense(x, weight, bias, relu=i < len(layers) - 1)
     return x
 
 

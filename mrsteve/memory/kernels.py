@@ -439,18 +439,14 @@ def settle_read(
     frames whose score (NaN: not computed) that order or the best score needs:
     ``(t, pose, scores, best score, rows scored here)``. Best first needs every score; nearest
     first only the scores of frames at the same distance as another and of those that may be
-    the best (upper bound at least the largest lower bound). The rest stay NaN; the best score
-    is exact (NaN when nothing was found)."""
+    the best (:func:`_score_best`). The rest stay NaN; the best score is exact (NaN when nothing
+    was found)."""
     count = slots.shape[0]
     if not by_distance:
         rescored = _score_missing(scores, np.arange(count), slots, embeddings, query)
         ordered_t, ordered_pose, ordered_scores = order_frames(t, pose, scores, 0.0, 0.0, False)
         return ordered_t, ordered_pose, ordered_scores, _best(scores), rescored
-    rescored = 0
-    if count:
-        best_lower = lower.max()
-        rescored += _score_missing(scores, np.flatnonzero(upper >= best_lower), slots,
-                                   embeddings, query)
+    rescored = _score_best(scores, lower, upper, slots, embeddings, query)
     distance = _ground_distances(pose, np.arange(count), near_x, near_z)
     order = nearest_first(distance)  # runs of equal distance are ordered below
     start = 0
@@ -465,6 +461,37 @@ def settle_read(
         start = stop
     ordered_t, ordered_pose, ordered_scores = _in_order(order, t, pose, scores)
     return ordered_t, ordered_pose, ordered_scores, _best(scores), rescored
+
+
+@numba.njit(cache=True, nogil=True)
+def _score_best(
+    scores: np.ndarray, lower: np.ndarray, upper: np.ndarray, slots: np.ndarray,
+    embeddings: np.ndarray, query: np.ndarray,
+) -> int:
+    """Fill in the NaN ``scores`` that the best score needs, of frames bounded by ``lower`` and
+    ``upper``: highest upper bound first, each scored unless known, until the next upper bound
+    is below the best score so far (no frame after it can beat that). Only frames whose upper
+    bound reaches the largest lower bound are candidates; returns how many were scored."""
+    best = -np.inf
+    for index in range(scores.shape[0]):
+        if scores[index] > best:  # False for NaN
+            best = np.float64(scores[index])
+    if scores.shape[0]:
+        best = max(best, lower.max())
+    candidates = np.flatnonzero(upper >= best)
+    order = candidates[np.argsort(-upper[candidates], kind="mergesort")]
+    count = 0
+    for position in range(order.shape[0]):
+        index = order[position]
+        if upper[index] < best:
+            break
+        if position + 1 < order.shape[0]:
+            _prefetch_row(embeddings, slots[order[position + 1]])
+        if np.isnan(scores[index]):
+            scores[index] = _dot(embeddings, slots[index], query)
+            count += 1
+        best = max(best, np.float64(scores[index]))
+    return count
 
 
 @numba.njit(cache=True, nogil=True)

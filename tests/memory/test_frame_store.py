@@ -8,7 +8,7 @@ import pytest
 
 from mrsteve.memory import FIFOMemory, PlaceEventMemory, load
 from mrsteve.memory.frames import GROWTH_ROWS, FrameStore, container_nbytes
-from mrsteve.memory.kernels import as_float32, as_stored, row_float32
+from mrsteve.memory.kernels import _score_best, as_float32, as_stored, row_float32
 
 
 def test_an_unlimited_store_grows_by_fixed_chunks_and_keeps_its_frames():
@@ -108,3 +108,21 @@ def test_frame_codes_are_refused_where_no_read_uses_them():
         PlaceEventMemory(frame_codes=True, center_only=True)
     with pytest.raises(ValueError, match="frame_codes"):
         FIFOMemory(frame_codes=True)
+
+
+def test_the_best_score_is_found_highest_upper_bound_first():
+    """Frames known only by their bounds are scored highest upper bound first, until the next
+    upper bound is below the best score found: the best is exact, and a frame that cannot beat
+    it is never scored."""
+    embeddings = np.eye(5, dtype=np.float32)
+    query = np.array([0.9, 0.5, 0.3, 0.2, 0.95], np.float32)
+    slots = np.arange(5)
+    scores = np.array([np.nan, np.nan, np.nan, np.nan, np.nan], np.float32)
+    lower = np.array([0.85, 0.45, 0.25, 0.15, 0.90])
+    upper = np.array([0.96, 0.55, 0.35, 0.92, 1.00])  # frame 3: loose, but below 0.95
+    assert _score_best(scores, lower, upper, slots, embeddings, query) == 2
+    assert scores[4] == np.float32(0.95) and scores[0] == np.float32(0.9)  # 0.96 >= 0.95
+    assert np.isnan(scores[[1, 2, 3]]).all()
+    known = np.array([0.97, np.nan], np.float32)  # a score already computed counts
+    assert _score_best(known, np.array([0.97, 0.5]), np.array([0.97, 0.96]), slots[:2],
+                       embeddings, query) == 0
