@@ -376,11 +376,21 @@ def press_probability(logits: np.ndarray) -> np.ndarray:
         return 1.0 / (1.0 + np.exp(-logits))
 
 
+@nb.njit(cache=True, nogil=True)
 def sample_category(logits: np.ndarray, draw: float) -> int:
-    """The category whose cumulative softmax probability first exceeds ``draw`` in [0, 1)."""
-    cumulative = np.cumsum(np.exp(logits.astype(np.float64) - logits.max()))
-    return min(int(np.searchsorted(cumulative, draw * cumulative[-1], side="right")),
-               len(logits) - 1)
+    """The category whose cumulative softmax probability first exceeds ``draw`` in [0, 1): the
+    softmax's weights ``exp(logit - max)`` summed in float64, in order."""
+    largest = np.float64(logits.max())
+    weights = np.empty(logits.shape[0])
+    total = 0.0
+    for index in range(logits.shape[0]):
+        total += np.exp(np.float64(logits[index]) - largest)
+        weights[index] = total
+    bar = draw * total
+    for index in range(logits.shape[0]):
+        if weights[index] > bar:
+            return index
+    return logits.shape[0] - 1
 
 
 # ------------------------------------------------------------------------------- weights files

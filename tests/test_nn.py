@@ -6,7 +6,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mrsteve.nn import CausalCore, conv3x3_relu, conv_weight, dense, layer_norm, mlp
+from mrsteve.nn import (
+    CausalCore,
+    conv3x3_relu,
+    conv_weight,
+    dense,
+    layer_norm,
+    mlp,
+    sample_category,
+)
 
 
 def reference_layer_norm(x, weight, bias, eps=1e-5):
@@ -117,3 +125,20 @@ def test_causal_core_attends_to_the_last_context_steps():
     core.reset()
     np.testing.assert_allclose(core.step(inputs[-1]), reference_step(parameters, 4, inputs[-1:]),
                                atol=1e-4)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_sample_category_inverts_the_cumulative_softmax(dtype):
+    """The category is the first whose cumulative softmax weight exceeds the draw (numpy's
+    right-sided search over the float64 cumulative sum, to the bit), the last for a draw at 1."""
+    rng = np.random.default_rng(5)
+    for _ in range(300):
+        logits = (rng.standard_normal(11) * rng.choice([0.1, 3.0, 30.0])).astype(dtype)
+        draw = float(rng.random())
+        cumulative = np.cumsum(np.exp(logits.astype(np.float64) - logits.max()))
+        expected = min(int(np.searchsorted(cumulative, draw * cumulative[-1], side="right")), 10)
+        assert sample_category(logits, draw) == expected
+    assert sample_category(np.array([0.0, 0.0], dtype), 0.49) == 0
+    assert sample_category(np.array([0.0, 0.0], dtype), 0.5) == 1
+    assert sample_category(np.array([0.0, -1e4], dtype), 0.999999) == 0
+    assert sample_category(np.array([0.0, 0.0], dtype), 1.0) == 1

@@ -102,13 +102,25 @@ def camera_bins(degrees: np.ndarray) -> np.ndarray:
 def goal_features(dx: np.ndarray | float, dz: np.ndarray | float, yaw: np.ndarray | float,
                   pitch: np.ndarray | float) -> np.ndarray:
     """``float32[..., 6]``: the goal encoder's inputs for the goal ``(dx, dz)`` blocks away on
-    the ground plane and the view angles (degrees)."""
+    the ground plane and the view angles (degrees). One step's numbers (Python floats, as the
+    agent passes them) take a scalar path, the same values without building arrays."""
+    if all(isinstance(value, float) for value in (dx, dz, yaw, pitch)):
+        length = np.hypot(dx, dz)
+        scale = GOAL_CLIP / max(length, 1e-12) if length > GOAL_CLIP else 1.0
+        yaw, pitch = math.radians(yaw), math.radians(pitch)
+        return np.array([_symlog(dx * scale), _symlog(dz * scale), math.cos(yaw), math.sin(yaw),
+                         math.cos(pitch), math.sin(pitch)], np.float32)
     dx, dz = np.asarray(dx, np.float64), np.asarray(dz, np.float64)
     length = np.hypot(dx, dz)
     scale = np.where(length > GOAL_CLIP, GOAL_CLIP / np.maximum(length, 1e-12), 1.0)
     yaw, pitch = np.radians(yaw), np.radians(pitch)
     return np.stack([symlog(dx * scale), symlog(dz * scale), np.cos(yaw), np.sin(yaw),
                      np.cos(pitch), np.sin(pitch)], axis=-1).astype(np.float32)
+
+
+def _symlog(x: float) -> float:
+    """:func:`~mrsteve.nn.symlog` of one number."""
+    return 0.0 if x == 0.0 else math.copysign(math.log1p(abs(x)), x)
 
 
 @dataclass(frozen=True)

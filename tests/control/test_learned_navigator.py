@@ -45,6 +45,19 @@ def test_the_goal_is_rescaled_to_length_20_then_squashed_by_symlog():
     assert batch[0, :2].tolist() == [0.0, 0.0] and batch[1, 0] == pytest.approx(math.log1p(20))
 
 
+def test_one_steps_goal_features_are_the_batch_ones_to_the_bit():
+    """The scalar path (one step's Python floats) gives what the array path gives."""
+    rng = np.random.default_rng(0)
+    dx, dz = rng.uniform(-60, 60, (2, 400))
+    dx[::7], dz[::11] = 0.0, -0.0
+    yaw, pitch = rng.uniform(-360, 360, 400), rng.uniform(-90, 90, 400)
+    batch = goal_features(dx, dz, yaw, pitch)
+    one_by_one = np.array([goal_features(float(a), float(b), float(c), float(d))
+                           for a, b, c, d in zip(dx, dz, yaw, pitch, strict=True)])
+    assert one_by_one.dtype == np.float32
+    np.testing.assert_array_equal(one_by_one, batch)
+
+
 def test_camera_bins_are_vpts_mu_law_bins():
     values = camera_bin_values()
     assert len(values) == CAMERA_BINS == 11
