@@ -210,12 +210,15 @@ COMMANDS = (
         outcome=validation_scores),
     TrainingCommand(
         "navigator", NavigatorTrainingConfig,
-        ("segments", "conditioning", "finetune", "kl", "dagger_rounds", "finetune_epochs",
+        ("segments", "min_distance", "max_distance", "max_segment_steps", "conditioning",
+         "finetune", "kl", "dagger_rounds", "finetune_epochs",
          "anneal_epochs", "nudge_rate", "colour_jitter", "across_water", "expert_map",
          "give_up_goals",
          "give_up_false_alarms", "validation_segments", "foundation", "seed", "threads",
          "workers"),
-        {"kl": (0.0, None), "dagger_rounds": (0, None), "finetune_epochs": (0, None),
+        {"min_distance": (1.0, None), "max_distance": (1.0, None),
+         "max_segment_steps": (1, None),
+         "kl": (0.0, None), "dagger_rounds": (0, None), "finetune_epochs": (0, None),
          "anneal_epochs": (0, None),
          "nudge_rate": (0.0, 0.99), "colour_jitter": (0.0, 1.0), "across_water": SHARES,
          "give_up_goals": (0, None),
@@ -227,7 +230,8 @@ COMMANDS = (
         give-up head fitted on the depth navigator's verdicts; then ship it with
         `cp OUT/navigator.npz mrsteve/control/data/`.""",
         ("--out runs/navigator", "--out runs/nav-trxl --conditioning trxl",
-         "--out runs/nav-small --segments 200 --dagger-rounds 1"),
+         "--out runs/nav-small --segments 200 --dagger-rounds 1",
+         "--out runs/nav-long --max-distance 60 --max-segment-steps 600"),
         nested=(("ppo", "iterations", "--ppo-iterations"),), check=foundation_run),
     TrainingCommand(
         "instruction-policy", InstructionTrainingConfig,

@@ -91,8 +91,10 @@ class NavigatorTrainingConfig:
     max_segment_steps: int = 300
     """Steps a run toward one goal lasts at most."""
     min_distance: float = 5.0
+    """Goals lie at least this many blocks from where the previous run ended."""
     max_distance: float = 25.0
-    """Goals lie this many blocks from where the previous run ended."""
+    """Goals lie at most this many blocks from where the previous run ended (the goal encoder
+    sees a goal rescaled to 20 blocks at most, so farther goals only lengthen the walks)."""
     across_water: float = 0.5
     """Share of goals drawn across water where a world has water that separates the ground."""
     foundation_epochs: int = 5
@@ -202,8 +204,11 @@ class NavigatorTrainingConfig:
         if self.finetune not in FINETUNING:
             raise ValueError(f"finetune must be one of {', '.join(FINETUNING)}, got "
                              f"{self.finetune!r}")
-        if self.kl < 0 or not 0 < self.min_distance <= self.max_distance:
-            raise ValueError("need kl >= 0 and 0 < min_distance <= max_distance")
+        if self.kl < 0:
+            raise ValueError(f"kl must be >= 0, got {self.kl}")
+        if not 0 < self.min_distance <= self.max_distance:
+            raise ValueError(f"goals need 0 < min_distance <= max_distance, got "
+                             f"{self.min_distance} and {self.max_distance}")
         if not 0 <= self.across_water <= 1:
             raise ValueError(f"across_water is a share of goals, from 0 to 1; got "
                              f"{self.across_water}")

@@ -22,7 +22,8 @@ FLAGS = {
                 "--pairwise", "--hard-negatives", "--hard-negative-pool", "--colour-jitter",
                 "--threads",
                 "--progress", "--no-progress", "--json"},
-    "navigator": {"--out", "--segments", "--conditioning", "--finetune", "--kl",
+    "navigator": {"--out", "--segments", "--min-distance", "--max-distance",
+                  "--max-segment-steps", "--conditioning", "--finetune", "--kl",
                   "--dagger-rounds", "--finetune-epochs", "--anneal-epochs", "--ppo-iterations",
                   "--nudge-rate", "--colour-jitter", "--across-water", "--expert-map",
                   "--give-up-goals",
@@ -89,10 +90,12 @@ def test_options_reach_the_config_nested_ones_included(tmp_path, monkeypatch):
     configs = capture(monkeypatch, "mrsteve.train.navigator.train_navigator")
     result = CliRunner().invoke(app, ["train", "navigator", "--out", str(tmp_path / "run"),
                                       "--ppo-iterations", "3", "--dagger-rounds", "0",
-                                      "--expert-map", "segment"])
+                                      "--expert-map", "segment", "--max-distance", "60",
+                                      "--max-segment-steps", "600"])
     assert result.exit_code == 0, result.output
     assert configs == [dataclasses.replace(NavigatorTrainingConfig(), dagger_rounds=0,
-                                           expert_map="segment", ppo=PPOConfig(iterations=3))]
+                                           expert_map="segment", ppo=PPOConfig(iterations=3),
+                                           max_distance=60.0, max_segment_steps=600)]
 
 
 def test_a_switch_reaches_the_config(tmp_path, monkeypatch):
@@ -105,6 +108,7 @@ def test_a_switch_reaches_the_config(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize(("command", "option", "value"), [
     ("navigator", "--across-water", "1.5"), ("navigator", "--give-up-false-alarms", "0.9"),
+    ("navigator", "--max-segment-steps", "0"),
     ("instruction-policy", "--nudge-rate", "0.995"), ("encoder", "--explored", "-0.1"),
     ("encoder", "--hard-negatives", "-1")])
 def test_a_value_out_of_its_range_is_refused_before_any_work(command, option, value, tmp_path,

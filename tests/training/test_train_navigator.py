@@ -274,6 +274,10 @@ def test_bad_settings_are_refused_with_the_accepted_values():
         NavigatorTrainingConfig(finetune="lora")
     with pytest.raises(ValueError, match="across_water is a share of goals, from 0 to 1; got 2"):
         NavigatorTrainingConfig(across_water=2)
+    with pytest.raises(ValueError, match="0 < min_distance <= max_distance, got 30.0 and 10.0"):
+        NavigatorTrainingConfig(min_distance=30.0, max_distance=10.0)
+    with pytest.raises(ValueError, match="kl must be >= 0, got -1"):
+        NavigatorTrainingConfig(kl=-1)
     with pytest.raises(ValueError, match="anneal_epochs must be at least 0, got -1"):
         NavigatorTrainingConfig(anneal_epochs=-1)
     with pytest.raises(ValueError, match="colour_jitter must be from 0 to 1"):
