@@ -220,7 +220,8 @@ class Navigation(Experiment):
     examples = ('--terrain all --navigator depth,straight --workers 2', '--terrain river --episodes 5 --plots runs/river-plots',)
     config_type = NavigationTaskConfig
     choices = {"navigator": BUILT_IN_NAVIGATORS}
-    options = ("terrain", "parts", "navigator", "navigator_weights", "max_steps", "look")
+    options = ("terrain", "parts", "navigator", "navigator_weights", "max_steps", "min_distance",
+               "max_distance", "look")
     agent_options = ("navigator_weights",)  # --navigator chooses the rows, --parts the default
     renamed_options = {"weights": "navigator_weights"}
     default_episodes = 20

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -54,6 +55,28 @@ def test_goals_are_walkable_reachable_and_10_to_20_blocks_away(terrain):
         assert 10 <= math.dist(start, task.goal) <= 20
         assert not world.water[cell] and reachable(world, start)[cell]
         assert task.shortest >= math.dist(start, task.goal) - 3.0 - 1e-9
+
+
+def test_the_goal_range_is_an_option_that_reaches_the_goals(tmp_path):
+    """``--min-distance`` / ``--max-distance`` set how far from the spawn the goals lie."""
+    from typer.testing import CliRunner
+
+    from mrsteve.cli import app
+
+    result = CliRunner().invoke(app, [
+        "eval", "navigation", "--parts", "stand-in", "--terrain", "flat", "--min-distance", "30",
+        "--max-distance", "40", "--episodes", "2", "--max-steps", "5", "--no-progress",
+        "--json", str(tmp_path / "far.json")])
+    assert result.exit_code == 0, result.output
+    records = [json.loads(line) for line in (tmp_path / "far.episodes.jsonl").read_text().splitlines()]
+    assert len(records) == 2
+    for record in records:
+        assert 30 <= math.dist(record["trajectory"][0], record["goal"]) <= 40
+    refused = CliRunner().invoke(app, ["eval", "navigation", "--min-distance", "30",
+                                       "--max-distance", "20", "--no-progress",
+                                       "--json", str(tmp_path / "bad.json")])
+    assert refused.exit_code != 0 and "min_distance <= max_distance" in refused.output
+    assert not (tmp_path / "bad.episodes.jsonl").exists()
 
 
 def test_river_goals_lie_across_the_water_and_the_path_leaves_it_at_the_shore():
