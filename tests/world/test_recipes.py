@@ -416,14 +416,6 @@ def test_plains_nav_has_gentle_hills_and_trees():
     assert len(columns_with(blocks, "water")) == 0
 
 
-def test_forest_nav_is_as_dense_as_a_minecraft_forest():
-    """About one oak per 25 blocks of ground (Minecraft's forests), ten times plains_nav's."""
-    blocks = built("forest_nav").blocks
-    trunks = len(columns_with(blocks, "oak_log"))
-    assert trunks >= 130 and trunks >= 8 * len(columns_with(built("plains_nav").blocks, "oak_log"))
-    assert blocks.shape[0] * blocks.shape[2] / trunks <= 32
-
-
 # -- The recipe file's checks ---------------------------------------------------------------------
 def one_world(**changes) -> dict:
     """A small world table for ``parse_world_recipes``, with ``changes`` (``None`` drops a key)."""
