@@ -164,10 +164,6 @@ def _layer_norm_row(x, weight, bias, eps, out):
         out[i] = (x[i] - mean) * scale * weight[i] + bias[i]
 
 
-def relu(x: np.ndarray) -> np.ndarray:
-    return np.maximum(x, 0.0)
-
-
 def logit(probability: float) -> float:
     """The log-odds of ``probability`` (in (0, 1)): where a logistic output reaches it."""
     return math.log(probability / (1.0 - probability))
