@@ -210,7 +210,7 @@ COMMANDS = (
         outcome=validation_scores),
     TrainingCommand(
         "navigator", NavigatorTrainingConfig,
-        ("segments", "min_distance", "max_distance", "max_segment_steps", "conditioning",
+        ("segments", "worlds", "min_distance", "max_distance", "max_segment_steps", "conditioning",
          "finetune", "kl", "dagger_rounds", "finetune_epochs",
          "anneal_epochs", "nudge_rate", "colour_jitter", "across_water", "expert_map",
          "give_up_goals",
@@ -231,7 +231,8 @@ COMMANDS = (
         `cp OUT/navigator.npz mrsteve/control/data/`.""",
         ("--out runs/navigator", "--out runs/nav-trxl --conditioning trxl",
          "--out runs/nav-small --segments 200 --dagger-rounds 1",
-         "--out runs/nav-long --max-distance 60 --max-segment-steps 600"),
+         "--out runs/nav-long --max-distance 60 --max-segment-steps 600",
+         "--out runs/nav-forest --worlds nav_meadow,nav_crags,nav_stream,nav_forest"),
         nested=(("ppo", "iterations", "--ppo-iterations"),), check=foundation_run),
     TrainingCommand(
         "instruction-policy", InstructionTrainingConfig,

@@ -17,14 +17,13 @@ from typing import Any
 
 from mrsteve.agent.config import AgentTree
 from mrsteve.digests import (
-    HELD_OUT_WORLD_DATA,
     WORLD_DATA,
     data_digest,
     data_digests,
     digest,
     plain,
 )
-from mrsteve.world.recipes import held_out_world_names
+from mrsteve.world.recipes import own_recipe_file
 
 MAX_EPISODES = 1_000_000
 """The most episodes a group may have (a count beyond any sweep; a typo such as 10**20 would
@@ -50,16 +49,15 @@ class RunSpec:
     index: int = 0
     """The episode's number within its group."""
     data: tuple[tuple[str, str], ...] = field(default_factory=lambda: data_digests(WORLD_DATA))
-    """Digests of the world's data files (blocks, world recipes, the task catalogue; the
-    held-out world recipes too when the task's ``world`` is one of them)."""
+    """Digests of the world's data files (blocks, world recipes, the task catalogue; a recipe
+    file of its own too, the held-out worlds' or the forests', when the task's ``world`` is in
+    it: :data:`mrsteve.world.recipes.OWN_FILES`)."""
 
     def __post_init__(self) -> None:
         world = getattr(self.task, "world", None)
-        recorded = {path for path, _ in self.data}
-        if (isinstance(world, str) and world in held_out_world_names()
-                and HELD_OUT_WORLD_DATA not in recorded):
-            data = (*self.data, (HELD_OUT_WORLD_DATA, data_digest(HELD_OUT_WORLD_DATA)))
-            object.__setattr__(self, "data", tuple(sorted(data)))
+        own = own_recipe_file(world) if isinstance(world, str) else None
+        if own is not None and own not in {path for path, _ in self.data}:
+            object.__setattr__(self, "data", tuple(sorted((*self.data, (own, data_digest(own))))))
 
     @property
     def agent_name(self) -> str:

@@ -71,6 +71,19 @@ TRAINING_WORLDS = ("nav_meadow", "nav_crags", "nav_stream")
 """World recipes the navigator learns in (``data/worlds.toml``); the navigation experiment's
 terrains (``flat``, ``plains_nav``, ``mountain``, ``river``) are not among them."""
 
+NAVIGATOR_WORLDS = (*TRAINING_WORLDS, "nav_forest")
+"""World recipes made for the navigator to learn in (no experiment runs in them):
+:data:`TRAINING_WORLDS` and ``nav_forest``, a forest as dense as Minecraft's
+(``data/forest_worlds.toml``)."""
+
+
+def check_training_worlds(names: Sequence[str]) -> None:
+    """Raise ``ValueError`` unless ``names`` are distinct recipes of :data:`NAVIGATOR_WORLDS`."""
+    if not names or len(set(names)) != len(names) or not set(names) <= set(NAVIGATOR_WORLDS):
+        raise ValueError(f"worlds must be distinct navigator training worlds, comma-separated "
+                         f"(of {', '.join(NAVIGATOR_WORLDS)}); got {', '.join(names) or 'none'}")
+
+
 FINETUNING = ("full", "adapter", "head")
 """What fine-tuning trains: everything; low-rank adapters on the core and heads (plus the goal
 encoder); the goal encoder and the heads only."""
@@ -86,6 +99,9 @@ class NavigatorTrainingConfig:
 
     segments: int = 2400
     """Demonstration segments (runs to one goal) of the depth navigator."""
+    worlds: str = ",".join(TRAINING_WORLDS)
+    """World recipes it learns in, comma-separated, each drawn as often: of nav_meadow, nav_crags
+    and nav_stream (the shipped recipe's) and nav_forest (a forest as dense as Minecraft's)."""
     goals_per_world: int = 10
     """Goals walked one after another in one world before the next world is generated."""
     max_segment_steps: int = 300
@@ -186,6 +202,7 @@ class NavigatorTrainingConfig:
     calibrated head flags at the run-time threshold."""
 
     def __post_init__(self) -> None:
+        check_training_worlds(self.world_names)
         for name in ("segments", "goals_per_world", "max_segment_steps", "foundation_epochs",
                      "sequence", "batch", "context", "threads", "workers"):
             if getattr(self, name) < 1:
@@ -218,6 +235,11 @@ class NavigatorTrainingConfig:
             raise ValueError(f"expert_map must be one of {', '.join(EXPERT_MAPS)}, got "
                              f"{self.expert_map!r}")
 
+    @property
+    def world_names(self) -> tuple[str, ...]:
+        """:attr:`worlds` as a tuple of recipe names."""
+        return tuple(name.strip() for name in self.worlds.split(","))
+
     def architecture(self, conditioning: str) -> NavigatorArchitecture:
         return NavigatorArchitecture(context=self.context, dim=self.dim,
                                      conditioning=conditioning)
@@ -239,6 +261,8 @@ class NavigatorTrainingConfig:
             del settings["expert_map"]
         if not self.colour_jitter:
             del settings["colour_jitter"]
+        if self.world_names == TRAINING_WORLDS:
+            del settings["worlds"]
         return settings
 
     def data_key(self) -> str:
@@ -249,6 +273,8 @@ class NavigatorTrainingConfig:
             fields += [self.nudge_rate, self.nudge_steps, self.nudge_degrees]
         if self.expert_map != "world":
             fields.append(self.expert_map)
+        if self.world_names != TRAINING_WORLDS:
+            fields.append(list(self.world_names))
         return hashlib.sha256(json.dumps(fields).encode()).hexdigest()[:16]
 
 
@@ -366,7 +392,7 @@ def collect_segments(config: NavigatorTrainingConfig, seed: int, segments: int,
     rng = np.random.default_rng(seed)
     nudge_rng = np.random.default_rng([seed, 1])  # nudges do not shift the worlds' draws
     recorder, reached = SegmentRecorder(), []
-    worlds = training_worlds(TRAINING_WORLDS, rng, callbacks=[recorder])
+    worlds = training_worlds(config.world_names, rng, callbacks=[recorder])
     for driver, info in take(lambda: len(reached), segments, worlds):
         expert = None
         actor = None
@@ -575,7 +601,7 @@ def _train(out: Path, config: NavigatorTrainingConfig, progress: bool,
 
     def render() -> Demonstrations:
         say(f"rendering {config.segments} demonstration segments in "
-            f"{', '.join(TRAINING_WORLDS)}")
+            f"{config.worlds}")
         return collect(config, config.seed, config.segments)
 
     data = run.cached("demonstrations", key, render, Demonstrations.load, earlier)
@@ -677,7 +703,7 @@ def _train(out: Path, config: NavigatorTrainingConfig, progress: bool,
             say(f"PPO: {config.ppo.iterations} iterations of {config.ppo.envs} x "
                 f"{config.ppo.steps} steps, KL {config.kl:g} to the foundation policy")
             ppo_finetune(model, foundation, trainable, architecture, config.kl, config.ppo,
-                         TRAINING_WORLDS, config.goals_per_world, config.across_water,
+                         config.world_names, config.goals_per_world, config.across_water,
                          config.seed + 2,
                          lambda m: export_weights(m, architecture, {}), say, run.history,
                          progress)
@@ -700,7 +726,7 @@ def _train(out: Path, config: NavigatorTrainingConfig, progress: bool,
         weights = _give_up_head(run, config, weights, key)
     info = {"training": config.recipe(), "seconds": round(run.seconds, 1),
             "data": f"{config.segments} depth-navigator segments in "
-                    f"{', '.join(TRAINING_WORLDS)}, seed {config.seed}, "
+                    f"{', '.join(config.world_names)}, seed {config.seed}, "
                     f"{config.dagger_rounds} DAgger rounds of {config.dagger_segments}, "
                     f"{config.ppo.iterations} PPO iterations, "
                     f"{config.give_up_goals} give-up walks",
@@ -729,10 +755,10 @@ def _give_up_head(run: TrainingRun, config: NavigatorTrainingConfig, weights: Na
 
     def render() -> GiveUpWalks:
         say(f"give-up head: the policy walks to {config.give_up_goals} goals beyond, inside and "
-            f"away from the walls of {', '.join(TRAINING_WORLDS)}")
+            f"away from the walls of {', '.join(config.world_names)}")
         return GiveUpWalks.concatenate(render_streams(
             walk_give_up, config.seed + 77_777, config.give_up_goals,
-            lambda s, n, first: (weights, s, n, TRAINING_WORLDS, config.max_segment_steps),
+            lambda s, n, first: (weights, s, n, config.world_names, config.max_segment_steps),
             config.workers))
 
     walks = run.cached("give-up", walks_key(key, config.give_up_goals, weights), render,
@@ -847,6 +873,7 @@ def plot_curve(history: list[dict], path: Path,
 __all__ = [
     "EXPERT_MAPS",
     "FINETUNING",
+    "NAVIGATOR_WORLDS",
     "TRAINING_WORLDS",
     "Demonstrations",
     "NavigatorTrainingConfig",

@@ -62,29 +62,52 @@ def build_layout(name: str, rng: np.random.Generator) -> WorldLayout:
     return lookup(WORLD_RECIPES, name, "world").build(rng)
 
 
+WORLDS_FILE = "data/worlds.toml"
+"""The paper's maps and test terrains and the learned parts' training worlds (below
+``mrsteve/world/``): every task's episodes depend on it."""
 HELD_OUT_FILE = "data/heldout_worlds.toml"
-"""The held-out world recipes (below ``mrsteve/world/``): worlds no learned part trains,
-calibrates or is tuned in."""
+"""The held-out world recipes: worlds no learned part trains, calibrates or is tuned in."""
+FOREST_FILE = "data/forest_worlds.toml"
+"""Forests as dense as Minecraft's, beyond the paper: a navigation terrain and a navigator
+training world."""
+OWN_FILES = (HELD_OUT_FILE, FOREST_FILE)
+"""Recipe files that only the episodes in their worlds depend on (their digests are recorded by
+those episodes alone, :class:`mrsteve.eval.spec.RunSpec`), so that a world added or changed
+there leaves every other record as it was."""
+
+
+@cache
+def _recipe_tables(name: str) -> dict[str, list[dict[str, Any]]]:
+    """The ``world`` and ``unbounded`` tables of the recipe file ``name``."""
+    raw = tomllib.loads(resources.files("mrsteve.world").joinpath(name).read_text("utf-8"))
+    return {kind: list(raw.get(kind, [])) for kind in ("world", "unbounded")}
 
 
 @cache
 def load_world_recipes() -> Mapping[str, WorldRecipe | UnboundedRecipe]:
-    """Every recipe of ``data/worlds.toml`` and of the held-out ``data/heldout_worlds.toml`` by
-    name, parsed and checked once per process."""
-    folder = resources.files("mrsteve.world")
-    tables = [tomllib.loads(folder.joinpath(name).read_text("utf-8"))
-              for name in ("data/worlds.toml", HELD_OUT_FILE)]
-    return parse_world_recipes({kind: [table for raw in tables for table in raw.get(kind, [])]
+    """Every recipe of :data:`WORLDS_FILE` and of :data:`OWN_FILES` by name, parsed and checked
+    once per process."""
+    tables = [_recipe_tables(name) for name in (WORLDS_FILE, *OWN_FILES)]
+    return parse_world_recipes({kind: [table for raw in tables for table in raw[kind]]
                                 for kind in ("world", "unbounded")})
 
 
 @cache
+def recipe_names(file: str) -> frozenset[str]:
+    """The names of the recipes of ``file`` (:data:`WORLDS_FILE` or one of :data:`OWN_FILES`)."""
+    return frozenset(table["name"] for tables in _recipe_tables(file).values()
+                     for table in tables)
+
+
 def held_out_world_names() -> frozenset[str]:
     """The names of the held-out world recipes (:data:`HELD_OUT_FILE`)."""
-    text = resources.files("mrsteve.world").joinpath(HELD_OUT_FILE).read_text("utf-8")
-    raw = tomllib.loads(text)
-    return frozenset(table["name"] for kind in ("world", "unbounded")
-                     for table in raw.get(kind, []))
+    return recipe_names(HELD_OUT_FILE)
+
+
+def own_recipe_file(name: str) -> str | None:
+    """The file of :data:`OWN_FILES` that defines the recipe ``name`` (``world/data/...``, as
+    data digests name files), or None when :data:`WORLDS_FILE` does or none does."""
+    return next((f"world/{file}" for file in OWN_FILES if name in recipe_names(file)), None)
 
 
 def parse_world_recipes(raw: Mapping[str, Any]) -> Mapping[str, WorldRecipe | UnboundedRecipe]:

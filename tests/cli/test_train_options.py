@@ -22,7 +22,7 @@ FLAGS = {
                 "--pairwise", "--hard-negatives", "--hard-negative-pool", "--colour-jitter",
                 "--threads",
                 "--progress", "--no-progress", "--json"},
-    "navigator": {"--out", "--segments", "--min-distance", "--max-distance",
+    "navigator": {"--out", "--segments", "--worlds", "--min-distance", "--max-distance",
                   "--max-segment-steps", "--conditioning", "--finetune", "--kl",
                   "--dagger-rounds", "--finetune-epochs", "--anneal-epochs", "--ppo-iterations",
                   "--nudge-rate", "--colour-jitter", "--across-water", "--expert-map",

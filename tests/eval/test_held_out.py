@@ -13,14 +13,14 @@ from mrsteve.eval.exploration import EXPLORATION, PAPER_SETUP, ExplorationTaskCo
 from mrsteve.eval.instruction import INSTRUCTION, InstructionTaskConfig
 from mrsteve.eval.navigation import NAVIGATION, PAPER_TERRAINS, NavigationTaskConfig
 from mrsteve.train.instruction import INSTRUCTION_WORLDS
-from mrsteve.train.navigator import TRAINING_WORLDS
-from mrsteve.world.recipes import WORLD_RECIPES, held_out_world_names
+from mrsteve.train.navigator import NAVIGATOR_WORLDS
+from mrsteve.world.recipes import OWN_FILES, WORLD_RECIPES, held_out_world_names
 
 
 def test_no_learned_part_trains_or_calibrates_in_a_held_out_world():
     held_out = held_out_world_names()
     assert held_out == {"heldout_highlands"} and held_out <= set(WORLD_RECIPES)
-    for used in (INSTRUCTION_WORLDS, TRAINING_WORLDS, CALIBRATION_WORLDS, HELD_OUT_WORLDS):
+    for used in (INSTRUCTION_WORLDS, NAVIGATOR_WORLDS, CALIBRATION_WORLDS, HELD_OUT_WORLDS):
         assert not held_out & set(used)
 
 
@@ -46,12 +46,14 @@ def test_each_look_is_a_group_and_the_days_groups_are_those_of_before():
     assert labels == ["count-based", "count-based-dusk", "count-based-overcast"]
 
 
-def test_only_episodes_in_a_held_out_world_record_its_recipes():
+@pytest.mark.parametrize(("terrain", "recipes"), [("highlands", HELD_OUT_WORLD_DATA),
+                                                  ("forest", "world/data/forest_worlds.toml")])
+def test_only_episodes_in_a_world_of_a_recipe_file_of_its_own_record_it(terrain, recipes):
     (paper,) = NAVIGATION.groups(NavigationTaskConfig(terrain="river"))
-    (held_out,) = NAVIGATION.groups(NavigationTaskConfig(terrain="highlands"))
-    assert HELD_OUT_WORLD_DATA not in dict(paper.spec.data)
-    assert HELD_OUT_WORLD_DATA in dict(held_out.spec.data)
-    assert dict(held_out.spec.episode(3, 45).data) == dict(held_out.spec.data)
+    (own,) = NAVIGATION.groups(NavigationTaskConfig(terrain=terrain))
+    assert not {path for path, _ in paper.spec.data} & {f"world/{name}" for name in OWN_FILES}
+    assert recipes in dict(own.spec.data) and "world/data/worlds.toml" in dict(own.spec.data)
+    assert dict(own.spec.episode(3, 45).data) == dict(own.spec.data)
 
 
 def test_a_run_in_another_look_is_not_the_papers_set_up():

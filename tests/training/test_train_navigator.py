@@ -21,6 +21,7 @@ from mrsteve.control.learned_navigator import (
     load_shipped_navigator,
 )
 from mrsteve.train.navigator import (
+    NAVIGATOR_WORLDS,
     TRAINING_WORLDS,
     NavigatorTrainingConfig,
     PitchNudges,
@@ -124,7 +125,27 @@ def test_the_expert_maps_each_segment_afresh_when_its_map_lasts_a_segment(monkey
 def test_training_worlds_are_not_the_navigation_terrains():
     from mrsteve.eval.navigation import TERRAINS
 
-    assert not set(TRAINING_WORLDS) & set(TERRAINS.values())
+    assert set(TRAINING_WORLDS) < set(NAVIGATOR_WORLDS)
+    assert not set(NAVIGATOR_WORLDS) & set(TERRAINS.values())
+
+
+def test_the_worlds_chosen_are_where_it_learns_and_the_default_is_not_recorded(monkeypatch):
+    """Demonstrations come from the chosen worlds alone; the shipped recipe's worlds stay out of
+    the recipe and the data key, so the runs made before keep theirs."""
+    from mrsteve.train import episodes
+
+    drawn, make_env = [], episodes.make_env
+    monkeypatch.setattr(episodes, "make_env",
+                        lambda world, **kw: drawn.append(world) or make_env(world=world, **kw))
+    forest = dataclasses.replace(TINY, worlds="nav_forest")
+    assert "worlds" not in TINY.recipe() and forest.recipe()["worlds"] == "nav_forest"
+    assert forest.data_key() != TINY.data_key()
+    collect_segments(forest, seed=5, segments=2)
+    assert drawn and set(drawn) == {"nav_forest"}
+    with pytest.raises(ValueError, match="distinct navigator training worlds, comma-separated "
+                                         "\\(of nav_meadow, nav_crags, nav_stream, nav_forest\\); "
+                                         "got flat"):
+        dataclasses.replace(TINY, worlds="flat")
 
 
 def test_demonstrations_are_the_depth_navigators_steps_toward_each_goal():

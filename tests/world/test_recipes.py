@@ -416,6 +416,17 @@ def test_plains_nav_has_gentle_hills_and_trees():
     assert len(columns_with(blocks, "water")) == 0
 
 
+@pytest.mark.parametrize(("forest", "sparse"), [("forest_nav", "plains_nav"),
+                                               ("nav_forest", "nav_meadow")])
+def test_the_forests_are_as_dense_as_minecrafts(forest, sparse):
+    """About one oak per 25 blocks of ground (Minecraft's forests), ten times the trees of the
+    plains beside them (the navigation terrain's, the navigator's first training world's)."""
+    blocks = built(forest).blocks
+    trunks = len(columns_with(blocks, "oak_log"))
+    assert trunks >= 8 * len(columns_with(built(sparse).blocks, "oak_log"))
+    assert blocks.shape[0] * blocks.shape[2] / trunks <= 32
+
+
 # -- The recipe file's checks ---------------------------------------------------------------------
 def one_world(**changes) -> dict:
     """A small world table for ``parse_world_recipes``, with ``changes`` (``None`` drops a key)."""
