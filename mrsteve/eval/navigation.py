@@ -48,10 +48,10 @@ PAPER_TERRAINS = {"flat": "flat", "plains": "plains_nav", "mountain": "mountain"
                   "river": "river"}
 """The paper's terrain names and the world recipes they run on (``all``)."""
 TERRAINS = {**PAPER_TERRAINS, "highlands": "heldout_highlands", "forest": "forest_nav",
-            "unbounded": "plains_unbounded"}
+            "desert": "desert_nav", "unbounded": "plains_unbounded"}
 """Terrain names of the experiment and the world recipes they run on: the paper's, the held-out
-highlands, which no navigator trains or is tuned on, a forest as dense as Minecraft's (beyond the
-paper), and the unbounded Minecraft-like world ABA-Random, SEQ(4) and WISE's 384 x 384
+highlands, which no navigator trains or is tuned on, a forest as dense as Minecraft's and a desert
+(beyond the paper), and the unbounded Minecraft-like world ABA-Random, SEQ(4) and WISE's 384 x 384
 exploration run on (its plains, forests, lakes and rivers; no navigator trains there either)."""
 
 PAPER_NAVIGATORS = {
@@ -114,8 +114,8 @@ class NavigationTaskConfig(AgentParts, LookOption):
 
     terrain: str = "all"
     """flat, plains, mountain, river, highlands (held out: no navigator trains or is tuned
-    there), forest (Minecraft's density) or unbounded (ABA-Random's world); comma-separated,
-    or 'all' (the paper's four)."""
+    there), forest (Minecraft's density), desert or unbounded (ABA-Random's world);
+    comma-separated, or 'all' (the paper's four)."""
     max_steps: int = 1000
     """Steps before an episode fails (the paper does not say; 1000 = 50 s)."""
     min_distance: float = 10.0

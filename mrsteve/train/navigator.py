@@ -71,10 +71,10 @@ TRAINING_WORLDS = ("nav_meadow", "nav_crags", "nav_stream")
 """World recipes the navigator learns in (``data/worlds.toml``); the navigation experiment's
 terrains (``flat``, ``plains_nav``, ``mountain``, ``river``) are not among them."""
 
-NAVIGATOR_WORLDS = (*TRAINING_WORLDS, "nav_forest")
+NAVIGATOR_WORLDS = (*TRAINING_WORLDS, "nav_forest", "nav_desert")
 """World recipes made for the navigator to learn in (no experiment runs in them):
-:data:`TRAINING_WORLDS` and ``nav_forest``, a forest as dense as Minecraft's
-(``data/forest_worlds.toml``)."""
+:data:`TRAINING_WORLDS`, ``nav_forest``, a forest as dense as Minecraft's
+(``data/forest_worlds.toml``), and ``nav_desert``, a desert (``data/desert_worlds.toml``)."""
 
 
 def check_training_worlds(names: Sequence[str]) -> None:
@@ -101,7 +101,8 @@ class NavigatorTrainingConfig:
     """Demonstration segments (runs to one goal) of the depth navigator."""
     worlds: str = ",".join(TRAINING_WORLDS)
     """World recipes it learns in, comma-separated, each drawn as often: of nav_meadow, nav_crags
-    and nav_stream (the shipped recipe's) and nav_forest (a forest as dense as Minecraft's)."""
+    and nav_stream (the shipped recipe's), nav_forest (a forest as dense as Minecraft's) and
+    nav_desert (a desert)."""
     goals_per_world: int = 10
     """Goals walked one after another in one world before the next world is generated."""
     max_segment_steps: int = 300

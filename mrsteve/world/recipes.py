@@ -70,7 +70,10 @@ HELD_OUT_FILE = "data/heldout_worlds.toml"
 FOREST_FILE = "data/forest_worlds.toml"
 """Forests as dense as Minecraft's, beyond the paper: a navigation terrain and a navigator
 training world."""
-OWN_FILES = (HELD_OUT_FILE, FOREST_FILE)
+DESERT_FILE = "data/desert_worlds.toml"
+"""Deserts as Minecraft's, beyond the paper: a navigation terrain and a navigator training
+world."""
+OWN_FILES = (HELD_OUT_FILE, FOREST_FILE, DESERT_FILE)
 """Recipe files that only the episodes in their worlds depend on (their digests are recorded by
 those episodes alone, :class:`mrsteve.eval.spec.RunSpec`), so that a world added or changed
 there leaves every other record as it was."""

@@ -22,7 +22,7 @@ from mrsteve.world.recipes import build_layout
 
 EVALUATION_MAPS = {"map1", "map2", "map3", "find_water", "zombie_spot", "two_houses",
                    "long_instruction", "long_navigation"}
-TEST_TERRAINS = {"plains", "flat", "plains_nav", "forest_nav", "mountain", "river"}  # plains: ABA-Random, SEQ(4)
+TEST_TERRAINS = {"plains", "flat", "plains_nav", "forest_nav", "desert_nav", "mountain", "river"}  # plains: ABA-Random, SEQ(4)
 
 SHAPE = (16, 40, 64)
 CONTENT = load_content()

@@ -47,7 +47,8 @@ def test_each_look_is_a_group_and_the_days_groups_are_those_of_before():
 
 
 @pytest.mark.parametrize(("terrain", "recipes"), [("highlands", HELD_OUT_WORLD_DATA),
-                                                  ("forest", "world/data/forest_worlds.toml")])
+                                                  ("forest", "world/data/forest_worlds.toml"),
+                                                  ("desert", "world/data/desert_worlds.toml")])
 def test_only_episodes_in_a_world_of_a_recipe_file_of_its_own_record_it(terrain, recipes):
     (paper,) = NAVIGATION.groups(NavigationTaskConfig(terrain="river"))
     (own,) = NAVIGATION.groups(NavigationTaskConfig(terrain=terrain))

@@ -44,7 +44,7 @@ def river_world(exit_x: int | None) -> np.ndarray:
     return blocks
 
 
-@pytest.mark.parametrize("terrain", ["flat", "mountain", "forest", "unbounded"])
+@pytest.mark.parametrize("terrain", ["flat", "mountain", "forest", "desert", "unbounded"])
 def test_goals_are_walkable_reachable_and_10_to_20_blocks_away(terrain):
     blocks, start = start_world(terrain, 0)
     world = HeightMap.from_blocks(blocks)

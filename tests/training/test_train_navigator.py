@@ -143,7 +143,7 @@ def test_the_worlds_chosen_are_where_it_learns_and_the_default_is_not_recorded(m
     collect_segments(forest, seed=5, segments=2)
     assert drawn and set(drawn) == {"nav_forest"}
     with pytest.raises(ValueError, match="distinct navigator training worlds, comma-separated "
-                                         "\\(of nav_meadow, nav_crags, nav_stream, nav_forest\\); "
+                                         "\\(of nav_meadow, nav_crags, nav_stream, nav_forest, nav_desert\\); "
                                          "got flat"):
         dataclasses.replace(TINY, worlds="flat")
 

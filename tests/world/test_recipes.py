@@ -427,6 +427,15 @@ def test_the_forests_are_as_dense_as_minecrafts(forest, sparse):
     assert blocks.shape[0] * blocks.shape[2] / trunks <= 32
 
 
+@pytest.mark.parametrize("desert", ["desert_nav", "nav_desert"])
+def test_the_deserts_are_sand_over_sand_with_nothing_growing(desert):
+    blocks = built(desert).blocks
+    tops = top_blocks(blocks)[1:-1, 1:-1]
+    assert (tops == id_of("sand")).all()
+    for plant in ("oak_log", "tall_grass", "sugar_cane", "water"):
+        assert len(columns_with(blocks, plant)) == 0
+
+
 # -- The recipe file's checks ---------------------------------------------------------------------
 def one_world(**changes) -> dict:
     """A small world table for ``parse_world_recipes``, with ``changes`` (``None`` drops a key)."""
