@@ -113,6 +113,6 @@ catalogue."""
 
 HELD_OUT_WORLD_DATA = "world/data/heldout_worlds.toml"
 """The held-out world recipes: loaded by every task too, but only the episodes in one of its
-worlds record its digest (:class:`mrsteve.eval.spec.RunSpec`; the forests' recipe file is kept
-the same way, :data:`mrsteve.world.recipes.OWN_FILES`), so a held-out world added or changed
-leaves every other record as it was."""
+worlds record its digest (:class:`mrsteve.eval.spec.RunSpec`; the forests' and deserts' recipe
+files are kept the same way, :data:`mrsteve.world.recipes.OWN_FILES`), so a held-out world added
+or changed leaves every other record as it was."""

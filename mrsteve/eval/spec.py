@@ -50,8 +50,8 @@ class RunSpec:
     """The episode's number within its group."""
     data: tuple[tuple[str, str], ...] = field(default_factory=lambda: data_digests(WORLD_DATA))
     """Digests of the world's data files (blocks, world recipes, the task catalogue; a recipe
-    file of its own too, the held-out worlds' or the forests', when the task's ``world`` is in
-    it: :data:`mrsteve.world.recipes.OWN_FILES`)."""
+    file of its own too, the held-out worlds', the forests' or the deserts', when the task's
+    ``world`` is in it: :data:`mrsteve.world.recipes.OWN_FILES`)."""
 
     def __post_init__(self) -> None:
         world = getattr(self.task, "world", None)

@@ -1,6 +1,7 @@
 """The world recipes: the paper's maps and test terrains, built from a seeded generator.
 
-Each recipe is data (``data/worlds.toml``): a size, a spawn and a list of terrain features
+Each recipe is data (``data/worlds.toml``, and the files of its own of :data:`OWN_FILES`: the
+held-out worlds, Minecraft's forests and deserts): a size, a spawn and a list of terrain features
 (:mod:`mrsteve.world.terrain`) applied in order, so a new map is a data edit. ``mrsteve worlds``
 lists them; :func:`build_layout` builds one into a :class:`~mrsteve.world.layout.WorldLayout`.
 """
