@@ -52,6 +52,7 @@ from mrsteve.control.learned_navigator import (
     camera_bins,
     goal_features,
 )
+from mrsteve.naming import choose
 from mrsteve.protocols import Decision
 from mrsteve.tasks.driver import EpisodeCallback, Step
 from mrsteve.train.episodes import take, training_worlds
@@ -75,13 +76,6 @@ NAVIGATOR_WORLDS = (*TRAINING_WORLDS, "nav_forest", "nav_desert")
 """World recipes made for the navigator to learn in (no experiment runs in them):
 :data:`TRAINING_WORLDS`, ``nav_forest``, a forest as dense as Minecraft's
 (``data/forest_worlds.toml``), and ``nav_desert``, a desert (``data/desert_worlds.toml``)."""
-
-
-def check_training_worlds(names: Sequence[str]) -> None:
-    """Raise ``ValueError`` unless ``names`` are distinct recipes of :data:`NAVIGATOR_WORLDS`."""
-    if not names or len(set(names)) != len(names) or not set(names) <= set(NAVIGATOR_WORLDS):
-        raise ValueError(f"worlds must be distinct navigator training worlds, comma-separated "
-                         f"(of {', '.join(NAVIGATOR_WORLDS)}); got {', '.join(names) or 'none'}")
 
 
 FINETUNING = ("full", "adapter", "head")
@@ -203,7 +197,7 @@ class NavigatorTrainingConfig:
     calibrated head flags at the run-time threshold."""
 
     def __post_init__(self) -> None:
-        check_training_worlds(self.world_names)
+        _ = self.world_names  # refuses unknown or repeated names
         for name in ("segments", "goals_per_world", "max_segment_steps", "foundation_epochs",
                      "sequence", "batch", "context", "threads", "workers"):
             if getattr(self, name) < 1:
@@ -238,8 +232,8 @@ class NavigatorTrainingConfig:
 
     @property
     def world_names(self) -> tuple[str, ...]:
-        """:attr:`worlds` as a tuple of recipe names."""
-        return tuple(name.strip() for name in self.worlds.split(","))
+        """:attr:`worlds` as a tuple of recipe names (unknown or repeated ones refused)."""
+        return tuple(choose(self.worlds, NAVIGATOR_WORLDS, "training world", allow_all=False))
 
     def architecture(self, conditioning: str) -> NavigatorArchitecture:
         return NavigatorArchitecture(context=self.context, dim=self.dim,
@@ -602,7 +596,7 @@ def _train(out: Path, config: NavigatorTrainingConfig, progress: bool,
 
     def render() -> Demonstrations:
         say(f"rendering {config.segments} demonstration segments in "
-            f"{config.worlds}")
+            f"{', '.join(config.world_names)}")
         return collect(config, config.seed, config.segments)
 
     data = run.cached("demonstrations", key, render, Demonstrations.load, earlier)

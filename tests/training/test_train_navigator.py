@@ -142,10 +142,11 @@ def test_the_worlds_chosen_are_where_it_learns_and_the_default_is_not_recorded(m
     assert forest.data_key() != TINY.data_key()
     collect_segments(forest, seed=5, segments=2)
     assert drawn and set(drawn) == {"nav_forest"}
-    with pytest.raises(ValueError, match="distinct navigator training worlds, comma-separated "
-                                         "\\(of nav_meadow, nav_crags, nav_stream, nav_forest, nav_desert\\); "
-                                         "got flat"):
+    with pytest.raises(ValueError, match="unknown training world 'flat'; known: nav_meadow, "
+                                         "nav_crags, nav_stream, nav_forest, nav_desert"):
         dataclasses.replace(TINY, worlds="flat")
+    with pytest.raises(ValueError, match="'nav_forest' is given twice"):
+        dataclasses.replace(TINY, worlds="nav_forest,nav_forest")
 
 
 def test_demonstrations_are_the_depth_navigators_steps_toward_each_goal():
