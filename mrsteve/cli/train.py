@@ -210,7 +210,7 @@ COMMANDS = (
         outcome=validation_scores),
     TrainingCommand(
         "navigator", NavigatorTrainingConfig,
-        ("segments", "worlds", "min_distance", "max_distance", "max_segment_steps", "conditioning",
+        ("segments", "worlds", "world_weights", "min_distance", "max_distance", "max_segment_steps", "conditioning",
          "finetune", "kl", "dagger_rounds", "finetune_epochs",
          "anneal_epochs", "nudge_rate", "colour_jitter", "across_water", "expert_map",
          "give_up_goals",
@@ -232,7 +232,9 @@ COMMANDS = (
         ("--out runs/navigator", "--out runs/nav-trxl --conditioning trxl",
          "--out runs/nav-small --segments 200 --dagger-rounds 1",
          "--out runs/nav-long --max-distance 60 --max-segment-steps 600",
-         "--out runs/nav-forest --worlds nav_meadow,nav_crags,nav_stream,nav_forest"),
+         "--out runs/nav-forest --worlds nav_meadow,nav_crags,nav_stream,nav_forest",
+         ("--out runs/nav-biomes --worlds nav_meadow,nav_crags,nav_stream,nav_forest,nav_desert "
+          "--world-weights 1,1,2,1,1")),
         nested=(("ppo", "iterations", "--ppo-iterations"),), check=foundation_run),
     TrainingCommand(
         "instruction-policy", InstructionTrainingConfig,

@@ -24,11 +24,16 @@ from mrsteve.tasks.driver import Driver, EpisodeCallback
 
 def draw_world(worlds: Sequence[str], rng: np.random.Generator, *,
                callbacks: Sequence[EpisodeCallback] = (),
-               options: Mapping[str, Any] | None = None) -> tuple[Driver, dict[str, Any]]:
-    """A training world drawn from ``worlds`` with ``rng`` and reset with a seed drawn from it
-    (and ``options``): its driver (with ``callbacks``) and the reset's info. The caller closes
-    its environment (``driver.env``)."""
-    name = worlds[int(rng.integers(len(worlds)))]
+               options: Mapping[str, Any] | None = None,
+               shares: Sequence[float] | None = None) -> tuple[Driver, dict[str, Any]]:
+    """A training world drawn from ``worlds`` with ``rng`` (each as often, or with probability
+    ``shares``, which sum to 1) and reset with a seed drawn from it (and ``options``): its
+    driver (with ``callbacks``) and the reset's info. The caller closes its environment
+    (``driver.env``)."""
+    if shares is None:
+        name = worlds[int(rng.integers(len(worlds)))]
+    else:
+        name = worlds[int(rng.choice(len(worlds), p=shares))]
     driver = Driver(make_env(world=name), callbacks)
     info = driver.reset(seed=int(rng.integers(2**31)), options=options)
     return driver, info
@@ -36,14 +41,16 @@ def draw_world(worlds: Sequence[str], rng: np.random.Generator, *,
 
 def training_worlds(worlds: Sequence[str], rng: np.random.Generator, *,
                     callbacks: Sequence[EpisodeCallback] = (),
-                    options: Callable[[], Mapping[str, Any] | None] | None = None
+                    options: Callable[[], Mapping[str, Any] | None] | None = None,
+                    shares: Sequence[float] | None = None,
                     ) -> Iterator[tuple[Driver, dict[str, Any]]]:
-    """Endless training worlds, one after another (:func:`draw_world`; ``options()`` read as
-    each is drawn); a world's environment closes when the next one is drawn or the generator is
-    closed."""
+    """Endless training worlds, one after another (:func:`draw_world`, with ``shares``;
+    ``options()`` read as each is drawn); a world's environment closes when the next one is
+    drawn or the generator is closed."""
     while True:
         driver, info = draw_world(worlds, rng, callbacks=callbacks,
-                                  options=None if options is None else options())
+                                  options=None if options is None else options(),
+                                  shares=shares)
         with driver.env:
             yield driver, info
 

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -94,9 +95,12 @@ class NavigatorTrainingConfig:
     segments: int = 2400
     """Demonstration segments (runs to one goal) of the depth navigator."""
     worlds: str = ",".join(TRAINING_WORLDS)
-    """World recipes it learns in, comma-separated, each drawn as often: of nav_meadow, nav_crags
-    and nav_stream (the shipped recipe's), nav_forest (a forest as dense as Minecraft's) and
-    nav_desert (a desert)."""
+    """World recipes it learns in, comma-separated: of nav_meadow, nav_crags and nav_stream (the
+    shipped recipe's), nav_forest (a forest as dense as Minecraft's) and nav_desert (a
+    desert)."""
+    world_weights: str = ""
+    """Relative weights of drawing each of the worlds, comma-separated in their order
+    (``1,1,2``: the third drawn half the time); empty: each drawn as often."""
     goals_per_world: int = 10
     """Goals walked one after another in one world before the next world is generated."""
     max_segment_steps: int = 300
@@ -197,7 +201,7 @@ class NavigatorTrainingConfig:
     calibrated head flags at the run-time threshold."""
 
     def __post_init__(self) -> None:
-        _ = self.world_names  # refuses unknown or repeated names
+        _ = self.world_names, self.world_shares  # refuse unknown or repeated names, bad weights
         for name in ("segments", "goals_per_world", "max_segment_steps", "foundation_epochs",
                      "sequence", "batch", "context", "threads", "workers"):
             if getattr(self, name) < 1:
@@ -235,6 +239,24 @@ class NavigatorTrainingConfig:
         """:attr:`worlds` as a tuple of recipe names (unknown or repeated ones refused)."""
         return tuple(choose(self.worlds, NAVIGATOR_WORLDS, "training world", allow_all=False))
 
+    @property
+    def world_shares(self) -> tuple[float, ...] | None:
+        """The probability of drawing each world (:attr:`world_weights` normalised; ``None``:
+        each as often, drawn as before weights existed)."""
+        if not self.world_weights.strip():
+            return None
+        names = self.world_names
+        accepted = (f"world_weights takes one positive number per training world, "
+                    f"comma-separated in their order ({', '.join(names)})")
+        try:
+            weights = [float(value) for value in self.world_weights.split(",")]
+        except ValueError:
+            raise ValueError(f"{accepted}; got {self.world_weights!r}") from None
+        if len(weights) != len(names) or not all(0 < w < math.inf for w in weights):
+            raise ValueError(f"{accepted}; got {self.world_weights!r}")
+        total = sum(weights)
+        return tuple(weight / total for weight in weights)
+
     def architecture(self, conditioning: str) -> NavigatorArchitecture:
         return NavigatorArchitecture(context=self.context, dim=self.dim,
                                      conditioning=conditioning)
@@ -258,6 +280,8 @@ class NavigatorTrainingConfig:
             del settings["colour_jitter"]
         if self.world_names == TRAINING_WORLDS:
             del settings["worlds"]
+        if self.world_shares is None:
+            del settings["world_weights"]
         return settings
 
     def data_key(self) -> str:
@@ -270,6 +294,8 @@ class NavigatorTrainingConfig:
             fields.append(self.expert_map)
         if self.world_names != TRAINING_WORLDS:
             fields.append(list(self.world_names))
+        if self.world_shares is not None:
+            fields.append(list(self.world_shares))
         return hashlib.sha256(json.dumps(fields).encode()).hexdigest()[:16]
 
 
@@ -387,7 +413,8 @@ def collect_segments(config: NavigatorTrainingConfig, seed: int, segments: int,
     rng = np.random.default_rng(seed)
     nudge_rng = np.random.default_rng([seed, 1])  # nudges do not shift the worlds' draws
     recorder, reached = SegmentRecorder(), []
-    worlds = training_worlds(config.world_names, rng, callbacks=[recorder])
+    worlds = training_worlds(config.world_names, rng, callbacks=[recorder],
+                             shares=config.world_shares)
     for driver, info in take(lambda: len(reached), segments, worlds):
         expert = None
         actor = None
@@ -701,7 +728,7 @@ def _train(out: Path, config: NavigatorTrainingConfig, progress: bool,
                          config.world_names, config.goals_per_world, config.across_water,
                          config.seed + 2,
                          lambda m: export_weights(m, architecture, {}), say, run.history,
-                         progress)
+                         progress, shares=config.world_shares)
         state["ppo"] = ppo_key
         run.save(model=model, optimiser=optimiser)
 
@@ -753,7 +780,8 @@ def _give_up_head(run: TrainingRun, config: NavigatorTrainingConfig, weights: Na
             f"away from the walls of {', '.join(config.world_names)}")
         return GiveUpWalks.concatenate(render_streams(
             walk_give_up, config.seed + 77_777, config.give_up_goals,
-            lambda s, n, first: (weights, s, n, config.world_names, config.max_segment_steps),
+            lambda s, n, first: (weights, s, n, config.world_names, config.max_segment_steps,
+                                 config.world_shares),
             config.workers))
 
     walks = run.cached("give-up", walks_key(key, config.give_up_goals, weights), render,

@@ -144,16 +144,18 @@ class WalkRecorder(EpisodeCallback):
 
 
 def walk_give_up(weights: NavigatorWeights, seed: int, goals: int, worlds: tuple[str, ...],
-                 max_steps: int) -> GiveUpWalks:
+                 max_steps: int, shares: tuple[float, ...] | None = None) -> GiveUpWalks:
     """``goals`` walks of the policy of ``weights`` in ``worlds`` (module docstring, step 1;
-    :func:`~mrsteve.train.episodes.training_worlds`), kept by a :class:`WalkRecorder`."""
+    :func:`~mrsteve.train.episodes.training_worlds`, drawn with ``shares``), kept by a
+    :class:`WalkRecorder`."""
     from mrsteve.control.learned_navigator import LearnedNavigator
     from mrsteve.control.navigation import DepthNavigator
 
     rng = np.random.default_rng(seed)
     recorder, walked = WalkRecorder(), 0
     for driver, info in take(lambda: walked, goals,
-                             training_worlds(worlds, rng, callbacks=[recorder])):
+                             training_worlds(worlds, rng, callbacks=[recorder],
+                                             shares=shares)):
         size = driver.env.unwrapped.world.blocks.shape
         navigator = LearnedNavigator(weights=weights)
         navigator.reset(rng, info["camera"])

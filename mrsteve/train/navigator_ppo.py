@@ -130,20 +130,22 @@ class RolloutRecorder(EpisodeCallback):
 
 class GoalWalks:
     """``envs`` environments walking to goals in the training worlds
-    (:func:`~mrsteve.train.episodes.draw_world`), each stepped by a driver whose
+    (:func:`~mrsteve.train.episodes.draw_world`, with ``shares``), each stepped by a driver whose
     :class:`RolloutRecorder` keeps its steps and rewards."""
 
     def __init__(self, worlds: tuple[str, ...], ppo: PPOConfig, goals_per_world: int,
-                 rng: np.random.Generator, across_water: float = 0.0) -> None:
+                 rng: np.random.Generator, across_water: float = 0.0,
+                 shares: tuple[float, ...] | None = None) -> None:
         self.worlds, self.ppo, self.goals_per_world, self.rng = worlds, ppo, goals_per_world, rng
-        self.across_water = across_water
+        self.across_water, self.shares = across_water, shares
         self.state = [self._new_world() for _ in range(ppo.envs)]
         self.successes = 0
         self.ended = 0
 
     def _new_world(self) -> dict:
         recorder = RolloutRecorder(self, self.ppo)
-        driver, info = draw_world(self.worlds, self.rng, callbacks=[recorder])
+        driver, info = draw_world(self.worlds, self.rng, callbacks=[recorder],
+                                  shares=self.shares)
         state = {"driver": driver, "recorder": recorder, "camera": info["camera"], "goals": 0}
         self._new_goal(state)
         return state
@@ -284,8 +286,9 @@ def clipped_policy_loss(logp, old_logp, advantage, clip: float):
 def ppo_finetune(model, foundation, trainable, architecture, kl: float, ppo: PPOConfig,
                  worlds: tuple[str, ...], goals_per_world: int, across_water: float, seed: int,
                  export: Callable, say: Callable[[str], None], history: list[dict],
-                 progress: bool = True) -> None:
-    """Run ``ppo.iterations`` PPO iterations on ``model`` (in place)."""
+                 progress: bool = True, shares: tuple[float, ...] | None = None) -> None:
+    """Run ``ppo.iterations`` PPO iterations on ``model`` (in place), the ``worlds`` drawn with
+    ``shares`` (:func:`~mrsteve.train.episodes.draw_world`)."""
     import torch
     from torch import nn
     from tqdm import tqdm
@@ -294,7 +297,7 @@ def ppo_finetune(model, foundation, trainable, architecture, kl: float, ppo: PPO
     value_head = nn.Linear(architecture.dim, 1)
     optimiser = torch.optim.Adam([*trainable, *value_head.parameters()], lr=ppo.learning_rate)
     walks = GoalWalks(worlds, ppo, goals_per_world, np.random.default_rng([seed, 7]),
-                      across_water)
+                      across_water, shares)
     coefficient = kl
     try:
         for iteration in tqdm(range(ppo.iterations), disable=not progress, unit="iteration",

@@ -149,6 +149,50 @@ def test_the_worlds_chosen_are_where_it_learns_and_the_default_is_not_recorded(m
         dataclasses.replace(TINY, worlds="nav_forest,nav_forest")
 
 
+def test_world_weights_set_how_often_each_world_is_drawn_and_only_when_given(monkeypatch):
+    """``world_weights`` draws the worlds in proportion (the DAgger walks and validation come
+    from the same draws); without them the draws are the uniform ones made before weights
+    existed, and neither the recipe nor the data key records them. Weights that are not one
+    positive number per world are refused with the accepted form."""
+    from mrsteve.train import episodes
+
+    weighted = dataclasses.replace(TINY, worlds="nav_meadow,nav_stream", world_weights="1,3")
+    assert weighted.world_shares == (0.25, 0.75)
+    assert weighted.recipe()["world_weights"] == "1,3"
+    assert weighted.data_key() != dataclasses.replace(weighted, world_weights="").data_key()
+    assert TINY.world_shares is None and "world_weights" not in TINY.recipe()
+
+    class Drawn(Exception):
+        """Ends a draw before its world is built."""
+
+    drawn = []
+
+    def record(world, **_):
+        drawn.append(world)
+        raise Drawn
+
+    def draws(worlds, rng, shares, count):
+        drawn.clear()
+        for _ in range(count):
+            with pytest.raises(Drawn):
+                episodes.draw_world(worlds, rng, shares=shares)
+        return list(drawn)
+
+    monkeypatch.setattr(episodes, "make_env", record)
+    for shares, expected in ((weighted.world_shares, 0.75), (None, 0.5)):
+        names = draws(weighted.world_names, np.random.default_rng(0), shares, 400)
+        assert abs(names.count("nav_stream") / 400 - expected) < 0.07
+    uniform = np.random.default_rng(0)
+    assert draws(TRAINING_WORLDS, np.random.default_rng(0), None, 1) == [
+        TRAINING_WORLDS[int(uniform.integers(len(TRAINING_WORLDS)))]]
+
+    for bad in ("1", "1,2,3", "1,0", "1,-2", "1,x", "1,inf"):
+        with pytest.raises(ValueError, match=r"world_weights takes one positive number per "
+                                             r"training world, comma-separated in their order "
+                                             r"\(nav_meadow, nav_stream\); got"):
+            dataclasses.replace(weighted, world_weights=bad)
+
+
 def test_demonstrations_are_the_depth_navigators_steps_toward_each_goal():
     data = collect_segments(TINY, seed=5, segments=3)
     assert len(data.reached) == 3 and data.reached.any()
