@@ -210,8 +210,8 @@ COMMANDS = (
         outcome=validation_scores),
     TrainingCommand(
         "navigator", NavigatorTrainingConfig,
-        ("segments", "worlds", "world_weights", "min_distance", "max_distance", "max_segment_steps", "conditioning",
-         "finetune", "kl", "dagger_rounds", "finetune_epochs",
+        ("segments", "worlds", "world_weights", "min_distance", "max_distance",
+         "max_segment_steps", "conditioning", "finetune", "kl", "dagger_rounds", "finetune_epochs",
          "anneal_epochs", "nudge_rate", "colour_jitter", "across_water", "expert_map",
          "give_up_goals",
          "give_up_false_alarms", "validation_segments", "foundation", "seed", "threads",

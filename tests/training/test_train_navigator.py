@@ -150,11 +150,11 @@ def test_the_worlds_chosen_are_where_it_learns_and_the_default_is_not_recorded(m
 
 
 def test_world_weights_set_how_often_each_world_is_drawn_and_only_when_given(monkeypatch):
-    """``world_weights`` draws the worlds in proportion (the DAgger walks and validation come
-    from the same draws); without them the draws are the uniform ones made before weights
-    existed, and neither the recipe nor the data key records them. Weights that are not one
-    positive number per world are refused with the accepted form."""
-    from mrsteve.train import episodes
+    """``world_weights`` draws the worlds in proportion, and reach the draws of the segments
+    (demonstrations, DAgger walks and validation alike); without them the draws are the uniform
+    ones made before weights existed, and neither the recipe nor the data key records them.
+    Weights that are not one positive number per world are refused with the accepted form."""
+    from mrsteve.train import episodes, navigator
 
     weighted = dataclasses.replace(TINY, worlds="nav_meadow,nav_stream", world_weights="1,3")
     assert weighted.world_shares == (0.25, 0.75)
@@ -177,6 +177,16 @@ def test_world_weights_set_how_often_each_world_is_drawn_and_only_when_given(mon
             with pytest.raises(Drawn):
                 episodes.draw_world(worlds, rng, shares=shares)
         return list(drawn)
+
+    def worlds_of_segments(worlds, rng, *, callbacks, shares):
+        drawn.append(shares)
+        raise Drawn
+
+    monkeypatch.setattr(navigator, "training_worlds", worlds_of_segments)
+    drawn.clear()
+    with pytest.raises(Drawn):
+        collect_segments(weighted, seed=5, segments=1)
+    assert drawn == [(0.25, 0.75)]
 
     monkeypatch.setattr(episodes, "make_env", record)
     for shares, expected in ((weighted.world_shares, 0.75), (None, 0.5)):
