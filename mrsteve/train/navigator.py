@@ -124,6 +124,12 @@ class NavigatorTrainingConfig:
     """Segments the policy walks (the expert labelling) per DAgger round."""
     dagger_epochs: int = 2
     """Epochs over all data after each DAgger round."""
+    dagger_beta: float = 0.0
+    """DAgger's mixing (Ross et al., 2011: the i-th policy is beta_i times the expert's plus
+    1 - beta_i times the learned one, beta_i = p^(i-1)): in round ``i`` each step takes the
+    depth navigator's action with chance ``dagger_beta ** i`` and the policy's otherwise, the
+    labels being the depth navigator's either way (the demonstrations are the round with
+    beta 1). 0: the policy acts alone from the first round, the shipped recipe."""
     anneal_epochs: int = 3
     """Epochs over all data after the last DAgger round with the learning rate falling linearly
     from ``finetune_learning_rate`` to zero (beyond VPT-Nav, whose schedule the paper does not
@@ -214,6 +220,9 @@ class NavigatorTrainingConfig:
                              f"{self.give_up_goals} and {self.give_up_false_alarms}")
         if self.dagger_rounds < 0 or self.dagger_segments < 1 or self.dagger_epochs < 1:
             raise ValueError("dagger_rounds must be >= 0, dagger_segments and dagger_epochs >= 1")
+        if not 0 <= self.dagger_beta < 1:
+            raise ValueError(f"dagger_beta is the base of the expert's share of a round's steps, "
+                             f"from 0 (the policy acts alone) to below 1; got {self.dagger_beta}")
         if self.conditioning not in CONDITIONING[1:]:
             raise ValueError(f"conditioning must be one of {', '.join(CONDITIONING[1:])}, got "
                              f"{self.conditioning!r}")
@@ -282,7 +291,14 @@ class NavigatorTrainingConfig:
             del settings["worlds"]
         if self.world_shares is None:
             del settings["world_weights"]
+        if not self.dagger_beta:
+            del settings["dagger_beta"]
         return settings
+
+    def teacher_share(self, round_number: int) -> float:
+        """The chance that a step of DAgger round ``round_number`` (from 1) takes the depth
+        navigator's action (:attr:`dagger_beta`)."""
+        return self.dagger_beta ** round_number if self.dagger_beta else 0.0
 
     def data_key(self) -> str:
         """Hash of what decides the demonstrations (a run folder's data is reused on a match)."""
@@ -401,17 +417,21 @@ class SegmentRecorder(EpisodeCallback):
 
 
 def collect_segments(config: NavigatorTrainingConfig, seed: int, segments: int,
-                     weights: NavigatorWeights | None = None) -> Demonstrations:
+                     weights: NavigatorWeights | None = None,
+                     teacher_share: float = 0.0) -> Demonstrations:
     """``segments`` runs toward goals in the training worlds (:func:`~mrsteve.train.episodes.
     training_worlds`), the depth navigator labelling every step (its map kept for the world or
     the segment, ``config.expert_map``); the depth navigator acts (``weights`` None) or the
-    learned policy of ``weights`` does (DAgger). A segment ends when the expert finds the goal
-    reached; a :class:`SegmentRecorder` keeps its steps."""
+    learned policy of ``weights`` does (DAgger), each step the depth navigator's action taken
+    instead with chance ``teacher_share`` (DAgger's mixing, drawn from a stream of its own). A
+    segment ends when the expert finds the goal reached; a :class:`SegmentRecorder` keeps its
+    steps."""
     from mrsteve.control.learned_navigator import LearnedNavigator
     from mrsteve.control.navigation import DepthNavigator
 
     rng = np.random.default_rng(seed)
     nudge_rng = np.random.default_rng([seed, 1])  # nudges do not shift the worlds' draws
+    mixing_rng = np.random.default_rng([seed, 2])  # nor does the mixing
     recorder, reached = SegmentRecorder(), []
     worlds = training_worlds(config.world_names, rng, callbacks=[recorder],
                              shares=config.world_shares)
@@ -437,13 +457,18 @@ def collect_segments(config: NavigatorTrainingConfig, seed: int, segments: int,
                 expert.reset(rng, info["camera"])
             success = False
 
-            def labelled(view, t, target=target, expert=expert):
+            def labelled(view, t, target=target, expert=expert, actor=actor, nudges=nudges):
                 nonlocal success
                 if expert.reached(view, target):
                     success = True
                     return None
                 label = expert.act(view, target)
-                action = nudges(label, nudge_rng) if actor is None else actor.act(view, target)
+                if actor is None:
+                    return Decision(nudges(label, nudge_rng), goal=target,
+                                    notes={"label": label})
+                action = actor.act(view, target)  # its memory sees every frame either way
+                if teacher_share and mixing_rng.random() < teacher_share:
+                    action = label
                 return Decision(action, goal=target, notes={"label": label})
 
             recorder.segment = len(reached)
@@ -456,12 +481,13 @@ def collect_segments(config: NavigatorTrainingConfig, seed: int, segments: int,
 
 
 def collect(config: NavigatorTrainingConfig, seed: int, segments: int,
-            weights: NavigatorWeights | None = None) -> Demonstrations:
+            weights: NavigatorWeights | None = None,
+            teacher_share: float = 0.0) -> Demonstrations:
     """:func:`collect_segments` in the rendering's seeded streams
     (:func:`~mrsteve.train.runs.render_streams`), ``config.workers`` processes at once."""
     return Demonstrations.concatenate(render_streams(
-        collect_segments, seed, segments, lambda s, n, first: (config, s, n, weights),
-        config.workers))
+        collect_segments, seed, segments,
+        lambda s, n, first: (config, s, n, weights, teacher_share), config.workers))
 
 
 # ------------------------------------------------------------------------------------- model
@@ -690,12 +716,18 @@ def _train(out: Path, config: NavigatorTrainingConfig, progress: bool,
         state["rounds"] += 1
         state["epoch"] = 0
         weights = export_weights(model, architecture, {})
+        share = config.teacher_share(state["rounds"])
         round_key = f"{key}-{state['rounds']}-{weights.sha256[:16]}"
+        if share:
+            round_key += f"-teacher{share:.6g}"
         walked = run.cached(f"dagger-{state['rounds']}", round_key,
-                            lambda w=weights: collect(config, config.seed + 1000 * state["rounds"],
-                                                      config.dagger_segments, w),
+                            lambda w=weights, share=share: collect(
+                                config, config.seed + 1000 * state["rounds"],
+                                config.dagger_segments, w, share),
                             Demonstrations.load)
-        say(f"DAgger round {state['rounds']}: the policy reached {walked.reached.mean():.0%} of "
+        acting = (f"the policy (the depth navigator on {share:.0%} of its steps)" if share
+                  else "the policy")
+        say(f"DAgger round {state['rounds']}: {acting} reached {walked.reached.mean():.0%} of "
             f"{len(walked.reached)} goals ({len(walked.rgb)} steps labelled)")
         run.log(f"dagger-{state['rounds']}", 0, reached=float(walked.reached.mean()))
         rounds.append(walked)

@@ -203,6 +203,40 @@ def test_world_weights_set_how_often_each_world_is_drawn_and_only_when_given(mon
             dataclasses.replace(weighted, world_weights=bad)
 
 
+def _standing_policy() -> object:
+    """Untrained weights whose policy presses nothing and keeps its view still."""
+    architecture = NavigatorArchitecture(channels=(4, 8), strides=(2, 2), dim=32, context=4,
+                                         heads=4, mlp_dim=48, goal_hidden=16)
+    torch.manual_seed(0)
+    weights = export_weights(build_policy(architecture), architecture, {})
+    camera_bias = np.full((2, CAMERA_BINS), -20.0, np.float32)
+    camera_bias[:, CAMERA_BINS // 2] = 20.0
+    return dataclasses.replace(weights, parameters={
+        **weights.parameters, "head.buttons.bias": np.full(len(BUTTONS), -20.0, np.float32),
+        "head.camera.bias": camera_bias.ravel()})
+
+
+def test_dagger_mixing_hands_steps_to_the_teacher_in_a_shrinking_share():
+    """Ross et al.'s beta: with the teacher's share at 1 the depth navigator walks (and reaches
+    goals) where the policy alone stands still; the labels are the teacher's either way, the
+    first goal is the same (the mixing draws from its own stream), and round i's share is
+    beta ** i, recorded only when mixing is on."""
+    weights = _standing_policy()
+    alone = collect_segments(TINY, seed=5, segments=3, weights=weights)
+    mixed = collect_segments(TINY, seed=5, segments=3, weights=weights, teacher_share=1.0)
+    assert not alone.reached.any()
+    assert mixed.reached[0]  # the same first goal, reached when the teacher acts
+    assert np.array_equal(alone.rgb[0], mixed.rgb[0])
+    assert np.array_equal(alone.goal[0], mixed.goal[0])
+    forward = BUTTONS.index("forward")
+    assert alone.buttons[:, forward].any()  # the labels are the teacher's, not the policy's
+    beta = dataclasses.replace(TINY, dagger_beta=0.5)
+    assert [beta.teacher_share(i) for i in (1, 2, 3)] == [0.5, 0.25, 0.125]
+    assert TINY.teacher_share(1) == 0.0
+    assert "dagger_beta" not in TINY.recipe() and beta.recipe()["dagger_beta"] == 0.5
+    assert beta.data_key() == TINY.data_key()  # the demonstrations are the same
+
+
 def test_demonstrations_are_the_depth_navigators_steps_toward_each_goal():
     data = collect_segments(TINY, seed=5, segments=3)
     assert len(data.reached) == 3 and data.reached.any()
@@ -358,6 +392,9 @@ def test_bad_settings_are_refused_with_the_accepted_values():
         NavigatorTrainingConfig(anneal_epochs=-1)
     with pytest.raises(ValueError, match="colour_jitter must be from 0 to 1"):
         NavigatorTrainingConfig(colour_jitter=1.5)
+    for beta in (1.0, -0.1):
+        with pytest.raises(ValueError, match="dagger_beta .* from 0 .* to below 1; got"):
+            NavigatorTrainingConfig(dagger_beta=beta)
 
 
 def test_colour_jitter_is_in_the_recipe_only_when_on_and_leaves_the_data_alone(tmp_path):
