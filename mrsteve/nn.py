@@ -94,25 +94,33 @@ def channel_last_linear(torch_weight: np.ndarray, feature_map: tuple[int, int, i
 @nb.njit(cache=True, nogil=True)
 def _im2col(x, stride, rows, cols, columns):
     """``columns[(n, r, c), (ky, kx, ch)] = x[n, r * stride + ky - 1, c * stride + kx - 1, ch]``,
-    zero outside the frame (padding 1)."""
-    n_frames, height, width, channels = x.shape
+    zero outside the frame (padding 1). A kernel row's three pixels are ``3 * channels``
+    adjacent values of a channel-last frame row: copied as one run (unrolled for RGB frames)."""
+    n_frames, height, _, channels = x.shape
+    run = KERNEL * channels
     i = 0
     for n in range(n_frames):
         for r in range(rows):
-            for c in range(cols):
-                j = 0
-                for ky in range(KERNEL):
-                    y = r * stride + ky - 1
-                    for kx in range(KERNEL):
-                        xx = c * stride + kx - 1
-                        if 0 <= y < height and 0 <= xx < width:
-                            for ch in range(channels):
-                                columns[i, j + ch] = x[n, y, xx, ch]
+            for ky in range(KERNEL):
+                y = r * stride + ky - 1
+                base = ky * run
+                if y < 0 or y >= height:
+                    columns[i:i + cols, base:base + run] = 0.0
+                    continue
+                line = x[n, y].reshape(-1)
+                for c in range(cols):
+                    start = (c * stride - 1) * channels
+                    if start >= 0 and start + run <= line.shape[0]:
+                        if run == 9:
+                            for j in range(9):
+                                columns[i + c, base + j] = line[start + j]
                         else:
-                            for ch in range(channels):
-                                columns[i, j + ch] = 0.0
-                        j += channels
-                i += 1
+                            columns[i + c, base:base + run] = line[start:start + run]
+                    else:  # the frame's left or right edge
+                        for j in range(run):
+                            p = start + j
+                            columns[i + c, base + j] = line[p] if 0 <= p < line.shape[0] else 0.0
+            i += cols
 
 
 @nb.njit(cache=True, nogil=True)

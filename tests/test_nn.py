@@ -142,3 +142,21 @@ def test_sample_category_inverts_the_cumulative_softmax(dtype):
     assert sample_category(np.array([0.0, 0.0], dtype), 0.5) == 1
     assert sample_category(np.array([0.0, -1e4], dtype), 0.999999) == 0
     assert sample_category(np.array([0.0, 0.0], dtype), 1.0) == 1
+
+
+@pytest.mark.parametrize("channels", [3, 16])
+@pytest.mark.parametrize("stride", [1, 2])
+def test_conv_sees_each_output_pixels_zero_padded_patch(channels, stride):
+    """With an identity weight the convolution returns each output pixel's 3 x 3 patch, (ky,
+    kx, channel) order, zero beyond the frame: exactly (RGB frames take an unrolled copy)."""
+    rng = np.random.default_rng(5)
+    x = rng.uniform(0.1, 1.0, (2, 7, 9, channels)).astype(np.float32)  # positive: ReLU keeps all
+    identity = np.eye(9 * channels, dtype=np.float32)
+    got = conv3x3_relu(x, identity, np.zeros(9 * channels, np.float32), stride)
+    rows, cols = (7 - 1) // stride + 1, (9 - 1) // stride + 1
+    padded = np.pad(x, ((0, 0), (1, 1), (1, 1), (0, 0)))
+    patches = [[padded[:, r * stride:r * stride + 3, c * stride:c * stride + 3].reshape(2, -1)
+                for c in range(cols)] for r in range(rows)]
+    expected = np.stack([np.stack(row, axis=1) for row in patches], axis=1)
+    assert got.shape == (2, rows, cols, 9 * channels)
+    np.testing.assert_array_equal(got, expected)
