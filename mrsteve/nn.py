@@ -41,6 +41,7 @@ def conv3x3_relu(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, stride: in
     """ReLU of a ``3 x 3`` convolution with padding 1 of channel-last ``x[N, H, W, C]``: one
     compiled im2col pass and one matrix product. ``weight`` is ``[(ky, kx, in), out]``
     (:func:`conv_weight` reorders torch's)."""
+    x = np.ascontiguousarray(x, dtype=np.float32)  # the im2col copies rows of contiguous frames
     n, height, width = x.shape[:3]
     rows, cols = (height - 1) // stride + 1, (width - 1) // stride + 1
     columns = np.empty((n * rows * cols, weight.shape[0]), dtype=np.float32)

@@ -160,3 +160,6 @@ def test_conv_sees_each_output_pixels_zero_padded_patch(channels, stride):
     expected = np.stack([np.stack(row, axis=1) for row in patches], axis=1)
     assert got.shape == (2, rows, cols, 9 * channels)
     np.testing.assert_array_equal(got, expected)
+    strided = np.repeat(x, 2, axis=2)[:, :, ::2]  # the same frames, not contiguous
+    np.testing.assert_array_equal(
+        conv3x3_relu(strided, identity, np.zeros(9 * channels, np.float32), stride), expected)
