@@ -174,11 +174,15 @@ class _Steering:
         self._stall = StallTracker(self.config.stall_speed)
         self._rng = np.random.default_rng(0)
         self.camera: Camera | None = None
+        self.heading_error = 0.0
+        """Degrees from the view's yaw to the heading the last action steered toward (positive:
+        it turned that way with a positive yaw change); 0 before any."""
 
     def reset(self, rng: np.random.Generator, camera: Camera) -> None:
         self._rng = rng
         self.camera = camera
         self._stall.reset()
+        self.heading_error = 0.0
 
     def reached(self, obs: Observation, goal_xz: tuple[float, float]) -> bool:
         return within(obs, goal_xz, self.config.success_radius)
@@ -194,6 +198,7 @@ class _Steering:
         """Turn toward ``heading``; walk when roughly facing it, sprint when facing it."""
         cfg = self.config
         error = wrap_degrees(heading - yaw)
+        self.heading_error = error
         forward = abs(error) < cfg.walk_cone
         self._stall.pressed(forward)
         stalled_jump = forward and self._stall.stalled >= cfg.stall_jump

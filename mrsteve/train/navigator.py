@@ -47,6 +47,7 @@ import numpy as np
 from mrsteve.control.learned_navigator import (
     BUTTONS,
     CAMERA_BINS,
+    CAMERA_MAX,
     CONDITIONING,
     NavigatorArchitecture,
     NavigatorWeights,
@@ -130,6 +131,16 @@ class NavigatorTrainingConfig:
     depth navigator's action with chance ``dagger_beta ** i`` and the policy's otherwise, the
     labels being the depth navigator's either way (the demonstrations are the round with
     beta 1). 0: the policy acts alone from the first round, the shipped recipe."""
+    turn_hold: float = 0.0
+    """Labels that keep the acting policy's turn (beyond VPT-Nav, :class:`TurnHold`): in the
+    DAgger rounds, where the depth navigator's heading lies more than ``turn_hold`` degrees off
+    the view and the policy's last action turned by the largest step, the label turns by the
+    largest step the same way, whichever side the depth navigator's plan would take (0: off, the
+    shipped recipe)."""
+    # Where the way on is out of view (a bank to swim along), the side the depth navigator turns
+    # follows its plan, which the policy's frames do not show: trained on those labels it gives
+    # both sides even chances and turns back and forth (results/navigation-learned/NOTES.md).
+    # Its own last turn it can see in its frames.
     anneal_epochs: int = 3
     """Epochs over all data after the last DAgger round with the learning rate falling linearly
     from ``finetune_learning_rate`` to zero (beyond VPT-Nav, whose schedule the paper does not
@@ -220,6 +231,7 @@ class NavigatorTrainingConfig:
                              f"{self.give_up_goals} and {self.give_up_false_alarms}")
         if self.dagger_rounds < 0 or self.dagger_segments < 1 or self.dagger_epochs < 1:
             raise ValueError("dagger_rounds must be >= 0, dagger_segments and dagger_epochs >= 1")
+        TurnHold(self.turn_hold)  # checks it
         if not 0 <= self.dagger_beta < 1:
             raise ValueError(f"dagger_beta is the base of the expert's share of a round's steps, "
                              f"from 0 (the policy acts alone) to below 1; got {self.dagger_beta}")
@@ -293,6 +305,8 @@ class NavigatorTrainingConfig:
             del settings["world_weights"]
         if not self.dagger_beta:
             del settings["dagger_beta"]
+        if not self.turn_hold:
+            del settings["turn_hold"]
         return settings
 
     def teacher_share(self, round_number: int) -> float:
@@ -351,6 +365,39 @@ class PitchNudges:
             return action
         self._left -= 1
         return {**action, "camera": np.array([self._turn, action["camera"][1]], np.float32)}
+
+
+class TurnHold:
+    """DAgger labels that carry on the acting policy's long turn: where the teacher's heading
+    lies more than ``degrees`` off the view (:attr:`~mrsteve.control.navigation.DepthNavigator.
+    heading_error`) and the action taken last turned by the largest step (:data:`~mrsteve.
+    control.learned_navigator.CAMERA_MAX`), the label turns by the largest step that way; other
+    labels are the teacher's. A turn back to the heading the long way round still ends facing
+    it, so a policy that follows the labels still gets there. 0: off."""
+
+    def __init__(self, degrees: float) -> None:
+        if not (degrees == 0 or 0 < degrees <= 180):
+            raise ValueError(f"turn_hold is an angle in degrees, from above 0 to 180 (0: off); "
+                             f"got {degrees}")
+        self.degrees = degrees
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget the last turn (a new episode)."""
+        self._side = 0.0
+
+    def taken(self, action: dict) -> None:
+        """Record the action taken this step."""
+        yaw = float(action["camera"][1])
+        self._side = math.copysign(1.0, yaw) if abs(yaw) >= CAMERA_MAX else 0.0
+
+    def __call__(self, label: dict, heading_error: float) -> dict:
+        """The label to record in place of the teacher's ``label``, whose heading lies
+        ``heading_error`` degrees off the view."""
+        if not (self.degrees and self._side and abs(heading_error) > self.degrees):
+            return label
+        pitch = label["camera"][0]
+        return {**label, "camera": np.array([pitch, self._side * CAMERA_MAX], np.float32)}
 
 
 @dataclass
@@ -422,7 +469,8 @@ def collect_segments(config: NavigatorTrainingConfig, seed: int, segments: int,
     """``segments`` runs toward goals in the training worlds (:func:`~mrsteve.train.episodes.
     training_worlds`), the depth navigator labelling every step (its map kept for the world or
     the segment, ``config.expert_map``); the depth navigator acts (``weights`` None) or the
-    learned policy of ``weights`` does (DAgger), each step the depth navigator's action taken
+    learned policy of ``weights`` does (DAgger; its labels held to its long turns by
+    ``config.turn_hold``, :class:`TurnHold`), each step the depth navigator's action taken
     instead with chance ``teacher_share`` (DAgger's mixing, drawn from a stream of its own). A
     segment ends when the expert finds the goal reached; a :class:`SegmentRecorder` keeps its
     steps."""
@@ -438,6 +486,7 @@ def collect_segments(config: NavigatorTrainingConfig, seed: int, segments: int,
     for driver, info in take(lambda: len(reached), segments, worlds):
         expert = None
         actor = None
+        hold = TurnHold(config.turn_hold)
         if weights is not None:
             actor = LearnedNavigator(weights=weights)
             actor.reset(rng, info["camera"])
@@ -457,7 +506,8 @@ def collect_segments(config: NavigatorTrainingConfig, seed: int, segments: int,
                 expert.reset(rng, info["camera"])
             success = False
 
-            def labelled(view, t, target=target, expert=expert, actor=actor, nudges=nudges):
+            def labelled(view, t, target=target, expert=expert, actor=actor, nudges=nudges,
+                         hold=hold):
                 nonlocal success
                 if expert.reached(view, target):
                     success = True
@@ -469,7 +519,9 @@ def collect_segments(config: NavigatorTrainingConfig, seed: int, segments: int,
                 action = actor.act(view, target)  # its memory sees every frame either way
                 if teacher_share and mixing_rng.random() < teacher_share:
                     action = label
-                return Decision(action, goal=target, notes={"label": label})
+                held = hold(label, expert.heading_error)
+                hold.taken(action)
+                return Decision(action, goal=target, notes={"label": held})
 
             recorder.segment = len(reached)
             driver.run(labelled, steps=config.max_segment_steps)
@@ -720,6 +772,8 @@ def _train(out: Path, config: NavigatorTrainingConfig, progress: bool,
         round_key = f"{key}-{state['rounds']}-{weights.sha256[:16]}"
         if share:
             round_key += f"-teacher{share:.6g}"
+        if config.turn_hold:
+            round_key += f"-hold{config.turn_hold:g}"
         walked = run.cached(f"dagger-{state['rounds']}", round_key,
                             lambda w=weights, share=share: collect(
                                 config, config.seed + 1000 * state["rounds"],

@@ -25,7 +25,7 @@ FLAGS = {
     "navigator": {"--out", "--segments", "--worlds", "--world-weights", "--min-distance",
                   "--max-distance",
                   "--max-segment-steps", "--conditioning", "--finetune", "--kl",
-                  "--dagger-rounds", "--dagger-beta", "--finetune-epochs", "--anneal-epochs",
+                  "--dagger-rounds", "--dagger-beta", "--turn-hold", "--finetune-epochs", "--anneal-epochs",
                   "--ppo-iterations",
                   "--nudge-rate", "--colour-jitter", "--across-water", "--expert-map",
                   "--give-up-goals",

@@ -25,6 +25,7 @@ from mrsteve.train.navigator import (
     TRAINING_WORLDS,
     NavigatorTrainingConfig,
     PitchNudges,
+    TurnHold,
     annealed_rate,
     build_policy,
     collect,
@@ -203,17 +204,59 @@ def test_world_weights_set_how_often_each_world_is_drawn_and_only_when_given(mon
             dataclasses.replace(weighted, world_weights=bad)
 
 
-def _standing_policy() -> object:
-    """Untrained weights whose policy presses nothing and keeps its view still."""
+def _standing_policy(yaw_bin: int = CAMERA_BINS // 2) -> object:
+    """Untrained weights whose policy presses nothing and keeps its view's pitch, its yaw
+    turning by camera bin ``yaw_bin`` every step (by default still)."""
     architecture = NavigatorArchitecture(channels=(4, 8), strides=(2, 2), dim=32, context=4,
                                          heads=4, mlp_dim=48, goal_hidden=16)
     torch.manual_seed(0)
     weights = export_weights(build_policy(architecture), architecture, {})
     camera_bias = np.full((2, CAMERA_BINS), -20.0, np.float32)
-    camera_bias[:, CAMERA_BINS // 2] = 20.0
+    camera_bias[0, CAMERA_BINS // 2] = camera_bias[1, yaw_bin] = 20.0
     return dataclasses.replace(weights, parameters={
         **weights.parameters, "head.buttons.bias": np.full(len(BUTTONS), -20.0, np.float32),
         "head.camera.bias": camera_bias.ravel()})
+
+
+def test_a_turn_hold_labels_a_long_turn_the_way_the_last_largest_turn_went():
+    label = {"forward": 0, "jump": 1, "camera": np.array([2.0, -10.0], np.float32)}
+    hold = TurnHold(45.0)
+    assert hold(label, heading_error=-120.0) is label  # no turn taken yet
+    hold.taken({"camera": np.array([0.0, 10.0], np.float32)})  # the largest step, positive
+    held = hold(label, heading_error=-120.0)
+    assert held["camera"].tolist() == [2.0, 10.0] and held["jump"] == 1 and held["forward"] == 0
+    assert hold(label, heading_error=-40.0) is label  # within the held angle: the teacher's
+    hold.taken({"camera": np.array([0.0, 6.0], np.float32)})  # not the largest step
+    assert hold(label, heading_error=-120.0) is label
+    hold.taken({"camera": np.array([0.0, -10.0], np.float32)})
+    assert hold({**label, "camera": np.array([0.0, 10.0], np.float32)},
+                heading_error=170.0)["camera"].tolist() == [0.0, -10.0]
+    hold.reset()
+    assert hold(label, heading_error=-120.0) is label
+    off = TurnHold(0.0)
+    off.taken({"camera": np.array([0.0, 10.0], np.float32)})
+    assert off(label, heading_error=-179.0) is label
+    for bad in (-1.0, 181.0):
+        with pytest.raises(ValueError, match="turn_hold is an angle in degrees, from above 0 to "
+                                             "180 .0: off.; got"):
+            NavigatorTrainingConfig(turn_hold=bad)
+
+
+def test_a_turn_hold_changes_only_the_labels_of_a_policys_long_turns():
+    """A policy that always turns by the largest step one way walks the same steps with the
+    hold on; labels differ only where the teacher turned the largest step the other way, and
+    those now turn the policy's way. Recorded in the recipe only when on."""
+    spinning = _standing_policy(yaw_bin=CAMERA_BINS - 1)
+    plain = collect_segments(TINY, seed=5, segments=2, weights=spinning)
+    held = collect_segments(dataclasses.replace(TINY, turn_hold=45.0), seed=5, segments=2,
+                            weights=spinning)
+    assert np.array_equal(plain.rgb, held.rgb) and np.array_equal(plain.buttons, held.buttons)
+    assert np.array_equal(plain.camera[:, 0], held.camera[:, 0])
+    changed = plain.camera[:, 1] != held.camera[:, 1]
+    assert changed.any()
+    assert (plain.camera[changed, 1] == 0).all() and (held.camera[changed, 1] == CAMERA_BINS - 1).all()
+    assert "turn_hold" not in TINY.recipe()
+    assert dataclasses.replace(TINY, turn_hold=45.0).recipe()["turn_hold"] == 45.0
 
 
 def test_dagger_mixing_hands_steps_to_the_teacher_in_a_shrinking_share():
