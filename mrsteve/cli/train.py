@@ -218,8 +218,9 @@ COMMANDS = (
         {"min_distance": (1.0, None), "max_distance": (1.0, None), "max_segment_steps": (1, None),
          "kl": (0.0, None), "dagger_rounds": (0, None), "dagger_beta": (0.0, 0.99),
          "turn_hold": (0.0, 180.0), "finetune_epochs": (0, None), "anneal_epochs": (0, None),
-         "nudge_rate": (0.0, 0.99), "colour_jitter": (0.0, 1.0), "across_water": SHARES, "give_up_goals": (0, None),
-         "give_up_false_alarms": (0.0001, 0.5), "validation_segments": (0, None)},
+         "nudge_rate": (0.0, 0.99), "colour_jitter": (0.0, 1.0), "across_water": SHARES,
+         "give_up_goals": (0, None), "give_up_false_alarms": (0.0001, 0.5),
+         "validation_segments": (0, None)},
         "mrsteve.train.navigator:train_navigator", "navigator.npz", "demonstrations",
         """Train the learned navigator (a goal-conditioned policy over RGB frames): a foundation
         policy cloned from the depth navigator's walks in the navigator training worlds, then

@@ -175,8 +175,8 @@ class _Steering:
         self._rng = np.random.default_rng(0)
         self.camera: Camera | None = None
         self.heading_error = 0.0
-        """Degrees from the view's yaw to the heading the last action steered toward (positive:
-        it turned that way with a positive yaw change); 0 before any."""
+        """Signed degrees from the view's yaw to the heading the last action steered toward (a
+        positive yaw change turns toward a positive one); 0 before any."""
 
     def reset(self, rng: np.random.Generator, camera: Camera) -> None:
         self._rng = rng
