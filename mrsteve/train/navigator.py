@@ -375,17 +375,14 @@ class TurnHold:
     heading_error`) and the action taken last turned by the largest step (:data:`~mrsteve.
     control.learned_navigator.CAMERA_MAX`), the label turns by the largest step that way; other
     labels are the teacher's. A turn back to the heading the long way round still ends facing
-    it, so a policy that follows the labels still gets there. 0: off."""
+    it, so a policy that follows the labels still gets there. 0: off. One hold spans the goals
+    walked in one world (the last action taken before a new goal counts)."""
 
     def __init__(self, degrees: float) -> None:
         if not (degrees == 0 or 0 < degrees <= 180):
             raise ValueError(f"turn_hold is an angle in degrees, from above 0 to 180 (0: off); "
                              f"got {degrees}")
         self.degrees = degrees
-        self.reset()
-
-    def reset(self) -> None:
-        """Forget the last turn (a new episode)."""
         self._side = 0.0
 
     def taken(self, action: dict) -> None:

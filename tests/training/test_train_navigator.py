@@ -231,8 +231,7 @@ def test_a_turn_hold_labels_a_long_turn_the_way_the_last_largest_turn_went():
     hold.taken({"camera": np.array([0.0, -10.0], np.float32)})
     assert hold({**label, "camera": np.array([0.0, 10.0], np.float32)},
                 heading_error=170.0)["camera"].tolist() == [0.0, -10.0]
-    hold.reset()
-    assert hold(label, heading_error=-120.0) is label
+    assert TurnHold(45.0)(label, heading_error=-120.0) is label  # a new hold: no turn yet
     off = TurnHold(0.0)
     off.taken({"camera": np.array([0.0, 10.0], np.float32)})
     assert off(label, heading_error=-179.0) is label
