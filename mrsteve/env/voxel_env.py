@@ -20,7 +20,7 @@ from mrsteve.world.layout import WorldLayout
 from mrsteve.world.recipes import WORLD_RECIPES, build_layout
 from mrsteve.world.render import Renderer
 from mrsteve.world.spawning import SpawnRules
-from mrsteve.world.world import Controls, World, WorldConfig
+from mrsteve.world.world import Controls, Regrowth, World, WorldConfig
 
 DEFAULT_OBS_SIZE = (40, 64)
 """Default ``(height, width)`` of the image observations: 16:10 like MineDojo's 160 x 256."""
@@ -101,11 +101,14 @@ class VoxelEnv(gym.Env):
 
     ## Registered Configurations
     - ``mrsteve/Voxel-v0``: ``gymnasium.make("mrsteve/Voxel-v0", world=NAME, obs_size=(H, W),
-      max_steps=None, noop_steps=0, spawn_cycle=False, look="day")`` for every ``NAME`` of
+      max_steps=None, noop_steps=0, spawn_cycle=False, look="day", log_regrowth=0)`` for every
+      ``NAME`` of
       ``mrsteve.world.recipes.WORLD_RECIPES``: bounded maps and unbounded worlds (chunks generated
       as the player walks, :mod:`mrsteve.world.chunks`; the pose is then in the frame of the first
       loaded window). ``spawn_cycle=True`` runs Minecraft 1.11's passive spawn cycle
-      (:mod:`mrsteve.world.spawning`). ``look`` is the light the frames are rendered in:
+      (:mod:`mrsteve.world.spawning`). ``log_regrowth=N`` (a bounded world; a diagnostic beyond
+      Minecraft, :class:`~mrsteve.world.world.Regrowth`) puts a broken oak log back in its cell
+      ``N`` steps later. ``look`` is the light the frames are rendered in:
       ``day``, or ``dusk`` and ``overcast``, which no learned part is trained on
       (:data:`~mrsteve.world.render.LOOKS`).
     """
@@ -123,6 +126,7 @@ class VoxelEnv(gym.Env):
         config: WorldConfig | None = None,
         spawn_cycle: bool = False,
         look: str = "day",
+        log_regrowth: int = 0,
     ):
         if isinstance(world, str):
             check_name(world, WORLD_RECIPES, "world")
@@ -158,6 +162,11 @@ class VoxelEnv(gym.Env):
         self.config = config if config is not None else WorldConfig()
         if spawn_cycle and self.config.spawn_cycle is None:
             self.config = dataclasses.replace(self.config, spawn_cycle=SpawnRules())
+        if not _is_count(log_regrowth, minimum=0):
+            raise ValueError(f"log_regrowth must be a non-negative integer (steps; 0: never), "
+                             f"got {log_regrowth!r}")
+        if log_regrowth:
+            self.config = dataclasses.replace(self.config, regrowth=Regrowth(int(log_regrowth)))
         self.content = load_content()
         self.item_names = self.content.item_names
         self.recipe_names = load_recipes().names

@@ -480,9 +480,9 @@ class Claim:
             getattr(run.config, name) == value for name, value in (self.setup or {}).items())
 
 
-LONG_TASK_SETUP = {"steps": LongTaskConfig.steps}
+LONG_TASK_SETUP = {"steps": LongTaskConfig.steps, "log_regrowth": LongTaskConfig.log_regrowth}
 """The long tasks' counts compare with the paper's only over its steps (the configs' default,
-500K)."""
+500K) and on a map whose logs do not come back (Minecraft's rule)."""
 
 UNLIMITED_MEMORY = {"capacity": None}
 """The sequential tasks' set-up: memory without a capacity (the memory-constraint grid is

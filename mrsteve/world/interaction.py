@@ -75,8 +75,9 @@ class WorldEvent(NamedTuple):
     ``kind`` is one of ``collected`` (``name`` is an item, ``count`` how many arrived),
     ``consumed`` (``count`` of an item used up), ``broke`` (a block), ``placed`` (a block put
     down), ``crafted`` (``count`` of an item made), ``killed`` (a mob the player killed),
-    ``died`` (a mob that burnt out), ``spawned`` (mobs of kind ``name``) or ``exploded`` (``count``
-    blocks vanished; ``name`` is the block kind or ``blocks``).
+    ``died`` (a mob that burnt out), ``spawned`` (mobs of kind ``name``), ``exploded`` (``count``
+    blocks vanished; ``name`` is the block kind or ``blocks``) or ``regrew`` (a broken block came
+    back, :class:`~mrsteve.world.world.Regrowth`).
     """
 
     kind: str
@@ -159,6 +160,9 @@ class HandsWorld(Protocol):
     def look(self) -> tuple[float, float, float]: ...
 
     def collect(self, item: str, count: int, events: list[WorldEvent] | None = None) -> None: ...
+
+    def block_broken(self, i: int, j: int, k: int, block: int) -> None:
+        """Block id ``block`` was removed from cell ``(i, j, k)``."""
 
 
 class Hands:
@@ -306,6 +310,7 @@ class Hands:
         while True:
             block = blocks[i, j, k]
             blocks[i, j, k] = 0
+            world.block_broken(i, j, k, int(block))
             events.append(WorldEvent("broke", self._content.blocks[block].name))
             for drop in drops[block]:
                 if drop.chance >= 1.0 or world.rng.random() < drop.chance:

@@ -12,6 +12,7 @@ set-up). Scripted policies and tests drive it directly; :mod:`mrsteve.env` wraps
 from __future__ import annotations
 
 import bisect
+import heapq
 import math
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -53,6 +54,23 @@ SPAWN_ROAM = 8.0
 
 
 @dataclass(frozen=True)
+class Regrowth:
+    """A rule beyond Minecraft, for diagnostics: a broken block of a kind in :attr:`blocks`
+    comes back in its cell :attr:`steps` steps later (later still while the player or a mob
+    stands in the cell; never if something else was put there). Long-Instruction's agents solve
+    several times the paper's tasks, and with it the map's logs cannot run out."""
+
+    steps: int
+    """Steps from the break to the block's return (at least 1)."""
+    blocks: tuple[str, ...] = ("oak_log",)
+    """Block kinds that come back."""
+
+    def __post_init__(self) -> None:
+        if isinstance(self.steps, bool) or not isinstance(self.steps, int) or self.steps < 1:
+            raise ValueError(f"regrowth steps must be a positive integer, got {self.steps!r}")
+
+
+@dataclass(frozen=True)
 class WorldConfig:
     """Rules of the simulation beyond the data file."""
 
@@ -63,6 +81,9 @@ class WorldConfig:
     spawn_cycle: SpawnRules | None = None
     """Minecraft's passive spawn cycle (:class:`~mrsteve.world.spawning.SpawnRules`); ``None``:
     animals never come back once killed."""
+    regrowth: Regrowth | None = None
+    """Broken blocks that come back (:class:`Regrowth`, bounded worlds only); ``None``: none
+    does, as in Minecraft."""
 
 
 class Controls(NamedTuple):
@@ -147,6 +168,15 @@ class World:
             self.schedule(event)
         self.spawning = PassiveSpawning(self, config.spawn_cycle) if config.spawn_cycle else None
         """Minecraft's passive spawn cycle, when the configuration turns it on."""
+        self._regrowing: list[tuple[int, int, int, int, int, int]] = []
+        """A heap of ``(step due, order, i, j, k, block id)`` of broken blocks that come back."""
+        self._regrow_order = 0
+        self._regrows = np.zeros(len(self.content.blocks), np.bool_)
+        if config.regrowth is not None:
+            if self.window is not None:
+                raise ValueError(f"layout {layout.name!r}: regrowth needs a bounded world (an "
+                                 "unbounded one moves its arrays as the player walks)")
+            self._regrows[[self.content.block(name).id for name in config.regrowth.blocks]] = True
 
     # ----------------------------------------------------------------------------- reading
 
@@ -266,7 +296,36 @@ class World:
                 events += [WorldEvent("spawned", kind, count) for kind, count in spawned.items()]
         while self._schedule and self._schedule[0].step <= self.t:
             self._run(self._schedule.pop(0), events)
+        if self._regrowing:
+            self._regrow(events)
         return tuple(events) if events else ()
+
+    def block_broken(self, i: int, j: int, k: int, block: int) -> None:
+        """The hands removed block ``block`` from cell ``(i, j, k)`` during the step that
+        makes :attr:`t` ``t + 1``: schedule its return :attr:`Regrowth.steps` steps after that
+        one, when the configuration's :class:`Regrowth` covers its kind."""
+        if self._regrows[block]:
+            due = self.t + 1 + self.config.regrowth.steps
+            heapq.heappush(self._regrowing, (due, self._regrow_order, i, j, k, block))
+            self._regrow_order += 1
+
+    def _regrow(self, events: list[WorldEvent]) -> None:
+        """Put back the broken blocks due by now whose cells are empty; a cell the player or a
+        mob stands in is tried again next step, one filled meanwhile is left as it is."""
+        waiting = []
+        while self._regrowing and self._regrowing[0][0] <= self.t:
+            entry = heapq.heappop(self._regrowing)
+            _, _, i, j, k, block = entry
+            if self.blocks[i, j, k] != 0:
+                continue
+            if self._occupied((i, j, k)):
+                waiting.append((self.t + 1, *entry[1:]))
+                continue
+            self.blocks[i, j, k] = block
+            self.heights.refresh(self.blocks, i, k, i + 1, k + 1)
+            events.append(WorldEvent("regrew", self.content.blocks[block].name))
+        for entry in waiting:
+            heapq.heappush(self._regrowing, entry)
 
     # ----------------------------------------------------------------------------- crafting
 

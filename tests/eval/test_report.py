@@ -8,6 +8,7 @@ import math
 import shutil
 import subprocess
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from typer.testing import CliRunner
@@ -456,3 +457,15 @@ def test_the_memory_grid_orderings_compare_only_their_capacity_and_grid_runs():
     unlimited = [c for c in reporting.CLAIMS
                  if c.experiment == "aba-sparse" and c.setup == reporting.UNLIMITED_MEMORY]
     assert unlimited and not any(c.comparable(grid) for c in unlimited)
+
+
+def test_a_long_run_whose_logs_grow_back_is_not_compared_with_the_paper():
+    """Log regrowth is a diagnostic beyond Minecraft: such a run gives no Figure 7 row."""
+    from mrsteve.eval import report as reporting
+    from mrsteve.eval.long_tasks import LongTaskConfig
+
+    claims = [c for c in reporting.CLAIMS if c.experiment == "long-instruction"]
+    paper = SimpleNamespace(config=LongTaskConfig())
+    regrowing = SimpleNamespace(config=LongTaskConfig(log_regrowth=12_000))
+    assert claims and all(c.comparable(paper) for c in claims)
+    assert not any(c.comparable(regrowing) for c in claims)

@@ -177,3 +177,35 @@ def test_goals_are_frames_the_agent_saw():
         assert visit[4][0] <= step < visit[4][1]
         assert np.hypot(*(pose[[0, 2]] + origin - np.array(visit[2:4]))) < 1.0  # seen from the viewpoint
     json.dumps(record)  # a sweep record
+
+
+class Lumberjack(EpisodeCallback):
+    """Breaks one of the map's oak logs through the hands every ``every`` steps (the drops go to
+    the inventory as a chop's would), counting the logs on the map."""
+
+    def __init__(self, every):
+        self.every, self.env, self.logs = every, None, []
+
+    def on_reset(self, env, obs, frame):
+        self.env = env
+
+    def on_step(self, step):
+        world = self.env.unwrapped.world
+        log = world.content.block("oak_log").id
+        standing = np.argwhere(world.blocks == log)
+        self.logs.append(len(standing))
+        if step.t % self.every == 0:
+            i, j, k = standing[len(standing) // 2]
+            world.hands.break_block(world, int(i), int(j), int(k), [])
+
+
+@pytest.mark.parametrize("regrowth", [0, 100])
+def test_with_log_regrowth_the_map_never_runs_out_of_logs(regrowth):
+    with make_env(world=li.WORLD, obs_size=(16, 24), log_regrowth=regrowth) as env:
+        chop = Lumberjack(every=5)  # 80 logs in 400 steps: over a third of the map's
+        li.run_long_instruction(env, Idle(), 0, steps=400, task_limit=400, callbacks=[chop])
+    start, lowest, end = chop.logs[0], min(chop.logs), chop.logs[-1]
+    if regrowth:  # a log chopped at step n is back at step n + 101: only the last 20 are away
+        assert start - lowest <= 21 and end == start - 20
+    else:
+        assert end == start - 79  # the step-400 chop comes after the last count

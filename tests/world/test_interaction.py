@@ -9,7 +9,7 @@ from handmade import GROUND, block_id, flat_blocks, layout
 
 from mrsteve.world.content import load_content
 from mrsteve.world.interaction import InteractionConfig, WorldEvent
-from mrsteve.world.world import Controls, World, WorldConfig
+from mrsteve.world.world import Controls, Regrowth, World, WorldConfig
 
 ATTACK = Controls(attack=True)
 USE = Controls(use=True)
@@ -362,3 +362,77 @@ def test_interaction_rules_must_name_known_items_and_blocks(config, error, messa
         World(layout(), np.random.default_rng(0), WorldConfig(interaction=config))
     with pytest.raises(ValueError, match="reach"):
         InteractionConfig(reach=0.0)
+
+
+def looking_at_log(regrowth_steps: int | None) -> World:
+    """:func:`looking_down_at_floor` with an oak log in the crosshair's cell, in a world whose
+    logs come back after ``regrowth_steps`` (``None``: never)."""
+    blocks = flat_blocks()
+    blocks[12, GROUND - 1, 13] = block_id("oak_log")
+    config = WorldConfig(regrowth=None if regrowth_steps is None else Regrowth(regrowth_steps))
+    world = World(layout(blocks, (12.5, GROUND, 12.5)), np.random.default_rng(0), config)
+    world.teleport(12.5, 12.5, yaw=0.0, pitch=60.0)
+    return world
+
+
+def chop(world: World) -> int:
+    """Attack until the crosshair's log breaks; the step it broke at."""
+    for _ in range(400):
+        if any(event.kind == "broke" for event in world.step(ATTACK)):
+            return world.t
+    raise AssertionError("the log did not break")
+
+
+def test_a_broken_log_comes_back_after_the_regrowth_steps_and_not_before():
+    world = looking_at_log(regrowth_steps=50)
+    broke_at = chop(world)
+    assert world.inventory.as_dict() == {"log": 1}
+    for _ in range(broke_at + 49 - world.t):  # back at step broke_at + 50
+        assert world.step(Controls()) == ()
+    assert world.blocks[12, GROUND - 1, 13] == 0
+    assert world.step(Controls()) == (WorldEvent("regrew", "oak_log"),)
+    assert world.blocks[12, GROUND - 1, 13] == block_id("oak_log")
+    assert chop(world) > broke_at  # it breaks again, as a log
+    assert world.inventory.as_dict() == {"log": 2}
+
+
+def test_without_regrowth_a_broken_log_stays_gone_and_other_blocks_never_come_back():
+    world = looking_at_log(regrowth_steps=None)
+    chop(world)
+    run(world, Controls(), 300)
+    assert world.blocks[12, GROUND - 1, 13] == 0
+    dirt = looking_down_at_floor("dirt")
+    dirt = World(dirt.layout, np.random.default_rng(0), WorldConfig(regrowth=Regrowth(5)))
+    dirt.teleport(12.5, 12.5, yaw=0.0, pitch=60.0)
+    run(dirt, ATTACK, 40)
+    assert dirt.blocks[12, GROUND - 1, 13] == 0
+    assert all(event.kind != "regrew" for event in run(dirt, Controls(), 50))
+
+
+def test_a_log_waits_while_the_player_stands_in_its_cell_and_never_fills_a_taken_cell():
+    world = looking_at_log(regrowth_steps=10)
+    broke_at = chop(world)
+    world.teleport(12.5, 13.5)  # above the hole the log left: the player drops into it
+    run(world, Controls(), 20)
+    assert world._occupied((12, GROUND - 1, 13))
+    assert all(event.kind != "regrew" for event in run(world, Controls(), 20))
+    assert world.t > broke_at + 10 and world.blocks[12, GROUND - 1, 13] == 0
+    world.teleport(16.5, 16.5)
+    assert world.step(Controls()) == (WorldEvent("regrew", "oak_log"),)
+    taken = looking_at_log(regrowth_steps=10)
+    chop(taken)
+    taken.blocks[12, GROUND - 1, 13] = block_id("dirt")
+    assert all(event.kind != "regrew" for event in run(taken, Controls(), 30))
+    assert taken.blocks[12, GROUND - 1, 13] == block_id("dirt")
+
+
+def test_regrowth_refuses_bad_steps_and_unbounded_worlds():
+    with pytest.raises(ValueError, match="regrowth steps must be a positive integer"):
+        Regrowth(0)
+    from mrsteve.env import make_env
+
+    with pytest.raises(ValueError, match="log_regrowth must be a non-negative integer"):
+        make_env(world="plains", log_regrowth=-1)
+    with pytest.raises(ValueError, match="regrowth needs a bounded world"), \
+            make_env(world="plains_unbounded", log_regrowth=100) as env:
+        env.reset(seed=0)
