@@ -37,6 +37,7 @@ from mrsteve.eval.long_tasks import LongTaskConfig
 from mrsteve.eval.options import summary_path
 from mrsteve.eval.plan import PLAN, read_plan
 from mrsteve.eval.registry import experiment as experiment_named
+from mrsteve.eval.results import mean_stderr
 from mrsteve.eval.spec import Group
 
 NOTES = "NOTES.md"
@@ -577,12 +578,15 @@ class Comparison:
     verdict: str
 
 
-def group_stats(run: Run, metric: str) -> dict[tuple[str, int | None], dict[str, tuple[float,
-                                                                                     float]]]:
-    """``(mean, stderr)`` of ``metric`` per task (name without the experiment's prefix), by
+GroupStat = tuple[float, float, dict[str, float] | None]
+"""A group's ``(mean, stderr, values by seed or None)`` of one metric on one task."""
+
+
+def group_stats(run: Run, metric: str) -> dict[tuple[str, int | None], dict[str, GroupStat]]:
+    """:data:`GroupStat` of ``metric`` per task (name without the experiment's prefix), by
     ``(agent, capacity)`` of the run's groups (``None``: an agent without a memory), tasks where
     no episode reported it left out."""
-    stats: dict[tuple[str, int | None], dict[str, tuple[float, float]]] = {}
+    stats: dict[tuple[str, int | None], dict[str, GroupStat]] = {}
     for group in run.groups:
         memory = getattr(group.spec.agent, "memory", None)
         capacity = None if memory is None else memory.capacity
@@ -590,8 +594,20 @@ def group_stats(run: Run, metric: str) -> dict[tuple[str, int | None], dict[str,
         mean = summary.get("mean")
         if mean is not None and not math.isnan(mean):  # NaN: no episode reported it
             stats.setdefault((group.agent, capacity), {})[task_name(group.task)] = (
-                mean, summary.get("stderr", math.nan))
+                mean, summary.get("stderr", math.nan), summary.get("by_seed"))
     return stats
+
+
+def difference_variance(high: GroupStat, low: GroupStat) -> float:
+    """The squared standard error of ``high``'s mean minus ``low``'s: of the per-seed
+    differences when both groups kept their values on the same two or more seeds (the same
+    worlds and spawns: paired), else the sum of the two squared standard errors."""
+    by_seed = (high[2], low[2])
+    if all(isinstance(values, dict) for values in by_seed) and len(by_seed[0]) >= 2 \
+            and set(by_seed[0]) == set(by_seed[1]):
+        differences = [by_seed[0][seed] - by_seed[1][seed] for seed in by_seed[0]]
+        return mean_stderr(differences)["stderr"] ** 2
+    return high[1] ** 2 + low[1] ** 2
 
 
 def verdict(lead: float, stderr: float, means: tuple[float, float], ceiling: bool) -> tuple[
@@ -634,7 +650,7 @@ def comparisons(claim: Claim, run: Run) -> list[Comparison]:
                 means = tuple(sum(found[i][task][0] for task in chosen) / len(chosen)
                               for i in range(2))
                 lead = sign * sum(found[0][t][0] - found[1][t][0] for t in chosen)
-                stderr = math.sqrt(sum(found[0][t][1] ** 2 + found[1][t][1] ** 2
+                stderr = math.sqrt(sum(difference_variance(found[0][t], found[1][t])
                                        for t in chosen))
                 margin, word = verdict(lead, stderr, means, claim.metric == "success_rate")
                 rows.append(Comparison(claim, where + at, high, low, means, margin, word))
@@ -865,7 +881,9 @@ ORDERING_KEY = (f"Each ordering the paper states, compared task by task (or on t
                 f"of the run: it holds where the agent the paper puts higher leads by more than "
                 f"{SIGNIFICANT:g} standard errors of the difference, is reversed where it trails "
                 f"by more, and is within noise otherwise. The margin is that lead in standard "
-                f"errors. Only runs of the default agent whose plan was committed before they "
+                f"errors: of the seed-by-seed differences where both groups kept each episode's "
+                f"value by seed (they ran on the same seeds, worlds and spawns), else of the two "
+                f"means' difference. Only runs of the default agent whose plan was committed before they "
                 f"ran, from committed code with the installed data files, give rows; every "
                 f"comparison is listed under \"Every ordering\".")
 """How the first table's last column reads, printed under it."""

@@ -3,9 +3,12 @@
 The summary file format is shared by every ``mrsteve eval`` experiment::
 
     {"task": ..., "agent": ..., "episodes": N, "config": {...},
-     "metrics": {name: {"mean": float, "stderr": float, "n": int}}}
+     "metrics": {name: {"mean": float, "stderr": float, "n": int,
+                        "by_seed": {"42": float, ...}}}}
 
-with the per-episode records as JSON lines beside it (``<name>.episodes.jsonl``).
+with the per-episode records as JSON lines beside it (``<name>.episodes.jsonl``; not kept in
+version control, so ``by_seed``, each episode's value by its seed, is what pairs two groups run on
+the same seeds once the records are gone; summaries written before it have none).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from typing import Any
 
 from mrsteve.fileio import write_json
 
-Metric = dict[str, float]
+Metric = dict[str, Any]
 
 
 def mean_stderr(values: Sequence[float]) -> Metric:
@@ -35,12 +38,20 @@ def mean_stderr(values: Sequence[float]) -> Metric:
 
 
 def summarize(records: Iterable[Mapping[str, Any]], metric_names: Sequence[str]) -> dict[str, Metric]:
-    """Mean and standard error of each named metric over the records that report it."""
+    """Mean and standard error of each named metric over the records that report it, and, where
+    each of those records has a seed of its own, the finite values by seed (``by_seed``)."""
     records = list(records)
-    return {
-        name: mean_stderr([r[name] for r in records if r.get(name) is not None])
-        for name in metric_names
-    }
+    summary = {}
+    for name in metric_names:
+        reporting = [r for r in records if r.get(name) is not None]
+        metric = mean_stderr([r[name] for r in reporting])
+        seeds = [r.get("seed") for r in reporting]
+        if reporting and all(isinstance(seed, int) for seed in seeds) \
+                and len(set(seeds)) == len(seeds):
+            metric["by_seed"] = {str(seed): float(r[name]) for seed, r in zip(seeds, reporting)
+                                 if math.isfinite(float(r[name]))}
+        summary[name] = metric
+    return summary
 
 
 def records_path_for(summary_path: Path) -> Path:

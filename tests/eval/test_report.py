@@ -469,3 +469,26 @@ def test_a_long_run_whose_logs_grow_back_is_not_compared_with_the_paper():
     regrowing = SimpleNamespace(config=LongTaskConfig(log_regrowth=12_000))
     assert claims and all(c.comparable(paper) for c in claims)
     assert not any(c.comparable(regrowing) for c in claims)
+
+
+def test_groups_run_on_the_same_seeds_are_compared_seed_by_seed():
+    """Two groups that kept their values by seed are compared by the per-seed differences: a
+    lead that is small beside either group's spread but steady seed by seed holds."""
+    from mrsteve.eval import report as reporting
+
+    high = {"42": 380.0, "43": 424.0, "44": 410.0, "45": 267.0, "46": 323.0}
+    low = {seed: value - 25.0 + (3.0 if int(seed) % 2 else -3.0) for seed, value in high.items()}
+
+    def stat(values, keep_seeds):
+        metric = reporting.mean_stderr(list(values.values()))
+        return metric["mean"], metric["stderr"], values if keep_seeds else None
+
+    paired = reporting.difference_variance(stat(high, True), stat(low, True))
+    unpaired = reporting.difference_variance(stat(high, False), stat(low, True))
+    assert math.isclose(paired, reporting.mean_stderr([3.0, -3.0, 3.0, -3.0, 3.0])["stderr"] ** 2)
+    assert unpaired == stat(high, False)[1] ** 2 + stat(low, False)[1] ** 2
+    lead = stat(high, True)[0] - stat(low, True)[0]
+    assert verdict(lead, math.sqrt(paired), (0.0, 0.0), False)[1] == "holds"
+    assert verdict(lead, math.sqrt(unpaired), (0.0, 0.0), False)[1] == "within noise"
+    other_seeds = {str(int(seed) + 10): value for seed, value in low.items()}
+    assert reporting.difference_variance(stat(high, True), stat(other_seeds, True)) == unpaired

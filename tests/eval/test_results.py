@@ -44,3 +44,14 @@ def test_tables_align_columns_and_show_missing_metrics():
     lines = text.splitlines()
     assert len({len(line) for line in lines}) == 1
     assert "0.50 ± 0.10" in text and lines[-1].rstrip().endswith("-")
+
+
+def test_summaries_keep_each_episodes_value_by_seed_to_pair_groups_later():
+    records = [{"seed": 43, "spl": 0.5}, {"seed": 42, "spl": 1.0}, {"seed": 44}]
+    assert summarize(records, ["spl"])["spl"] == {"mean": 0.75, "stderr": 0.25, "n": 2,
+                                                  "by_seed": {"43": 0.5, "42": 1.0}}
+    assert "by_seed" not in summarize([{"spl": 1.0}, {"spl": 0.5}], ["spl"])["spl"]
+    twice = summarize([{"seed": 1, "spl": 1.0}, {"seed": 1, "spl": 0.5}], ["spl"])
+    assert "by_seed" not in twice["spl"]  # a seed run twice cannot pair
+    with_nan = summarize([{"seed": 1, "spl": float("nan")}, {"seed": 2, "spl": 0.5}], ["spl"])
+    assert with_nan["spl"]["by_seed"] == {"2": 0.5} and with_nan["spl"]["n"] == 1
