@@ -12,6 +12,7 @@ schedule events, the way tasks set up MineDojo worlds with chat commands.
         "spawn_mobs": [{"kind": "cow", "x": 55, "z": 20, "count": 2, "roam": 8.0}],
         "schedule": [{"step": 500, "kind": "spawn_mob", "mob": "spider", "x": 60, "z": 60,
                       "count": 3}],
+        "cut_trees": "eye",                              # or "foot" (:data:`TREE_CUTS`)
     })
 
 Positions are absolute world coordinates (as in the ``pose`` observation). ``spawn_mobs`` entries
@@ -29,12 +30,23 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from mrsteve.naming import check_name
 from mrsteve.world.layout import MobSpawn, ScheduledEvent
 from mrsteve.world.world import World
 
-COMMANDS = ("clear", "give", "equip", "teleport", "spawn_mobs", "schedule")
+COMMANDS = ("clear", "give", "equip", "teleport", "spawn_mobs", "schedule", "cut_trees")
 """Accepted option keys, in the order they are applied."""
+
+TREE_CUTS = {
+    "eye": "each trunk's log at a standing player's eye level (the second from the foot) taken, "
+           "as an agent takes its first log",
+    "foot": "every log open at its side taken but the foot's: what is left of a tree once the "
+            "logs a player reaches standing beside it are gone, the foot log aside (the rest "
+            "sit inside the leaves)",
+}
+"""What ``cut_trees`` does to every oak trunk of the world."""
 
 _TELEPORT_FIELDS = ("x", "z", "y", "yaw", "pitch")
 
@@ -52,6 +64,8 @@ class SetupCommands:
     teleport: Mapping[str, float] | None = None
     spawn_mobs: tuple[MobSpawn, ...] = ()
     schedule: tuple[ScheduledEvent, ...] = ()
+    cut_trees: str | None = None
+    """A key of :data:`TREE_CUTS` (``None``: the trees stay whole)."""
 
     def apply(self, world: World) -> None:
         """Run the commands on ``world`` in :data:`COMMANDS` order."""
@@ -70,6 +84,35 @@ class SetupCommands:
                             burning=spawn.burning)
         for event in self.schedule:
             world.schedule(dataclasses.replace(event, x=event.x - ox, z=event.z - oz))
+        if self.cut_trees is not None:
+            cut_trees(world, self.cut_trees)
+
+
+def cut_trees(world: World, how: str) -> int:
+    """Take logs from every oak trunk of ``world`` as :data:`TREE_CUTS` ``how`` says (no drops);
+    returns how many went."""
+    log = world.content.block("oak_log").id
+    blocks = world.blocks
+    taken = 0
+    for i, k in sorted({(int(i), int(k)) for i, _, k in np.argwhere(blocks == log)}):
+        heights = np.flatnonzero(blocks[i, :, k] == log)
+        if how == "eye":
+            cells = [heights[0] + 1] if heights[0] + 1 in heights else []
+        else:
+            cells = [j for j in heights[1:] if _open_at_a_side(blocks, i, int(j), k)]
+        for j in cells:
+            blocks[i, j, k] = 0
+        if cells:
+            world.heights.refresh(blocks, i, k, i + 1, k + 1)
+            taken += len(cells)
+    return taken
+
+
+def _open_at_a_side(blocks: np.ndarray, i: int, j: int, k: int) -> bool:
+    """Whether a horizontal neighbour of cell ``(i, j, k)`` inside the world is air."""
+    return any(0 <= i + di < blocks.shape[0] and 0 <= k + dk < blocks.shape[2]
+               and blocks[i + di, j, k + dk] == 0
+               for di, dk in ((1, 0), (-1, 0), (0, 1), (0, -1)))
 
 
 def parse_commands(options: Mapping | None) -> SetupCommands:
@@ -96,6 +139,8 @@ def parse_commands(options: Mapping | None) -> SetupCommands:
         parsed["spawn_mobs"] = _parse_spawns(options["spawn_mobs"])
     if "schedule" in options:
         parsed["schedule"] = _parse_schedule(options["schedule"])
+    if "cut_trees" in options:
+        parsed["cut_trees"] = check_name(options["cut_trees"], TREE_CUTS, "cut_trees")
     return SetupCommands(**parsed)
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -32,6 +33,7 @@ from mrsteve.agent.registry import BUILT_IN_INSTRUCTION_POLICIES
 from mrsteve.control.skill_book import load_skills
 from mrsteve.digests import OMITTED_WHEN_DEFAULT
 from mrsteve.env import make_env
+from mrsteve.env.commands import TREE_CUTS
 from mrsteve.env.voxel_env import DEFAULT_OBS_SIZE
 from mrsteve.eval.experiment import Experiment, LookOption
 from mrsteve.eval.records import Record
@@ -139,11 +141,16 @@ class InstructionTaskConfig(AgentParts, LookOption):
     world: str = "plains"
     """The world recipe (plains: ABA-Random's; heldout_highlands: a family no learned part
     trains or is tuned on)."""
+    trees: str = "whole"
+    """The world's oak trees: whole, eye (each trunk's log at eye level taken, as after an
+    agent's first log) or foot (only the foot log left open at its side, the rest inside the
+    leaves: a tree once its easy logs are gone)."""
     obs_size: tuple[int, int] = DEFAULT_OBS_SIZE
 
     def __post_init__(self) -> None:
         super().__post_init__()
         check_name(self.world, WORLD_RECIPES, "world")
+        check_name(self.trees, ["whole", *TREE_CUTS], "trees")
         self.looks  # noqa: B018 (its checks, its messages)
         self.items  # noqa: B018 (its checks, its messages)
         choose(self.placement, list(PLACEMENTS), "placement")
@@ -181,6 +188,7 @@ class InstructionTask:
     max_steps: int
     obs_size: tuple[int, int]
     look: str = field(default="day", metadata=OMITTED_WHEN_DEFAULT)
+    trees: str = field(default="whole", metadata=OMITTED_WHEN_DEFAULT)
 
 
 def instruction_episode(spec: RunSpec) -> Record:
@@ -188,7 +196,9 @@ def instruction_episode(spec: RunSpec) -> Record:
     agent placed, STEVE-1 with the item's execute prompt until the item's count rises."""
     task = spec.task
     item = load_catalog().item(task.item)
-    options = {"clear": True}
+    options: dict[str, Any] = {"clear": True}
+    if task.trees != "whole":
+        options["cut_trees"] = task.trees
     if item.tool is not None:
         options.update(give={item.tool: 1}, equip=item.tool)
     with make_env(world=task.world, obs_size=task.obs_size, look=task.look) as env:
@@ -237,7 +247,7 @@ class Instruction(Experiment):
     config_type = InstructionTaskConfig
     choices = {"instruction_policy": BUILT_IN_INSTRUCTION_POLICIES}
     options = ("item", "parts", "instruction_policy", "instruction_weights", "placement",
-               "max_steps", "world", "look")
+               "max_steps", "world", "trees", "look")
     default_episodes = 10
     episode = staticmethod(instruction_episode)
 
@@ -250,8 +260,9 @@ class Instruction(Experiment):
             if placement == "far" and item in EVERYWHERE:
                 continue
             task = InstructionTask(item, placement, tuple(distances[placement]), config.world,
-                                   config.max_steps, tuple(config.obs_size), look)
-            where = placement if look == "day" else f"{placement}-{look}"
+                                   config.max_steps, tuple(config.obs_size), look, config.trees)
+            where = "-".join([placement, *([look] if look != "day" else []),
+                              *([f"trees-{config.trees}"] if config.trees != "whole" else [])])
             for policy in config.policies:
                 weights = config.instruction_weights if policy == "learned" else None
                 tree = agent_config("steve1", parts=config.parts, instruction_policy=policy,
@@ -279,7 +290,9 @@ class Instruction(Experiment):
         for group in groups:
             summary = summaries[group.label]
             task = group.spec.task
-            where = task.placement if task.look == "day" else f"{task.placement} ({task.look})"
+            about = [*([task.look] if task.look != "day" else []),
+                     *([f"trees: {task.trees}"] if task.trees != "whole" else [])]
+            where = task.placement + (f" ({', '.join(about)})" if about else "")
             rows.append([task.item, where, group.spec.agent.instruction_policy,
                          format_metric(summary["success_rate"], 1),
                          format_metric(summary["steps"], 0),

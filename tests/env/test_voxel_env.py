@@ -193,6 +193,7 @@ def test_reset_options_set_up_the_world():
             "unknown block 'tnt'; known: air",
         ),
         ("give dirt", TypeError, "mapping"),
+        ({"cut_trees": "all"}, ValueError, "unknown cut_trees 'all'; known: eye, foot"),
     ],
 )
 def test_bad_reset_options_raise_clear_errors(options, error, message):
@@ -280,3 +281,32 @@ def test_buttons_are_minerls():
         "attack",
         "use",
     )
+
+
+@pytest.mark.parametrize("how", ["eye", "foot"])
+def test_cut_trees_takes_the_logs_a_player_standing_by_a_tree_reaches_first(how):
+    """eye: each trunk loses its second log from the foot, the one at a standing player's eye
+    level; foot: each keeps its foot log and the logs inside the leaves, none other open at a
+    side."""
+    whole = make(world="long_instruction")
+    whole.reset(seed=3)
+    cut = make(world="long_instruction")
+    cut.reset(seed=3, options={"cut_trees": how})
+    log = whole.unwrapped.world.content.block("oak_log").id
+    before, after = whole.unwrapped.world.blocks, cut.unwrapped.world.blocks
+    trunks = {(int(i), int(k)) for i, _, k in np.argwhere(before == log)}
+    assert trunks == {(int(i), int(k)) for i, _, k in np.argwhere(after == log)}
+    for i, k in trunks:
+        was, left = np.flatnonzero(before[i, :, k] == log), np.flatnonzero(after[i, :, k] == log)
+        assert left[0] == was[0]  # the foot log stays
+        if how == "eye":
+            assert sorted(set(was) - set(left)) == [was[0] + 1]
+        else:
+            def open_at_a_side(blocks, j):
+                return any(blocks[i + di, j, k + dk] == 0
+                           for di, dk in ((1, 0), (-1, 0), (0, 1), (0, -1)))
+
+            assert sorted(set(was) - set(left)) == [j for j in was[1:] if open_at_a_side(before, j)]
+            assert not any(open_at_a_side(after, j) for j in left[1:])
+    changed = {tuple(cell) for cell in np.argwhere(before != after)}
+    assert changed and all(before[cell] == log and after[cell] == 0 for cell in changed)

@@ -114,3 +114,25 @@ def test_the_learned_policy_runs_by_default_and_the_scripted_one_with_parts_stan
     assert policies() == {"learned"}
     assert policies(parts="stand-in") == {"scripted"}
     assert policies(parts="stand-in", instruction_policy="learned") == {"learned"}
+
+
+def test_cut_trees_are_a_condition_of_their_own_and_whole_trees_keep_their_specs():
+    """--trees runs the same placements on a world whose trees were cut (its own groups and
+    digests); the default's specs are those of a config without the option."""
+    whole = INSTRUCTION.groups(InstructionTaskConfig(item="log", placement="near"))
+    foot = INSTRUCTION.groups(InstructionTaskConfig(item="log", placement="near", trees="foot"))
+    assert [g.label for g in whole] == ["log.near.learned"]
+    assert [g.label for g in foot] == ["log.near-trees-foot.learned"]
+    assert whole[0].spec.task.trees == "whole" and foot[0].spec.task.trees == "foot"
+    assert whole[0].spec.digest != foot[0].spec.digest
+    plain = InstructionTask("log", "near", (0.0, 12.0), "plains", 600, (40, 64))
+    assert plain == InstructionTask("log", "near", (0.0, 12.0), "plains", 600, (40, 64),
+                                    "day", "whole")
+    with pytest.raises(ValueError, match="unknown trees 'stumps'; known: whole, eye, foot"):
+        InstructionTaskConfig(trees="stumps")
+    task = InstructionTask("log", "near", (0.0, 12.0), "long_instruction", 1, (40, 64),
+                           trees="foot")
+    record = instruction_episode(RunSpec("instruction", "log.near-trees-foot.scripted",
+                                         "instruction/log", task,
+                                         agent_config("steve1", parts="stand-in"), seed=3))
+    assert record["success_rate"] == 0.0 and record["steps"] == 1
