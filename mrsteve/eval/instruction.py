@@ -21,6 +21,7 @@ presses aimed at a target of the item's skill.
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -142,15 +143,15 @@ class InstructionTaskConfig(AgentParts, LookOption):
     """The world recipe (plains: ABA-Random's; heldout_highlands: a family no learned part
     trains or is tuned on)."""
     trees: str = "whole"
-    """The world's oak trees: whole, eye (each trunk's log at eye level taken, as after an
-    agent's first log) or foot (only the foot log left open at its side, the rest inside the
-    leaves: a tree once its easy logs are gone)."""
+    """The world's oak trees (comma-separated, each a condition of its own): whole, eye (each
+    trunk's log at eye level taken, as after an agent's first log) or foot (only the foot log
+    left open at its side, the rest inside the leaves: a tree once its easy logs are gone)."""
     obs_size: tuple[int, int] = DEFAULT_OBS_SIZE
 
     def __post_init__(self) -> None:
         super().__post_init__()
         check_name(self.world, WORLD_RECIPES, "world")
-        check_name(self.trees, ["whole", *TREE_CUTS], "trees")
+        self.tree_states  # noqa: B018 (its checks, its messages)
         self.looks  # noqa: B018 (its checks, its messages)
         self.items  # noqa: B018 (its checks, its messages)
         choose(self.placement, list(PLACEMENTS), "placement")
@@ -171,6 +172,11 @@ class InstructionTaskConfig(AgentParts, LookOption):
         """The instruction policies of :attr:`instruction_policy`."""
         return choose(self.instruction_policy, list(BUILT_IN_INSTRUCTION_POLICIES),
                       "instruction policy")
+
+    @property
+    def tree_states(self) -> list[str]:
+        """The tree conditions of :attr:`trees`."""
+        return choose(self.trees, ["whole", *TREE_CUTS], "trees", allow_all=False)
 
     @property
     def items(self) -> list[str]:
@@ -255,14 +261,14 @@ class Instruction(Experiment):
         groups = []
         distances = {"near": (0.0, config.near_distance), "far": config.far_distance}
         placements = choose(config.placement, list(PLACEMENTS), "placement")
-        for item, placement, look in ((i, p, look) for i in config.items for p in placements
-                                      for look in config.looks):
+        for item, placement, look, trees in itertools.product(
+                config.items, placements, config.looks, config.tree_states):
             if placement == "far" and item in EVERYWHERE:
                 continue
             task = InstructionTask(item, placement, tuple(distances[placement]), config.world,
-                                   config.max_steps, tuple(config.obs_size), look, config.trees)
+                                   config.max_steps, tuple(config.obs_size), look, trees)
             where = "-".join([placement, *([look] if look != "day" else []),
-                              *([f"trees-{config.trees}"] if config.trees != "whole" else [])])
+                              *([f"trees-{trees}"] if trees != "whole" else [])])
             for policy in config.policies:
                 weights = config.instruction_weights if policy == "learned" else None
                 tree = agent_config("steve1", parts=config.parts, instruction_policy=policy,

@@ -283,6 +283,10 @@ def test_buttons_are_minerls():
     )
 
 
+def open_at_a_side(blocks, i, j, k) -> bool:
+    return any(blocks[i + di, j, k + dk] == 0 for di, dk in ((1, 0), (-1, 0), (0, 1), (0, -1)))
+
+
 @pytest.mark.parametrize("how", ["eye", "foot"])
 def test_cut_trees_takes_the_logs_a_player_standing_by_a_tree_reaches_first(how):
     """eye: each trunk loses its second log from the foot, the one at a standing player's eye
@@ -302,11 +306,8 @@ def test_cut_trees_takes_the_logs_a_player_standing_by_a_tree_reaches_first(how)
         if how == "eye":
             assert sorted(set(was) - set(left)) == [was[0] + 1]
         else:
-            def open_at_a_side(blocks, j):
-                return any(blocks[i + di, j, k + dk] == 0
-                           for di, dk in ((1, 0), (-1, 0), (0, 1), (0, -1)))
-
-            assert sorted(set(was) - set(left)) == [j for j in was[1:] if open_at_a_side(before, j)]
-            assert not any(open_at_a_side(after, j) for j in left[1:])
+            assert sorted(set(was) - set(left)) == [j for j in was[1:]
+                                                    if open_at_a_side(before, i, j, k)]
+            assert not any(open_at_a_side(after, i, j, k) for j in left[1:])
     changed = {tuple(cell) for cell in np.argwhere(before != after)}
     assert changed and all(before[cell] == log and after[cell] == 0 for cell in changed)

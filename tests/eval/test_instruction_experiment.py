@@ -130,6 +130,10 @@ def test_cut_trees_are_a_condition_of_their_own_and_whole_trees_keep_their_specs
                                     "day", "whole")
     with pytest.raises(ValueError, match="unknown trees 'stumps'; known: whole, eye, foot"):
         InstructionTaskConfig(trees="stumps")
+    every = INSTRUCTION.groups(InstructionTaskConfig(item="log", placement="near",
+                                                     trees="whole,eye,foot"))
+    assert [g.label for g in every] == ["log.near.learned", "log.near-trees-eye.learned",
+                                        "log.near-trees-foot.learned"]
     task = InstructionTask("log", "near", (0.0, 12.0), "long_instruction", 1, (40, 64),
                            trees="foot")
     record = instruction_episode(RunSpec("instruction", "log.near-trees-foot.scripted",
