@@ -237,10 +237,11 @@ COMMANDS = (
     TrainingCommand(
         "instruction-policy", InstructionTrainingConfig,
         ("episodes", "episode_steps", "epochs", "until_last_success", "near_share",
-         "far_share", "nudge_rate", "colour_jitter", "dagger_rounds", "dagger_far_share",
-         "foundation",
+         "far_share", "cut_tree_share", "nudge_rate", "colour_jitter", "dagger_rounds",
+         "dagger_far_share", "foundation",
          "validation_episodes", "seed", "threads", "workers"),
         {"episodes": (1, None), "near_share": SHARES, "far_share": SHARES,
+         "cut_tree_share": SHARES,
          "nudge_rate": (0.0, 0.99), "colour_jitter": (0.0, 1.0), "dagger_rounds": (0, None),
          "dagger_far_share": SHARES,
          "validation_episodes": (0, None)},

@@ -59,8 +59,10 @@ from mrsteve.control.instruction import (
     InstructionWeights,
 )
 from mrsteve.control.learned_navigator import CAMERA_BINS, NavigatorWeights, camera_bins
+from mrsteve.env.commands import TREE_CUTS
 from mrsteve.nn import PolicyArchitecture
 from mrsteve.protocols import Decision
+from mrsteve.seeding import episode_rng
 from mrsteve.tasks.driver import EpisodeCallback, Step
 from mrsteve.train.episodes import training_worlds
 from mrsteve.train.layers import (
@@ -100,6 +102,10 @@ class InstructionTrainingConfig:
     """Share of the episodes that start ``far_distance`` blocks from the nearest target (out of
     view range: the skills must search); the rest start at the world's spawn."""
     far_distance: tuple[float, float] = (20.0, 40.0)
+    cut_tree_share: float = 0.0
+    """Share of the log episodes (cloned and DAgger) whose world's trees are cut before the
+    episode, eye or foot at random (:data:`~mrsteve.env.commands.TREE_CUTS`): the trees agents
+    leave behind, which the skills take logs from and whole-tree episodes never show (0: none)."""
     nudge_rate: float = 0.02
     """Chance per rendered step that a nudge starts (beyond STEVE-1, DART's remedy for a
     scripted teacher): for ``nudge_steps`` steps the camera's pitch turns ``nudge_degrees`` a
@@ -203,6 +209,8 @@ class InstructionTrainingConfig:
         if not (0 <= self.far_share <= 1 - self.near_share and 0 <= self.dagger_far_share <= 1):
             raise ValueError(f"need 0 <= far_share <= 1 - near_share and 0 <= dagger_far_share "
                              f"<= 1, got {self.far_share} and {self.dagger_far_share}")
+        if not 0 <= self.cut_tree_share <= 1:
+            raise ValueError(f"cut_tree_share must be in [0, 1], got {self.cut_tree_share}")
         low, high = self.far_distance
         if not 0 <= low <= high:
             raise ValueError(f"far_distance must be 0 <= low <= high, got {self.far_distance}")
@@ -220,6 +228,8 @@ class InstructionTrainingConfig:
                 del settings[name]
         if not self.colour_jitter:
             del settings["colour_jitter"]
+        if not self.cut_tree_share:
+            del settings["cut_tree_share"]
         return settings
 
     def validation_settings(self) -> dict[str, Any]:
@@ -235,6 +245,8 @@ class InstructionTrainingConfig:
             fields += [self.nudge_rate, self.nudge_steps, self.nudge_degrees]
         if self.far_share:
             fields += [self.far_share, list(self.far_distance)]
+        if self.cut_tree_share:
+            fields += [{"cut_tree_share": self.cut_tree_share}]
         return hashlib.sha256(json.dumps(fields).encode()).hexdigest()[:16]
 
 
@@ -376,18 +388,24 @@ def collect_episodes(config: InstructionTrainingConfig, seed: int, episodes: int
     recorder = TrajectoryRecorder(encoder if weights is None else None)
     nudges = PitchNudges(config.nudge_rate, config.nudge_steps, config.nudge_degrees)
     task = None
+    cut = None  # how the episode's trees are cut (a key of TREE_CUTS), None: whole
+    cuts = episode_rng(seed, "task")
 
-    def tool_in_hand() -> dict:
+    def set_up() -> dict:
         options: dict = {"clear": True}
         if task.tool is not None:
             options.update(give={task.tool: 1}, equip=task.tool)
+        if cut is not None:
+            options["cut_trees"] = cut
         return options
 
-    worlds = training_worlds(INSTRUCTION_WORLDS, rng, callbacks=[recorder],
-                             options=tool_in_hand)
+    worlds = training_worlds(INSTRUCTION_WORLDS, rng, callbacks=[recorder], options=set_up)
     try:
         for episode in range(episodes):
             task = catalog.item(items[(first + episode) % len(items)])
+            cut = None  # a stream of its own: every other draw is as without cut trees
+            if task.item == "log" and cuts.random() < config.cut_tree_share:
+                cut = list(TREE_CUTS)[int(cuts.integers(len(TREE_CUTS)))]
             driver, info = next(worlds)
             world = driver.env.unwrapped.world
             draw = rng.random()
@@ -669,7 +687,8 @@ def validate(config: InstructionTrainingConfig, weights: InstructionWeights,
     fresh seeds of the training worlds, each started near a target and at most
     ``validation_steps`` long, in which the policy of ``weights`` got its item, for each of
     :func:`validation_setups` (the same episodes for each)."""
-    near = replace(config, near_share=1.0, far_share=0.0, episode_steps=config.validation_steps)
+    near = replace(config, near_share=1.0, far_share=0.0, cut_tree_share=0.0,
+                   episode_steps=config.validation_steps)  # whole trees: recipes compare
     captions = prompts()
     success = {}
     for name, scale, camera in validation_setups(config):

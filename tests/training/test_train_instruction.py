@@ -379,3 +379,21 @@ def test_validation_tries_each_camera_scale_at_each_scale_and_ships_the_best(mon
     assert config.recipe()["validation_camera_guidance"] == (None, 1.0)
     assert "validation_camera_guidance" not in TINY.recipe()  # as weights before it recorded
 
+
+
+def test_log_episodes_can_start_at_cut_trees_and_the_recipe_says_so_only_then():
+    """With cut_tree_share 1 every log episode's world has its trees cut (the skills still get
+    the log: they are the teacher); other items' episodes and recipes without it are as before."""
+    longer = dataclasses.replace(TINY, episode_steps=300)
+    cutting = dataclasses.replace(longer, cut_tree_share=1.0)
+    assert "cut_tree_share" not in longer.recipe() and cutting.recipe()["cut_tree_share"] == 1.0
+    assert cutting.data_key() != longer.data_key()
+    whole = collect_episodes(longer, seed=1, episodes=2, first=0)
+    cut = collect_episodes(cutting, seed=1, episodes=2, first=0)
+    assert [prompts()[p] for p in cut.prompt] == ["cut a tree", "break leaves"]
+    first = cut.segment == cut.segment[0]
+    assert not np.array_equal(cut.rgb[first][0], whole.rgb[whole.segment == whole.segment[0]][0])
+    np.testing.assert_array_equal(cut.rgb[~first], whole.rgb[whole.segment != whole.segment[0]])
+    assert cut.episode_success()[0] and whole.episode_success()[0]
+    with pytest.raises(ValueError, match="cut_tree_share must be in"):
+        InstructionTrainingConfig(cut_tree_share=1.5)
