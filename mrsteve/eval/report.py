@@ -594,8 +594,18 @@ def group_stats(run: Run, metric: str) -> dict[tuple[str, int | None], dict[str,
         mean = summary.get("mean")
         if mean is not None and not math.isnan(mean):  # NaN: no episode reported it
             stats.setdefault((group.agent, capacity), {})[task_name(group.task)] = (
-                mean, summary.get("stderr", math.nan), summary.get("by_seed"))
+                mean, summary.get("stderr", math.nan), values_by_seed(summary))
     return stats
+
+
+def values_by_seed(summary: Mapping[str, Any]) -> dict[str, float] | None:
+    """A metric summary's values by seed when they are the episodes its mean and count were
+    taken over (``None`` otherwise: none kept, or a summary changed since)."""
+    values = summary.get("by_seed")
+    if not isinstance(values, dict) or len(values) != summary.get("n") or not values:
+        return None
+    mean = sum(values.values()) / len(values)
+    return values if math.isclose(mean, summary["mean"], rel_tol=1e-9, abs_tol=1e-9) else None
 
 
 def difference_variance(high: GroupStat, low: GroupStat) -> float:

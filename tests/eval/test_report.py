@@ -235,7 +235,7 @@ def test_the_first_table_lists_reversals_and_the_page_every_comparison(tmp_path,
         summary = json.loads((out / name).read_text())
         summary["metrics"]["success_rate"] |= {"mean": rate, "stderr": 5.0}
         (out / name).write_text(json.dumps(summary))
-    page = report([out])
+    page = report([out])  # the values by seed no longer give these means: not paired
     river = next(line for line in headline_block(page).splitlines() if "crosses the river" in line)
     assert "| 1 | 0 | 0 | **1** | -11.3 (river: learned vs straight) |" in river
     assert "| river | learned | straight | 10.0 vs 90.0 | -11.3 | **reversed** |" in page
@@ -492,3 +492,7 @@ def test_groups_run_on_the_same_seeds_are_compared_seed_by_seed():
     assert verdict(lead, math.sqrt(unpaired), (0.0, 0.0), False)[1] == "within noise"
     other_seeds = {str(int(seed) + 10): value for seed, value in low.items()}
     assert reporting.difference_variance(stat(high, True), stat(other_seeds, True)) == unpaired
+    kept = {"mean": stat(high, True)[0], "n": 5, "by_seed": high}
+    assert reporting.values_by_seed(kept) == high
+    assert reporting.values_by_seed(kept | {"mean": 300.0}) is None  # a summary changed since
+    assert reporting.values_by_seed(kept | {"n": 6}) is None
