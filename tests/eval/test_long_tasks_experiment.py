@@ -15,3 +15,19 @@ def test_the_resident_memory_curve_follows_the_agents_memory():
     assert [frames for _, _, frames in records["steve1"]["rss"]] == [None, None, None]
     assert all(mb > 0 for record in records.values() for _, mb, _ in record["rss"])
     assert records["mrsteve"]["steps"] == records["steve1"]["steps"] == 300
+
+
+def test_a_run_whose_logs_grow_back_is_tabled_without_the_papers_figures():
+    summaries = {label: {"tasks_solved": {"mean": 700.0, "stderr": 20.0, "n": 3},
+                         "tasks_given": {"mean": 702.0, "stderr": 20.0, "n": 3},
+                         "mean_duration": {"mean": 700.0, "stderr": 10.0, "n": 3}}
+                 for label in ("mrsteve", "em")}
+
+    def table(**options):
+        config = LongTaskConfig(agent="mrsteve,em", **options)
+        return LONG_INSTRUCTION.table(config, LONG_INSTRUCTION.groups(config), summaries)
+
+    assert "paper (500K steps)" in table() and "> 80" in table()
+    regrowing = table(log_regrowth=12_000)
+    assert "paper" not in regrowing.splitlines()[0] and "> 80" not in regrowing
+    assert "700.0 ± 20.0" in regrowing and "no figure" in regrowing
