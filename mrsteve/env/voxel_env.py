@@ -102,10 +102,9 @@ class VoxelEnv(gym.Env):
     ## Registered Configurations
     - ``mrsteve/Voxel-v0``: ``gymnasium.make("mrsteve/Voxel-v0", world=NAME, obs_size=(H, W),
       max_steps=None, noop_steps=0, spawn_cycle=False, look="day", log_regrowth=0)`` for every
-      ``NAME`` of
-      ``mrsteve.world.recipes.WORLD_RECIPES``: bounded maps and unbounded worlds (chunks generated
-      as the player walks, :mod:`mrsteve.world.chunks`; the pose is then in the frame of the first
-      loaded window). ``spawn_cycle=True`` runs Minecraft 1.11's passive spawn cycle
+      ``NAME`` of ``mrsteve.world.recipes.WORLD_RECIPES``: bounded maps and unbounded worlds
+      (chunks generated as the player walks, :mod:`mrsteve.world.chunks`; the pose is then in the
+      frame of the first loaded window). ``spawn_cycle=True`` runs Minecraft 1.11's passive spawn cycle
       (:mod:`mrsteve.world.spawning`). ``log_regrowth=N`` (a bounded world; a diagnostic beyond
       Minecraft, :class:`~mrsteve.world.world.Regrowth`) puts a broken oak log back in its cell
       ``N`` steps later. ``look`` is the light the frames are rendered in:

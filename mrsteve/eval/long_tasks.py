@@ -187,7 +187,8 @@ class LongTaskExperiment(Experiment):
                  format_metric(summaries[group.label][given], 1),
                  format_metric(summaries[group.label]["mean_duration"], 0)] for group in groups]
         if getattr(config, "log_regrowth", 0):
-            return format_table(header, rows) + "\n(logs grow back: not the paper's world, no figure)"
+            return (format_table(header, rows)
+                    + "\n(logs grow back: not the paper's world, no figure)")
         return format_table([*header, "paper (500K steps)"],
                             [[*row, self.paper.get(group.agent, "-")]
                              for row, group in zip(rows, groups, strict=True)])

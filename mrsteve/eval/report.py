@@ -893,9 +893,9 @@ ORDERING_KEY = (f"Each ordering the paper states, compared task by task (or on t
                 f"by more, and is within noise otherwise. The margin is that lead in standard "
                 f"errors: of the seed-by-seed differences where both groups kept each episode's "
                 f"value by seed (they ran on the same seeds, worlds and spawns), else of the two "
-                f"means' difference. Only runs of the default agent whose plan was committed before they "
-                f"ran, from committed code with the installed data files, give rows; every "
-                f"comparison is listed under \"Every ordering\".")
+                f"means' difference. Only runs of the default agent whose plan was committed "
+                f"before they ran, from committed code with the installed data files, give rows; "
+                f"every comparison is listed under \"Every ordering\".")
 """How the first table's last column reads, printed under it."""
 
 NO_HEADLINE = ("No run of the default agents, planned and committed before it ran, gives the "
