@@ -36,9 +36,11 @@ from mrsteve.eval.exploration import PAPER_SETUP
 from mrsteve.eval.long_tasks import LongTaskConfig
 from mrsteve.eval.options import summary_path
 from mrsteve.eval.plan import PLAN, read_plan
+from mrsteve.eval.records import read_records
 from mrsteve.eval.registry import experiment as experiment_named
-from mrsteve.eval.results import mean_stderr
+from mrsteve.eval.results import mean_stderr, records_path_for, with_values_by_seed
 from mrsteve.eval.spec import Group
+from mrsteve.fileio import write_json
 
 NOTES = "NOTES.md"
 """A run folder's hand-written notes, linked from its section."""
@@ -182,6 +184,33 @@ def load_run(source: Path | str) -> Run:
         return Run(manifest_file.parent, manifest, experiment, config, groups, summaries,
                    notes if notes.is_file() else None)
     return Run(source, manifest, experiment, config, groups, summaries, None)
+
+
+def add_values_by_seed(sources: list[Path]) -> list[str]:
+    """Add each episode's value by seed (``by_seed``) to the summaries of the finished runs at
+    ``sources`` that lack it (written before summaries kept it), from the episode records beside
+    them (:func:`~mrsteve.eval.results.with_values_by_seed`), so the report can pair their
+    groups. Summaries without records beside them are left alone. Every summary is checked
+    before any is written: records that do not give their summary's count, mean and standard
+    error leave every file as it was (a ``ValueError`` naming them). Returns a line per summary
+    changed."""
+    changes = []
+    for source in unique([Path(source) for source in sources]):
+        if planned_not_finished(source):
+            continue
+        manifest_file, base = run_files(source)
+        labels = list(read_run_file(manifest_file).get("groups", {}))
+        for label in labels:
+            path = summary_path(base, label, several=len(labels) > 1)
+            records = read_records(records_path_for(path)) if path.is_file() else []
+            if records:
+                updated = with_values_by_seed(read_run_file(path), records, str(path))
+                if updated is not None:
+                    changes.append((path, updated, len(records)))
+    for path, updated, _ in changes:
+        write_json(path, updated)
+    return [f"{path}: values by seed added from its {count} episode records"
+            for path, _, count in changes]
 
 
 def groups_without_gone_weights(experiment: Experiment, config: Any, source: Path,

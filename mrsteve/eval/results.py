@@ -54,6 +54,48 @@ def summarize(records: Iterable[Mapping[str, Any]], metric_names: Sequence[str])
     return summary
 
 
+def with_values_by_seed(summary: Mapping[str, Any], records: Sequence[Mapping[str, Any]],
+                        where: str) -> dict[str, Any] | None:
+    """``summary`` (a summary file's object) with ``by_seed`` added to every metric that lacks
+    it, from ``records``, its group's episode records; ``None`` when no metric lacks it. The
+    records must give each such metric's count, mean and standard error as the summary holds
+    them, or a ``ValueError`` naming ``where`` (the summary file) says how they differ: records
+    of other episodes (a group resumed after its records were lost, a re-run of another commit)
+    cannot stand for the summary's."""
+    metrics = summary.get("metrics")
+    if not isinstance(metrics, dict):
+        raise ValueError(f"{where}: a summary without its metrics")
+    lacking = [name for name, metric in metrics.items()
+               if isinstance(metric, dict) and "by_seed" not in metric]
+    if not lacking:
+        return None
+    again = summarize(records, lacking)
+    for name in lacking:
+        kept, redone = metrics[name], again[name]
+        differs = [f"{field} {kept.get(field)!r} against {redone[field]!r}"
+                   for field in ("n", "mean", "stderr")
+                   if not _same_number(kept.get(field), redone[field])]
+        if differs:
+            raise ValueError(f"{where}: its records ({len(records)}) do not give the summary's "
+                             f"{name}: {'; '.join(differs)} (the summary against the records)")
+        if "by_seed" not in redone:
+            raise ValueError(f"{where}: its records have no distinct seed each, so their values "
+                             "cannot be kept by seed")
+    return {**summary, "metrics": {name: ({**metric, "by_seed": again[name]["by_seed"]}
+                                          if name in lacking else metric)
+                                   for name, metric in metrics.items()}}
+
+
+def _same_number(kept: Any, redone: float) -> bool:
+    """Whether a summary's stored number is ``redone`` (to rounding of the sums' order; NaN
+    equals NaN)."""
+    if not isinstance(kept, (int, float)) or isinstance(kept, bool):
+        return False
+    if math.isnan(kept) or math.isnan(redone):
+        return math.isnan(kept) and math.isnan(redone)
+    return math.isclose(kept, redone, rel_tol=1e-9, abs_tol=1e-12)
+
+
 def records_path_for(summary_path: Path) -> Path:
     """Where the per-episode records of a summary file live: ``x.json`` -> ``x.episodes.jsonl``."""
     summary_path = Path(summary_path)

@@ -496,3 +496,51 @@ def test_groups_run_on_the_same_seeds_are_compared_seed_by_seed():
     assert reporting.values_by_seed(kept) == high
     assert reporting.values_by_seed(kept | {"mean": 300.0}) is None  # a summary changed since
     assert reporting.values_by_seed(kept | {"n": 6}) is None
+
+
+def strip_values_by_seed(path: Path) -> dict:
+    """Drop ``by_seed`` from every metric of the summary at ``path`` (as summaries written
+    before they kept it); returns the summary as it was."""
+    summary = json.loads(path.read_text())
+    older = json.loads(json.dumps(summary))
+    for metric in older["metrics"].values():
+        metric.pop("by_seed", None)
+    path.write_text(json.dumps(older))
+    return summary
+
+
+def test_summaries_written_before_they_kept_seeds_get_them_from_their_records(tmp_path, kept_run):
+    from mrsteve.eval.report import add_values_by_seed
+
+    out = make_run(tmp_path, kept_run)
+    first, second, *rest = sorted(out.glob("summary.*.json"))
+    as_written = strip_values_by_seed(first)
+    strip_values_by_seed(second)
+    second.with_name(second.stem + ".episodes.jsonl").unlink()  # its records are gone
+    untouched = {path: path.read_bytes() for path in (second, *rest)}
+    assert add_values_by_seed([out]) == [
+        f"{first}: values by seed added from its 2 episode records"]
+    assert json.loads(first.read_text()) == as_written
+    assert {path: path.read_bytes() for path in untouched} == untouched
+    assert add_values_by_seed([out]) == [], "nothing is left to add"
+
+
+def test_records_that_do_not_give_their_summary_change_no_file(tmp_path, kept_run):
+    out = make_run(tmp_path, kept_run)
+    first, second = sorted(out.glob("summary.*.json"))[:2]
+    for path in (first, second):
+        strip_values_by_seed(path)
+    records = second.with_name(second.stem + ".episodes.jsonl")
+    lines = [json.loads(line) for line in records.read_text().splitlines()]
+    lines[0]["spl"] = lines[0]["spl"] / 2 + 0.01  # another episode than the summary's
+    records.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    before = {path: path.read_bytes() for path in out.iterdir() if path.is_file()}
+    result = CliRunner().invoke(app, ["report", str(out), "--add-seeds"])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    (line,) = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert f"{second}: its records (2) do not give the summary's spl: mean" in line
+    assert {path: path.read_bytes() for path in out.iterdir() if path.is_file()} == before
+    records.unlink()
+    added = CliRunner().invoke(app, ["report", str(out), "--add-seeds"])
+    assert added.exit_code == 0, added.output
+    assert f"{first}: values by seed added" in added.output and "# Results" in added.output
