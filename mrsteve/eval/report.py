@@ -38,7 +38,12 @@ from mrsteve.eval.options import summary_path
 from mrsteve.eval.plan import PLAN, read_plan
 from mrsteve.eval.records import read_records
 from mrsteve.eval.registry import experiment as experiment_named
-from mrsteve.eval.results import mean_stderr, records_path_for, with_values_by_seed
+from mrsteve.eval.results import (
+    mean_stderr,
+    records_path_for,
+    same_number,
+    with_values_by_seed,
+)
 from mrsteve.eval.spec import Group
 from mrsteve.fileio import write_json
 
@@ -633,8 +638,7 @@ def values_by_seed(summary: Mapping[str, Any]) -> dict[str, float] | None:
     values = summary.get("by_seed")
     if not isinstance(values, dict) or len(values) != summary.get("n") or not values:
         return None
-    mean = sum(values.values()) / len(values)
-    return values if math.isclose(mean, summary["mean"], rel_tol=1e-9, abs_tol=1e-9) else None
+    return values if same_number(summary.get("mean"), sum(values.values()) / len(values)) else None
 
 
 def difference_variance(high: GroupStat, low: GroupStat) -> float:

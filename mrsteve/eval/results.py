@@ -74,7 +74,7 @@ def with_values_by_seed(summary: Mapping[str, Any], records: Sequence[Mapping[st
         kept, redone = metrics[name], again[name]
         differs = [f"{field} {kept.get(field)!r} against {redone[field]!r}"
                    for field in ("n", "mean", "stderr")
-                   if not _same_number(kept.get(field), redone[field])]
+                   if not same_number(kept.get(field), redone[field])]
         if differs:
             raise ValueError(f"{where}: its records ({len(records)}) do not give the summary's "
                              f"{name}: {'; '.join(differs)} (the summary against the records)")
@@ -86,9 +86,9 @@ def with_values_by_seed(summary: Mapping[str, Any], records: Sequence[Mapping[st
                                    for name, metric in metrics.items()}}
 
 
-def _same_number(kept: Any, redone: float) -> bool:
-    """Whether a summary's stored number is ``redone`` (to rounding of the sums' order; NaN
-    equals NaN)."""
+def same_number(kept: Any, redone: float) -> bool:
+    """Whether a summary's stored number ``kept`` is ``redone`` (to the rounding of another
+    order of the sums; NaN equals NaN)."""
     if not isinstance(kept, (int, float)) or isinstance(kept, bool):
         return False
     if math.isnan(kept) or math.isnan(redone):
