@@ -101,13 +101,15 @@ class VoxelEnv(gym.Env):
 
     ## Registered Configurations
     - ``mrsteve/Voxel-v0``: ``gymnasium.make("mrsteve/Voxel-v0", world=NAME, obs_size=(H, W),
-      max_steps=None, noop_steps=0, spawn_cycle=False, look="day", log_regrowth=0)`` for every
-      ``NAME`` of ``mrsteve.world.recipes.WORLD_RECIPES``: bounded maps and unbounded worlds
-      (chunks generated as the player walks, :mod:`mrsteve.world.chunks`; the pose is then in the
-      frame of the first loaded window). ``spawn_cycle=True`` runs Minecraft 1.11's passive spawn
+      max_steps=None, noop_steps=0, spawn_cycle=False, look="day", log_regrowth=0,
+      herds="wander")`` for every ``NAME`` of ``mrsteve.world.recipes.WORLD_RECIPES``: bounded
+      maps and unbounded worlds (chunks generated as the player walks, :mod:`mrsteve.world.chunks`;
+      the pose is then in the frame of the first loaded window). ``spawn_cycle=True`` runs Minecraft 1.11's passive spawn
       cycle (:mod:`mrsteve.world.spawning`). ``log_regrowth=N`` (a bounded world; a diagnostic
       beyond Minecraft, :class:`~mrsteve.world.world.Regrowth`) puts a broken oak log back in its
-      cell ``N`` steps later. ``look`` is the light the frames are rendered in:
+      cell ``N`` steps later; ``herds="static"`` (another diagnostic,
+      :attr:`~mrsteve.world.world.WorldConfig.herds`) keeps a pasture's animals where they first
+      stood and brings killed ones back there. ``look`` is the light the frames are rendered in:
       ``day``, or ``dusk`` and ``overcast``, which no learned part is trained on
       (:data:`~mrsteve.world.render.LOOKS`).
     """
@@ -126,6 +128,7 @@ class VoxelEnv(gym.Env):
         spawn_cycle: bool = False,
         look: str = "day",
         log_regrowth: int = 0,
+        herds: str = "wander",
     ):
         if isinstance(world, str):
             check_name(world, WORLD_RECIPES, "world")
@@ -166,6 +169,8 @@ class VoxelEnv(gym.Env):
                              f"got {log_regrowth!r}")
         if log_regrowth:
             self.config = dataclasses.replace(self.config, regrowth=Regrowth(int(log_regrowth)))
+        if herds != self.config.herds:
+            self.config = dataclasses.replace(self.config, herds=herds)
         self.content = load_content()
         self.item_names = self.content.item_names
         self.recipe_names = load_recipes().names

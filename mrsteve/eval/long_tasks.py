@@ -24,6 +24,7 @@ from mrsteve.protocols import Agent
 from mrsteve.tasks import long_instruction as li
 from mrsteve.tasks import long_navigation as ln
 from mrsteve.tasks.driver import EpisodeCallback
+from mrsteve.world.world import HERDS
 
 DEFAULT_AGENTS = "mrsteve,pm,em,fm,steve1"
 
@@ -62,10 +63,16 @@ class LongTaskConfig(AgentOptions):
     """Long-Instruction, a diagnostic beyond Minecraft and the paper: a broken oak log comes back
     in its cell after this many steps, so the map's logs cannot run out (0: never, as in
     Minecraft). A run with it does not compare with the paper's figures."""
+    herds: str = "wander"
+    """Long-Instruction: how the cows and sheep move (wander: as in Minecraft; static, a
+    diagnostic beyond Minecraft and the paper: each stands where it first stood and a killed one
+    comes back at that spot, so a sighting stays true however old it is; a run with it does not
+    compare with the paper's figures)."""
 
     def __post_init__(self) -> None:
         choose(self.agent, list(AGENTS), "agent")
         check_name(self.spawn_cycle, ("on", "off"), "spawn_cycle")
+        check_name(self.herds, HERDS, "herds")
         super().__post_init__()
         if min(self.steps, self.task_limit) < 1 or self.rss_every < 0:
             raise ValueError(f"steps and task_limit must be >= 1 and rss_every >= 0, got "
@@ -95,6 +102,8 @@ class LongInstructionTask:
     """Minecraft's passive spawn cycle runs on the map."""
     log_regrowth: int = field(default=0, metadata=OMITTED_WHEN_DEFAULT)
     """Steps after which a broken oak log comes back (0: never; a diagnostic)."""
+    herds: str = field(default="wander", metadata=OMITTED_WHEN_DEFAULT)
+    """How the pastures' animals move (wander, or static: a diagnostic)."""
 
 
 @dataclass(frozen=True)
@@ -123,7 +132,8 @@ def long_instruction_episode(spec: RunSpec) -> Record:
     task = spec.task
     trace = requested_trace()
     with make_env(world=task.world, noop_steps=task.noop_steps,
-                  spawn_cycle=task.spawn_cycle, log_regrowth=task.log_regrowth) as env:
+                  spawn_cycle=task.spawn_cycle, log_regrowth=task.log_regrowth,
+                  herds=task.herds) as env:
         agent = build_agent(spec.agent)
         sampler = resident_memory(spec, agent)
         record = li.run_long_instruction(env, agent, spec.seed, steps=task.steps,
@@ -178,17 +188,20 @@ class LongTaskExperiment(Experiment):
                 "mean_duration")
 
     def table(self, config, groups, summaries) -> str:
-        """Each group's counts beside the paper's figure; a run whose logs grew back (a
-        diagnostic the paper's world lacks) gets none."""
+        """Each group's counts beside the paper's figure; a run in a world the paper's lacks
+        (logs that grow back, static herds: diagnostics) gets none."""
         given = self.metrics(config)[1]
         header = ["agent", self.metric.replace("_", " "), given.replace("_", " "),
                   "steps per success"]
         rows = [[group.label, format_metric(summaries[group.label][self.metric], 1),
                  format_metric(summaries[group.label][given], 1),
                  format_metric(summaries[group.label]["mean_duration"], 0)] for group in groups]
-        if getattr(config, "log_regrowth", 0):
+        diagnostics = [*(["logs grow back"] if getattr(config, "log_regrowth", 0) else []),
+                       *(["static herds"] if getattr(config, "herds", "wander") != "wander"
+                         else [])]
+        if diagnostics:
             return (format_table(header, rows)
-                    + "\n(logs grow back: not the paper's world, no figure)")
+                    + f"\n({', '.join(diagnostics)}: not the paper's world, no figure)")
         return format_table([*header, "paper (500K steps)"],
                             [[*row, self.paper.get(group.agent, "-")]
                              for row, group in zip(rows, groups, strict=True)])
@@ -222,7 +235,7 @@ class LongInstruction(LongTaskExperiment):
     examples = ("--agent mrsteve,fm --steps 100000 --episodes 1 --workers 2",
                 "--steps 500000 --rss-every 10000 --workers 2 --out runs/long-instruction")
     options = ("agent", "steps", "capacity", "task_limit", "rss_every", "spawn_cycle",
-               "log_regrowth", *AGENT_PARTS, *MODE_SELECTOR_OPTIONS)
+               "log_regrowth", "herds", *AGENT_PARTS, *MODE_SELECTOR_OPTIONS)
     episode = staticmethod(long_instruction_episode)
     traces = True
     world, metric, paper = li.WORLD, "tasks_solved", PAPER_TASKS_SOLVED
@@ -230,7 +243,7 @@ class LongInstruction(LongTaskExperiment):
     def task(self, config: LongTaskConfig) -> LongInstructionTask:
         return LongInstructionTask(li.WORLD, config.steps, config.task_limit, li.NOOP_STEPS,
                                    config.rss_every, config.spawn_cycle == "on",
-                                   config.log_regrowth)
+                                   config.log_regrowth, config.herds)
 
 
 class LongNavigation(LongTaskExperiment):

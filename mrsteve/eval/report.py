@@ -515,9 +515,10 @@ class Claim:
             getattr(run.config, name) == value for name, value in (self.setup or {}).items())
 
 
-LONG_TASK_SETUP = {"steps": LongTaskConfig.steps, "log_regrowth": LongTaskConfig.log_regrowth}
+LONG_TASK_SETUP = {"steps": LongTaskConfig.steps, "log_regrowth": LongTaskConfig.log_regrowth,
+                   "herds": LongTaskConfig.herds}
 """The long tasks' counts compare with the paper's only over its steps (the configs' default,
-500K) and on a map whose logs do not come back (Minecraft's rule)."""
+500K), on a map whose logs do not come back and whose herds wander (Minecraft's rules)."""
 
 UNLIMITED_MEMORY = {"capacity": None}
 """The sequential tasks' set-up: memory without a capacity (the memory-constraint grid is

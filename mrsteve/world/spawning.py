@@ -25,7 +25,9 @@ animals stay in the loaded chunks near where they spawned: its species spawns on
 Each cycle first restocks the pastures (:meth:`PassiveSpawning.restock`: up to
 :attr:`SpawnRules.max_per_chunk` of a herd's killed animals come back, each at a random column of
 the pasture where step 3 lets an animal spawn; the cap does not hold them back), then runs steps
-1-3 for the species without a pasture.
+1-3 for the species without a pasture. With static herds (a diagnostic beyond Minecraft,
+:attr:`~mrsteve.world.world.WorldConfig.herds`) a killed animal comes back at the spot where it
+first stood instead, once the player is 24 blocks away and nothing stands in the way.
 """
 
 from __future__ import annotations
@@ -102,6 +104,10 @@ class PassiveSpawning:
         x, _, z = world.layout.spawn
         self._spawn_point = (x + ox, float(world.layout.spawn[1]), z + oz)
         """The world's spawn point, in the reported frame."""
+        self._homes = ({pasture: self._herd(pasture)[["home_x", "home_z"]].tolist()
+                        for pasture in self.pastures}
+                       if world.config.herds == "static" else None)
+        """Static herds: the spots each pasture's animals first stood on."""
 
     def loaded_animals(self) -> int:
         """Cows and sheep in the loaded world: what the cap is checked against."""
@@ -121,12 +127,16 @@ class PassiveSpawning:
     def cap(self, eligible: int) -> int:
         return self.rules.cap * eligible // self.rules.cap_chunks
 
-    def herd_size(self, pasture: Pasture) -> int:
-        """The living animals of ``pasture``'s herd."""
+    def _herd(self, pasture: Pasture) -> np.ndarray:
+        """The records of ``pasture``'s living animals."""
         records = self.world.mobs.records
         fence = np.column_stack([records[f] for f in FENCE_FIELDS])
-        return int(((records["kind"] == self.world.content.mob(pasture.mob).id)
-                    & (fence == pasture.fence).all(axis=1)).sum())
+        return records[(records["kind"] == self.world.content.mob(pasture.mob).id)
+                       & (fence == pasture.fence).all(axis=1)]
+
+    def herd_size(self, pasture: Pasture) -> int:
+        """The living animals of ``pasture``'s herd."""
+        return len(self._herd(pasture))
 
     def restock(self) -> dict[str, int]:
         """Bring killed animals back to their pastures; returns how many of each species came.
@@ -134,7 +144,10 @@ class PassiveSpawning:
         A herd below its ``count`` gets up to :attr:`SpawnRules.max_per_chunk` animals, each at
         the first of :attr:`SpawnRules.pasture_tries` random columns of the pasture where an
         animal can spawn (on grass, lit, room for its body, 24 blocks from the player and the
-        world's spawn point: step 3's rules), standing on the column's ground."""
+        world's spawn point: step 3's rules), standing on the column's ground. Static herds
+        (:meth:`_restock_at_homes`) get them back where they first stood."""
+        if self._homes is not None:
+            return self._restock_at_homes()
         world, rng = self.world, self.world.rng
         spawned: dict[str, int] = {}
         for pasture in self.pastures:
@@ -150,6 +163,25 @@ class PassiveSpawning:
                                         pasture=pasture.fence)
                         spawned[pasture.mob] = spawned.get(pasture.mob, 0) + 1
                         break
+        return spawned
+
+    def _restock_at_homes(self) -> dict[str, int]:
+        """Static herds: up to :attr:`SpawnRules.max_per_chunk` of a herd's killed animals come
+        back, each at the spot it first stood on (the spots no living animal of the herd calls
+        home), where the player is at least 24 blocks away and the body has room."""
+        world = self.world
+        spawned: dict[str, int] = {}
+        for pasture in self.pastures:
+            empty = list(self._homes[pasture])
+            for home in self._herd(pasture)[["home_x", "home_z"]].tolist():
+                empty.remove(home)
+            height = self._sizes[pasture.mob][1]
+            for x, z in empty[: self.rules.max_per_chunk]:
+                y = int(ground_height(world.blocks, world.solid, x, z, height))
+                if not self._too_close(math.floor(x), y, math.floor(z)) \
+                        and self._has_room(pasture.mob, math.floor(x), y, math.floor(z)):
+                    world.spawn_mob(pasture.mob, x, z, roam=0.0, pasture=pasture.fence)
+                    spawned[pasture.mob] = spawned.get(pasture.mob, 0) + 1
         return spawned
 
     def cycle(self) -> dict[str, int]:
@@ -221,16 +253,22 @@ class PassiveSpawning:
     def _can_spawn(self, species: str, x: int, y: int, z: int) -> bool:
         """On grass, with room for the body (no solid block, no water) and no mob in the way,
         lit (no opaque block above)."""
-        world = self.world
-        blocks = world.blocks
+        blocks = self.world.blocks
         if y < 1 or blocks[x, y - 1, z] != self._grass:
             return False
+        if self._opaque[blocks[x, y:, z]].any():
+            return False
+        return self._has_room(species, x, y, z)
+
+    def _has_room(self, species: str, x: int, y: int, z: int) -> bool:
+        """Room for the body at column ``(x, z)`` from height ``y``: no solid block, no water,
+        no mob in the way."""
+        world = self.world
+        blocks = world.blocks
         width, height = self._sizes[species]
         for j in range(y, min(y + math.ceil(height), blocks.shape[1])):
             if world.solid[blocks[x, j, z]] or world.water[blocks[x, j, z]]:
                 return False
-        if self._opaque[blocks[x, y:, z]].any():
-            return False
         records = world.mobs.records
         if len(records):
             close = (np.abs(records["x"] - (x + 0.5)) < width) & (

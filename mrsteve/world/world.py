@@ -70,6 +70,10 @@ class Regrowth:
             raise ValueError(f"regrowth steps must be a positive integer, got {self.steps!r}")
 
 
+HERDS = ("wander", "static")
+"""The values of :attr:`WorldConfig.herds`."""
+
+
 @dataclass(frozen=True)
 class WorldConfig:
     """Rules of the simulation beyond the data file."""
@@ -84,6 +88,15 @@ class WorldConfig:
     regrowth: Regrowth | None = None
     """Broken blocks that come back (:class:`Regrowth`, bounded worlds only); ``None``: none
     does, as in Minecraft."""
+    herds: str = "wander"
+    """How the animals of a pasture (:class:`~mrsteve.world.layout.Pasture`) move: ``wander``
+    (Minecraft's ``EntityAIWander`` within the layout's ``roam``; killed animals come back at
+    random columns of the pasture), or ``static``, a diagnostic beyond Minecraft: each stands
+    where it first stood (it still flees when hit, then walks back) and a killed one comes back
+    at that spot, so a sighting of a herd stays true however old it is."""
+
+    def __post_init__(self) -> None:
+        check_name(self.herds, HERDS, "herds")
 
 
 class Controls(NamedTuple):
@@ -161,8 +174,10 @@ class World:
         self.yaw = wrap_yaw(float(layout.spawn_yaw))
         self.pitch = 0.0
         settle_player(self.blocks, self.solid, self.water, self.player)
+        static = config.herds == "static"
         for spawn in layout.mobs:
-            self.spawn_mob(spawn.kind, spawn.x, spawn.z, roam=spawn.roam, burning=spawn.burning,
+            roam = 0.0 if static and spawn.pasture is not None else spawn.roam
+            self.spawn_mob(spawn.kind, spawn.x, spawn.z, roam=roam, burning=spawn.burning,
                            pasture=spawn.pasture)
         for event in layout.events:
             self.schedule(event)

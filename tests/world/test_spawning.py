@@ -206,3 +206,73 @@ def test_only_the_cycles_animals_spawn_in_a_pasture():
     layout = dataclasses.replace(layout, pastures=(zombies,))
     with pytest.raises(ValueError, match="only cow and sheep spawn in a pasture, got .* zombies"):
         World(layout, np.random.default_rng(0), WorldConfig(spawn_cycle=SpawnRules()))
+
+
+def static_herds_world(seed: int = 5) -> World:
+    """The Long-Instruction map with the spawn cycle and static herds."""
+    rng = np.random.default_rng(seed)
+    return World(build_layout("long_instruction", rng), rng,
+                 WorldConfig(spawn_cycle=SpawnRules(), herds="static"))
+
+
+def homes(world: World) -> list[tuple[float, float]]:
+    return sorted(world.mobs.records[["home_x", "home_z"]].tolist())
+
+
+def test_static_herds_stand_where_they_first_stood_and_walk_back_after_fleeing():
+    world = static_herds_world()
+    first = world.mobs.records[["x", "z"]].copy()
+    for _ in range(3000):
+        world.step(Controls())
+    assert np.array_equal(world.mobs.records[["x", "z"]], first), "a static animal wandered"
+    world.mobs.records["flee_steps"] = 40  # every animal hit at once: they run from the player
+    for _ in range(40):
+        world.step(Controls())
+    records = world.mobs.records
+    assert np.hypot(records["x"] - first["x"], records["z"] - first["z"]).min() > 1.0
+    for _ in range(3000):
+        world.step(Controls())
+    records = world.mobs.records
+    back = np.hypot(records["x"] - first["x"], records["z"] - first["z"]) < 1e-6
+    assert back.mean() > 0.9, f"only {back.sum()} of {len(back)} animals walked back home"
+
+
+def test_wandering_herds_do_not_stand_still():
+    rng = np.random.default_rng(5)
+    world = World(build_layout("long_instruction", rng), rng, WorldConfig(spawn_cycle=SpawnRules()))
+    first = world.mobs.records[["x", "z"]].copy()
+    for _ in range(3000):
+        world.step(Controls())
+    moved = np.hypot(world.mobs.records["x"] - first["x"], world.mobs.records["z"] - first["z"])
+    assert (moved > 2.0).mean() > 0.5
+
+
+def test_static_herds_killed_animals_come_back_at_their_spots_once_the_player_is_away():
+    world = static_herds_world()
+    start = homes(world)
+    cow = world.content.mob("cow").id
+    cows = np.flatnonzero(world.mobs.records["kind"] == cow)
+    killed = sorted(world.mobs.records[cows[:6]][["home_x", "home_z"]].tolist())
+    world.mobs.remove(cows[:6])
+    world.teleport(48.5, 48.5)  # among the sheep, far from every cow's spot
+    spawned = cycles(world, 1)
+    assert len(spawned) == 4 and {(x, z) for _, x, _, z in spawned} < set(killed)  # 4 a cycle
+    spawned += cycles(world, 1)
+    assert sorted((x, z) for _, x, _, z in spawned) == killed and homes(world) == start
+    assert cycles(world, 5) == [], "a whole herd gets no more animals"
+
+    x, z = killed[0]
+    here = np.flatnonzero((world.mobs.records["home_x"] == x) & (world.mobs.records["home_z"] == z))
+    world.mobs.remove(here)
+    world.teleport(x, z)  # on the killed cow's spot: it waits until the player is 24 blocks away
+    assert cycles(world, 3) == []
+    world.teleport(48.5, 48.5)
+    assert [(kind, x_, z_) for kind, x_, _, z_ in cycles(world, 1)] == [("cow", x, z)]
+    assert homes(world) == start
+
+
+def test_herds_must_be_wander_or_static():
+    with pytest.raises(ValueError, match="herds.*wander, static"):
+        WorldConfig(herds="still")
+    with pytest.raises(ValueError, match="herds.*wander, static"):
+        make_env(world="long_instruction", herds="still")
