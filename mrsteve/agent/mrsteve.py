@@ -68,6 +68,9 @@ SEARCHED_TARGETS = ("reached", "reached-or-blocked")
 IMAGE_GOAL_TARGETS = ("best", "nearest")
 """Which matching frame an image goal targets (:attr:`ModeSelectorConfig.image_goal_target`)."""
 
+TEXT_GOAL_TARGETS = ("nearest", "best")
+"""Which matching frame a text task targets (:attr:`ModeSelectorConfig.text_goal_target`)."""
+
 
 @dataclass(frozen=True)
 class ModeSelectorConfig:
@@ -87,6 +90,11 @@ class ModeSelectorConfig:
     text tasks, where any cow serves "kill cow"). An image goal names one place, and a look-alike
     elsewhere (the Memory Tasks' second house) does not serve it; the paper states no rule for
     image goals."""
+    text_goal_target: str = field(default="nearest", metadata=OMITTED_WHEN_DEFAULT)
+    """Which frame matching a text task's prompt is the target: ``nearest``, the one nearest the
+    agent (the authors' release: any cow serves "kill cow"), or ``best``, the highest-scoring one
+    (a diagnostic beyond the paper: a close-up view wins over a distant view or a look-alike
+    that also clears the threshold nearer the agent)."""
     memory_reads: str = "algorithm-2"
     """When the memory is read: ``algorithm-2``, only when no mode is selected (at the task's
     start and after L steps in a mode, lines 9-17), or ``every-explore-step``, also on every step
@@ -125,6 +133,7 @@ class ModeSelectorConfig:
         if self.camera_tolerance <= 0 or self.camera_speed <= 0:
             raise ValueError("camera_tolerance and camera_speed must be positive")
         check_name(self.image_goal_target, IMAGE_GOAL_TARGETS, "image_goal_target")
+        check_name(self.text_goal_target, TEXT_GOAL_TARGETS, "text_goal_target")
 
 
 MrSteveConfig = ModeSelectorConfig
@@ -199,7 +208,7 @@ class MrSteve:
         step queries."""
         self.task = task
         self._goal_name = task.explore
-        self._nearest = True
+        self._nearest = self.config.text_goal_target == "nearest"
         self._query_vector = self.encoder.encode_text(self.task.explore)
         self._threshold = self.encoder.task_threshold(self.task.explore)
         # task-conditioned exploration reads the place prompt; other explorers ignore it
@@ -361,8 +370,8 @@ class MrSteve:
 
     def _select_mode(self, pose: np.ndarray, t: int) -> Query:
         """The mode selector (Algorithm 2, lines 15-25): read the memory with the explore prompt;
-        with candidates, target the one nearest the agent (an image goal's best match, unless
-        configured otherwise); else explore. Each selection restarts the one timer of the
+        with candidates, target the one nearest the agent (an image goal's best match; each
+        configurable); else explore. Each selection restarts the one timer of the
         selected mode (Algorithm 2 keeps one per selection: NAVIGATE, then CAM_ADJUST and EXECUTE
         toward the same target, share it). Returns the read (:attr:`last_query`)."""
         rel = self.memory_pose(pose)

@@ -51,7 +51,7 @@ PAPER_CAPACITIES = (100, 500, 1000, 2000, 12000)
 """The capacities of the paper's memory-constraint figure (0.1K to 12K, the episode length)."""
 
 MODE_SELECTOR_OPTIONS = ("memory_reads", "searched_radius", "searched_targets",
-                         "explorer_map")
+                         "text_goal_target", "explorer_map")
 """The :class:`AgentOptions` fields that set the mode selector's reads and what its explorer's
 map remembers: command-line options of every experiment whose agents follow tasks."""
 
@@ -126,6 +126,9 @@ class AgentOptions(AgentParts):
     image_goal_target: str = "best"
     """Which frame matching an image goal the agent targets: best (the highest-scoring) or
     nearest (nearest the agent, the release's rule for text tasks; the paper states none)."""
+    text_goal_target: str = field(default="nearest", metadata=OMITTED_WHEN_DEFAULT)
+    """Which frame matching a text task's prompt the agent targets: nearest (nearest the agent,
+    the authors' release) or best (the highest-scoring: a diagnostic beyond the paper)."""
     explorer_map: str = "memory"
     """What the count-based explorer's visitation map is painted with: memory (the frames the
     agent's memory holds, the paper's: a place it forgot is unvisited again) or steps (every
@@ -146,6 +149,7 @@ class AgentOptions(AgentParts):
     @property
     def mode_selector(self) -> ModeSelectorConfig:
         return ModeSelectorConfig(image_goal_target=self.image_goal_target,
+                                  text_goal_target=self.text_goal_target,
                                   searched_radius=self.searched_radius,
                                   searched_targets=self.searched_targets,
                                   memory_reads=self.memory_reads)

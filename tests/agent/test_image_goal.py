@@ -17,6 +17,7 @@ from mrsteve.agent.mrsteve import Mode, ModeSelectorConfig, MrSteve
 from mrsteve.control.skills import GO_EXPLORE
 from mrsteve.memory import memory_variant
 from mrsteve.perception import SemanticEncoder
+from mrsteve.tasks import task_prompts
 from mrsteve.world.camera import Camera
 
 
@@ -161,3 +162,40 @@ def test_an_image_goal_targets_its_best_match_unless_told_nearest(kind, rule, ex
 def test_an_unknown_image_goal_rule_is_refused_naming_the_accepted_ones():
     with pytest.raises(ValueError, match="best.*nearest"):
         ModeSelectorConfig(image_goal_target="farthest")
+
+
+@pytest.mark.parametrize("kind", ["place-event", "place", "event", "fifo"])
+@pytest.mark.parametrize(("rule", "expected_x"), [("nearest", 2.0), ("best", 30.0)])
+def test_a_text_task_targets_its_nearest_match_unless_told_best(kind, rule, expected_x):
+    """A text task targets the matching frame nearest the agent (the release's rule: any log
+    serves "chop a tree"), here a weaker match 2 blocks away that still clears the prompt's
+    threshold; ``best`` (a diagnostic) targets the frame that matches the prompt best, 30
+    blocks away."""
+    encoder = SemanticEncoder()
+    part = memory_part(kind)
+    memory = memory_variant(kind).build(dim=encoder.dim, config=part.config)
+    agent = MrSteve(memory, encoder, RecordingExplorer(), ScriptedNavigator(), RecordingPolicy(),
+                    ModeSelectorConfig(text_goal_target=rule))
+    agent.reset(observation(), np.random.default_rng(0), Camera(40, 64))
+    prompts = task_prompts("log")
+    query = encoder.encode_text(prompts.explore).astype(np.float64)
+    query /= np.linalg.norm(query)
+    threshold = encoder.task_threshold(prompts.explore)
+    assert threshold < 1.0
+    other = np.random.default_rng(1).normal(size=encoder.dim)
+    other -= (other @ query) * query
+    other /= np.linalg.norm(other)
+    score = (1.0 + threshold) / 2  # clears the threshold, below the exact match
+    weaker = score * query + np.sqrt(1 - score**2) * other
+    for t in range(20):
+        agent.memory.write(query.astype(np.float32), np.array([30.0, 0, 0, 0, 0]), 2 * t)
+        agent.memory.write(weaker.astype(np.float32), np.array([2.0, 0, 0, 0, 0]), 2 * t + 1)
+    agent.set_task(prompts, 40)
+    agent.act(observation(), 40)
+    assert agent.mode is Mode.NAVIGATE and agent.last_query.candidates == 40
+    assert agent.target[0] - START[0] == pytest.approx(expected_x)
+
+
+def test_an_unknown_text_task_rule_is_refused_naming_the_accepted_ones():
+    with pytest.raises(ValueError, match="nearest.*best"):
+        ModeSelectorConfig(text_goal_target="farthest")
