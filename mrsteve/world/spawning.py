@@ -174,7 +174,8 @@ class PassiveSpawning:
         for pasture in self.pastures:
             empty = list(self._homes[pasture])
             for home in self._herd(pasture)[["home_x", "home_z"]].tolist():
-                empty.remove(home)
+                if home in empty:  # an animal put in the pasture since has no spot to keep
+                    empty.remove(home)
             height = self._sizes[pasture.mob][1]
             for x, z in empty[: self.rules.max_per_chunk]:
                 y = int(ground_height(world.blocks, world.solid, x, z, height))

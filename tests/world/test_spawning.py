@@ -261,6 +261,10 @@ def test_static_herds_killed_animals_come_back_at_their_spots_once_the_player_is
     assert sorted((x, z) for _, x, _, z in spawned) == killed and homes(world) == start
     assert cycles(world, 5) == [], "a whole herd gets no more animals"
 
+    pasture, = (p for p in world.layout.pastures if p.mob == "cow")
+    world.spawn_mob("cow", 150.5, 150.5, roam=0.0, pasture=pasture.fence)
+    assert cycles(world, 1) == [], "an extra animal neither fills a spot nor breaks the cycle"
+    world.mobs.remove(np.array([len(world.mobs) - 1]))
     x, z = killed[0]
     here = np.flatnonzero((world.mobs.records["home_x"] == x) & (world.mobs.records["home_z"] == z))
     world.mobs.remove(here)
