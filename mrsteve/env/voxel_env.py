@@ -104,8 +104,8 @@ class VoxelEnv(gym.Env):
       max_steps=None, noop_steps=0, spawn_cycle=False, look="day", log_regrowth=0,
       herds="wander")`` for every ``NAME`` of ``mrsteve.world.recipes.WORLD_RECIPES``: bounded
       maps and unbounded worlds (chunks generated as the player walks, :mod:`mrsteve.world.chunks`;
-      the pose is then in the frame of the first loaded window). ``spawn_cycle=True`` runs Minecraft 1.11's passive spawn
-      cycle (:mod:`mrsteve.world.spawning`). ``log_regrowth=N`` (a bounded world; a diagnostic
+      the pose is then in the frame of the first loaded window). ``spawn_cycle=True`` runs
+      Minecraft 1.11's passive spawn cycle (:mod:`mrsteve.world.spawning`). ``log_regrowth=N`` (a bounded world; a diagnostic
       beyond Minecraft, :class:`~mrsteve.world.world.Regrowth`) puts a broken oak log back in its
       cell ``N`` steps later; ``herds="static"`` (another diagnostic,
       :attr:`~mrsteve.world.world.WorldConfig.herds`) keeps a pasture's animals where they first
@@ -169,7 +169,7 @@ class VoxelEnv(gym.Env):
                              f"got {log_regrowth!r}")
         if log_regrowth:
             self.config = dataclasses.replace(self.config, regrowth=Regrowth(int(log_regrowth)))
-        if herds != self.config.herds:
+        if herds != "wander":  # as with the options above: a given config's herds stay
             self.config = dataclasses.replace(self.config, herds=herds)
         self.content = load_content()
         self.item_names = self.content.item_names
