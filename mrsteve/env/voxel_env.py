@@ -105,12 +105,12 @@ class VoxelEnv(gym.Env):
       herds="wander")`` for every ``NAME`` of ``mrsteve.world.recipes.WORLD_RECIPES``: bounded
       maps and unbounded worlds (chunks generated as the player walks, :mod:`mrsteve.world.chunks`;
       the pose is then in the frame of the first loaded window). ``spawn_cycle=True`` runs
-      Minecraft 1.11's passive spawn cycle (:mod:`mrsteve.world.spawning`). ``log_regrowth=N`` (a bounded world; a diagnostic
-      beyond Minecraft, :class:`~mrsteve.world.world.Regrowth`) puts a broken oak log back in its
-      cell ``N`` steps later; ``herds="static"`` (another diagnostic,
-      :attr:`~mrsteve.world.world.WorldConfig.herds`) keeps a pasture's animals where they first
-      stood and brings killed ones back there. ``look`` is the light the frames are rendered in:
-      ``day``, or ``dusk`` and ``overcast``, which no learned part is trained on
+      Minecraft 1.11's passive spawn cycle (:mod:`mrsteve.world.spawning`). ``log_regrowth=N``
+      (a bounded world; a diagnostic beyond Minecraft, :class:`~mrsteve.world.world.Regrowth`)
+      puts a broken oak log back in its cell ``N`` steps later; ``herds="static"`` (another
+      diagnostic, :attr:`~mrsteve.world.world.WorldConfig.herds`) keeps a pasture's animals where
+      they first stood and brings killed ones back there. ``look`` is the light the frames are
+      rendered in: ``day``, or ``dusk`` and ``overcast``, which no learned part is trained on
       (:data:`~mrsteve.world.render.LOOKS`).
     """
 
