@@ -289,7 +289,7 @@ class MrSteve:
         pose = self.memory_pose(np.asarray(obs["pose"], dtype=np.float64))
         found = self.memory.read(self.encoder.encode_text(prompt),
                                  self.encoder.task_threshold(prompt), top_k=self.config.top_k,
-                                 near=(pose[0], pose[2]))
+                                 near=(pose[0], pose[2]), limit=1)
         if not len(found):
             return None
         x, z = float(found.pose[0, 0]), float(found.pose[0, 2])
@@ -373,17 +373,20 @@ class MrSteve:
         with candidates, target the one nearest the agent (an image goal's best match; each
         configurable); else explore. Each selection restarts the one timer of the
         selected mode (Algorithm 2 keeps one per selection: NAVIGATE, then CAM_ADJUST and EXECUTE
-        toward the same target, share it). Returns the read (:attr:`last_query`)."""
+        toward the same target, share it). The read returns the first
+        :data:`QUERY_CANDIDATES_KEPT` matches, what the selection and its record use, with the
+        count and best score of all. Returns the read (:attr:`last_query`)."""
         rel = self.memory_pose(pose)
         near = (rel[0], rel[2]) if self._nearest else None
         found = self.memory.read(self._query_vector, self._threshold, top_k=self.config.top_k,
-                                 near=near, outside=self._searched_discs(), scores="best")
+                                 near=near, outside=self._searched_discs(), scores="best",
+                                 limit=QUERY_CANDIDATES_KEPT)
         if len(found):
             target = tuple(float(v) for v in self.episode_pose(found.pose[0]))
             ground = (found.pose[:QUERY_CANDIDATES_KEPT, [0, 2]].astype(np.float64)
                       + self._start[[0, 2]])  # episode frame, as episode_pose gives it
             self.last_query = Query(
-                t, self._goal_name, len(found), found.best_score, target, int(found.t[0]),
+                t, self._goal_name, found.matched, found.best_score, target, int(found.t[0]),
                 tuple((float(x), float(z)) for x, z in ground),
             )
             self.mode = Mode.NAVIGATE

@@ -27,6 +27,7 @@ import numpy as np
 from tqdm import tqdm
 
 from mrsteve.memory import MEMORY_VARIANTS, Memory, MemoryVariant
+from mrsteve.protocols import QUERY_CANDIDATES_KEPT
 from mrsteve.workers import blas_threads
 
 
@@ -67,8 +68,10 @@ MEMORIES = _benched_memories()
 class PeerRead:
     """A memory's read in the peer table: the :data:`MEMORIES` name of the memory, and whether
     it is read as the mode selector reads (nearest first to where the agent stands,
-    ``scores="best"``: the same frames, order and best score as the plain read, the other
-    frames' scores left uncomputed; faiss computes every score it returns)."""
+    ``scores="best"``, ``limit=QUERY_CANDIDATES_KEPT``: every frame above the threshold
+    decided and counted, the nearest ones returned in the plain read's order, the exact best
+    score; the other frames' scores left uncomputed; faiss computes and returns every score).
+    Its recall is that of the same read without the limit, which decides the same frames."""
 
     memory: str
     label: str
@@ -695,16 +698,22 @@ def measure_peers(
     hnsw.add(embeddings)
     build_hnsw_s = time.perf_counter() - started
     agent_at = tuple(trajectory.poses[-1, [0, 2]].tolist())  # where the agent stands at the end
-    reads = {}
+    reads, whole_reads = {}, {}
     for name, memory in memories.items():
         if PEER_READS[name].as_selector:
-            reads[name] = partial(memory.read, threshold=threshold, top_k=top_k, near=agent_at,
-                                  scores="best")
+            whole_reads[name] = partial(memory.read, threshold=threshold, top_k=top_k,
+                                        near=agent_at, scores="best")
+            reads[name] = partial(whole_reads[name], limit=QUERY_CANDIDATES_KEPT)
         else:
-            reads[name] = partial(memory.read, threshold=threshold, top_k=top_k)
-    read_answers = {
-        name: [set(read(q).t.tolist()) for q in recall_set] for name, read in reads.items()
-    }
+            reads[name] = whole_reads[name] = partial(memory.read, threshold=threshold,
+                                                      top_k=top_k)
+    read_answers = {}
+    for name, read in whole_reads.items():
+        wholes = [read(q) for q in recall_set]
+        read_answers[name] = [set(whole.t.tolist()) for whole in wholes]
+        for whole, first in zip(wholes, map(reads[name], recall_set)):
+            if first.matched != len(whole) or not np.array_equal(first.t, whole.t[:len(first)]):
+                raise RuntimeError(f"{name}: a limited read disagrees with the whole read")
     aim = max(_recall(answers, full) for answers in read_answers.values())
     hnsw.hnsw.efSearch = _choose_ef_search(hnsw, recall_set, threshold, full, aim)
 
@@ -878,9 +887,10 @@ def format_peers(rows: list[dict[str, Any]], frames: int) -> str:
          f"{BATCH} at a time (faiss IVF in one call; a memory, and faiss HNSW, whose batched "
          "range search can abort in faiss 1.15, answer them in turn)"),
         ("KB/read: bytes of vectors (float rows, int8 codes), ids and slot lists a read "
-         "touches; 'as the selector reads': nearest first to where the agent stands, the same "
-         "frames in the same order with the exact best score, other frames' scores not computed "
-         "(every other row computes every returned score)"),
+         "touches; 'as the selector reads': nearest first to where the agent stands, every "
+         f"frame above the threshold decided and counted, the {QUERY_CANDIDATES_KEPT} nearest "
+         "returned with the exact best score, other frames' scores not computed (every other "
+         "row computes and returns every score; recall: the same read without the limit)"),
         (f"{'method':<{width}}{'median ms':>10}{'p10-p90':>16}{'batch ms':>10}{'build s':>9}"
          f"{'scanned':>10}{'KB/read':>9}{'recall (searched)':>19}{'recall (full)':>15}"),
     ]

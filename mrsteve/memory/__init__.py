@@ -17,6 +17,8 @@ Usage::
     found = memory.read(query, 0.2274, near=(x, z))     # frames nearest first
     found = memory.read(query, 0.2274, near=(x, z), scores="best")  # the same frames, most
                                                         # decided from int8 codes
+    found = memory.read(query, 0.2274, near=(x, z), limit=16)  # the 16 nearest; found.matched
+                                                        # counts every match
 
 Every memory takes ``frame_precision="float16"`` to keep its frames in half the bytes (reads move
 half as much; scores of unit vectors differ from float32's by up to about 1e-4).

@@ -48,7 +48,8 @@ only those its order and its best score need."""
 @dataclass(frozen=True, eq=False)
 class MemoryRead:
     """The frames a read returned, as parallel arrays in result order (nearest to ``near`` first
-    when it was given, else highest score first). Index or iterate it to get
+    when it was given, else highest score first): every frame that matched, or the first
+    ``limit`` of them (:attr:`matched` counts them all). Index or iterate it to get
     :class:`RecalledFrame` tuples.
     """
 
@@ -68,10 +69,16 @@ class MemoryRead:
     bytes_read: int = 0
     """Bytes of embeddings (float rows and int8 codes) and slot lists the read touched, where
     the memory counts them (0: not counted)."""
+    matched: int | None = None
+    """Frames that scored at least the threshold and passed the filters: more than
+    ``len(self)`` when the read's ``limit`` returned only the first; ``len(self)`` when not
+    given."""
 
     def __post_init__(self) -> None:
         if self.best_score is None and len(self):
             object.__setattr__(self, "best_score", float(np.max(self.score)))
+        if self.matched is None:
+            object.__setattr__(self, "matched", len(self))
 
     @classmethod
     def empty(cls, frames_scored: int = 0, bytes_read: int = 0) -> MemoryRead:
@@ -148,12 +155,15 @@ class Memory(Protocol):
         within: Sequence[float] | None = None,
         outside: Sequence[Sequence[float]] | None = None,
         scores: str = "all",
+        limit: int | None = None,
     ) -> MemoryRead:
         """The searched frames whose score is at least ``threshold``: nearest first to ``near``
         ``(x, z)``, else best first; filtered by step (``since``, ``until``), by a disc
         ``within`` and by discs ``outside`` (:class:`ReadFilter`). With ``scores="best"`` only
         the scores the order and :attr:`MemoryRead.best_score` need must be computed (others
-        may be NaN); the frames and their order are the same."""
+        may be NaN); the frames and their order are the same. With ``limit`` only the first
+        ``limit`` frames in that order are returned (:attr:`MemoryRead.matched` still counts
+        every match and :attr:`MemoryRead.best_score` is still the best of them)."""
         ...
 
     def clear(self) -> None:
@@ -358,11 +368,15 @@ def check_read_options(
     within: Any,
     outside: Any = None,
     scores: Any = "all",
+    limit: Any = None,
 ) -> tuple[float, int, tuple[float, ...] | None, ReadFilter]:
     """Validate a read's options; returns ``(threshold, top_k, near, filter)`` (a read without
     bounds shares :data:`NO_FILTER`)."""
     if scores not in SCORES:
         raise ValueError(f"scores must be one of {', '.join(map(repr, SCORES))}, got {scores!r}")
+    if limit is not None and (
+            isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) or limit < 1):
+        raise ValueError(f"limit must be a positive int or None (every frame), got {limit!r}")
     try:
         threshold = float(threshold)
     except (TypeError, ValueError):

@@ -38,6 +38,7 @@ from mrsteve.memory.cluster_table import ClusterTable
 from mrsteve.memory.fileformat import write_archive
 from mrsteve.memory.frames import PRECISIONS, FrameStore
 from mrsteve.memory.kernels import (
+    EVERY_FRAME,
     FLOAT32_MAX,
     NO_ROOM,
     STORED,
@@ -300,6 +301,7 @@ class ClusteredMemory(ABC):
         within: Sequence[float] | None = None,
         outside: Sequence[Sequence[float]] | None = None,
         scores: str = "all",
+        limit: int | None = None,
     ) -> MemoryRead:
         """The searched frames whose score (cosine similarity to ``query``) is at least
         ``threshold``, nearest first to ``near`` = ``(x, z)`` when given, else best first.
@@ -320,10 +322,15 @@ class ClusteredMemory(ABC):
         that may be the best, or that tie another's distance (best first needs every score).
         The frames, their order and the best score are those of ``scores="all"``, to the last
         bit.
+
+        ``limit`` returns only the first ``limit`` frames in result order
+        (:attr:`MemoryRead.matched` counts them all); a nearest-first read then sorts only the
+        frames no farther than the ``limit``-th nearest.
         """
         vector = check_embedding(query, self._dim, name="query")
         threshold, top_k, near_xz, window = check_read_options(
-            threshold, top_k, self._default_top_k(), near, since, until, within, outside, scores
+            threshold, top_k, self._default_top_k(), near, since, until, within, outside, scores,
+            limit,
         )
         if self._size == 0:
             return MemoryRead.empty()
@@ -336,28 +343,30 @@ class ClusteredMemory(ABC):
             if missed is not None and missed.misses_again(vector, bar, top_k, self):
                 self._missed = missed.rescored()
                 return MemoryRead.empty(frames_scored=missed.frames_scored)
-        t, pose, score, best, found, frames_scored, bytes_read = self._search(
-            vector, top_k, window, bar, scores == "all", near_xz
+        t, pose, score, best, matched, found, frames_scored, bytes_read = self._search(
+            vector, top_k, window, bar, scores == "all", near_xz,
+            EVERY_FRAME if limit is None else int(limit),
         )
         if not found and whole:
             self._missed = MissedRead(vector.copy(), bar, top_k, self._clusters.changes,
                                       clear=MissedRead.known_unclear(missed, vector, bar, top_k))
         return MemoryRead(t, pose, score, frames_scored, None if math.isnan(best) else float(best),
-                          bytes_read)
+                          bytes_read, int(matched))
 
     def _default_top_k(self) -> int:
         return self.config.top_k
 
     def _search(
         self, query: np.ndarray, top_k: int, window: ReadFilter, threshold: np.float32,
-        exact_scores: bool, near: tuple[float, float] | None,
+        exact_scores: bool, near: tuple[float, float] | None, limit: int,
     ) -> tuple:
         """The read after its checks, in one compiled call
         (:func:`~mrsteve.memory.kernels.search_clusters`): rank the clusters by centre, decide the
-        frames of the top-k (or take their centres' scores), filter them and put them in result
-        order (nearest first to ``near``, else best first); with ``exact_scores``, every found
-        frame's score. Returns ``(t, poses, scores, best score (NaN: none), frames found before
-        the frame filters, dot products, bytes read)``."""
+        frames of the top-k (or take their centres' scores), filter them and put the first
+        ``limit`` in result order (nearest first to ``near``, else best first); with
+        ``exact_scores``, every found frame's score. Returns ``(t, poses, scores, best score
+        (NaN: none), frames that passed the filters, frames found before them, dot products,
+        bytes read)``."""
         table = self._clusters
         frames = self._frames
         allowed = table.searchable(window) if window.limits_clusters else _EVERY_CLUSTER
@@ -388,6 +397,7 @@ class ClusteredMemory(ABC):
             near_x,
             near_z,
             near is not None,
+            limit,
         )
 
     def _frames_coded(self) -> bool:

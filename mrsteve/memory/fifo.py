@@ -37,7 +37,7 @@ class FIFOMemory(ClusteredMemory):
 
     def _search(
         self, query: np.ndarray, top_k: int, window: ReadFilter, threshold: np.float32,
-        exact_scores: bool, near: tuple[float, float] | None,
+        exact_scores: bool, near: tuple[float, float] | None, limit: int,
     ) -> tuple:
         """Every frame scored exactly, in one matrix product, then filtered and put in result
         order (:meth:`ClusteredMemory._search`'s result)."""
@@ -52,7 +52,7 @@ class FIFOMemory(ClusteredMemory):
         return filtered_in_order(
             found, frames.steps[found], frames.poses[found], scores, bounds, bounds,
             int(slots.shape[0]), bytes_read, frames.embeddings, query, window.compiled,
-            near_x, near_z, near is not None,
+            near_x, near_z, near is not None, limit,
         )
 
     def _centre_index(self, cluster: int, slots: np.ndarray) -> int | None:

@@ -31,21 +31,23 @@ def filtered_in_order(
     near_x: float,
     near_z: float,
     by_distance: bool,
+    limit: int,
 ) -> tuple:
     """A read's end, from the frames its search found (``slots`` to ``upper``, as
-    :func:`search_clusters` finds them; ``scored`` dot products, ``bytes_read``): the frames
-    that pass ``frame_filter`` (:func:`passing_frames`) in result order (:func:`settle_read`):
-    ``(t, poses, scores, best score, frames found before the filter, dot products computed,
-    bytes read)``."""
+    :func:`search_clusters` finds them; ``scored`` dot products, ``bytes_read``): the first
+    ``limit`` frames that pass ``frame_filter`` (:func:`passing_frames`) in result order
+    (:func:`settle_read`): ``(t, poses, scores, best score, frames that passed, frames found
+    before the filter, dot products computed, bytes read)``."""
     found = slots.shape[0]
     if filters_frames(frame_filter):
         keep = np.flatnonzero(passing_frames(t, pose, frame_filter))
         slots, t, pose = slots[keep], t[keep], pose[keep]
         scores, lower, upper = scores[keep], lower[keep], upper[keep]
     t, pose, scores, best, rescored = settle_read(
-        slots, t, pose, scores, lower, upper, embeddings, query, near_x, near_z, by_distance
+        slots, t, pose, scores, lower, upper, embeddings, query, near_x, near_z, by_distance, limit
     )
-    return t, pose, scores, best, found, scored, bytes_read + rescored * embeddings.strides[0]
+    return (t, pose, scores, best, slots.shape[0], found, scored,
+            bytes_read + rescored * embeddings.strides[0])
 
 
 @numba.njit(cache=True, nogil=True)
@@ -82,6 +84,8 @@ def passing_frames(t: np.ndarray, pose: np.ndarray, frame_filter: tuple) -> np.n
 
 STEP_MIN, STEP_MAX = -(2**63), 2**63 - 1
 """The steps a frame filter's ``since`` and ``until`` take when unbounded (int64's range)."""
+EVERY_FRAME = 2**63 - 1
+"""A read's ``limit`` that returns every frame found."""
 
 
 @numba.njit(cache=True, nogil=True, fastmath={"reassoc"})
@@ -113,13 +117,14 @@ def search_clusters(
     near_x: float,
     near_z: float,
     by_distance: bool,
+    limit: int,
 ) -> tuple:
     """The paper's Algorithm "Read" over a :class:`~mrsteve.memory.cluster_table.ClusterTable`,
     in one compiled call: the frames scoring at least ``threshold`` in the ``top_k`` clusters
     whose centres score best among the rows of the centre matrix where ``allowed`` is true
-    (``allowed`` of length 0: every row), then those that pass ``frame_filter`` in result order
-    (nearest first to ``(near_x, near_z)`` with ``by_distance``, else best first;
-    :func:`filtered_in_order`, whose result this is). One call rather than three (search,
+    (``allowed`` of length 0: every row), then the first ``limit`` of those that pass
+    ``frame_filter`` in result order (nearest first to ``(near_x, near_z)`` with
+    ``by_distance``, else best first; :func:`filtered_in_order`, whose result this is). One call rather than three (search,
     filter, order) saves ~15 us of a cold read (measured). Ties at the k-th centre score go to
     the lower row. With ``centres_only`` the centre frames of those clusters stand for them.
 
@@ -202,7 +207,8 @@ def search_clusters(
             _copy_frame_fields(slots[index], index, steps, poses, t, pose)
         bounds = found.astype(np.float64)
         return filtered_in_order(slots, t, pose, found, bounds, bounds, live_count, bytes_read,
-                                 embeddings, query, frame_filter, near_x, near_z, by_distance)
+                                 embeddings, query, frame_filter, near_x, near_z, by_distance,
+                                 limit)
     total_frames = 0
     for row in candidates:
         cluster = live[row]
@@ -224,7 +230,8 @@ def search_clusters(
         )
         bytes_read += total_frames * coded_bytes + exact_rows * row_bytes + slots.shape[0] * 28
         return filtered_in_order(slots, t, pose, found, lower, upper, scored, bytes_read,
-                                 embeddings, query, frame_filter, near_x, near_z, by_distance)
+                                 embeddings, query, frame_filter, near_x, near_z, by_distance,
+                                 limit)
     slots = np.empty(total_frames, np.int64)
     found = np.empty(total_frames, np.float32)
     t = np.empty(total_frames, np.int64)
@@ -244,7 +251,8 @@ def search_clusters(
     bytes_read += total_frames * row_bytes + kept * 28
     bounds = found[:kept].astype(np.float64)
     return filtered_in_order(slots[:kept], t[:kept], pose[:kept], found[:kept], bounds, bounds,
-                             scored, bytes_read, embeddings, query, frame_filter, near_x, near_z, by_distance)
+                             scored, bytes_read, embeddings, query, frame_filter, near_x, near_z,
+                             by_distance, limit)
 
 
 @numba.njit(cache=True, nogil=True, fastmath={"reassoc"})
@@ -433,22 +441,27 @@ def settle_read(
     near_x: float,
     near_z: float,
     by_distance: bool,
+    limit: int,
 ) -> tuple:
-    """The found frames in result order (:func:`order_frames`: best first, or nearest first to
-    ``(near_x, near_z)`` with ties best first, then in the order found), scoring exactly the
-    frames whose score (NaN: not computed) that order or the best score needs:
-    ``(t, pose, scores, best score, rows scored here)``. Best first needs every score; nearest
-    first only the scores of frames at the same distance as another and of those that may be
-    the best (:func:`_score_best`). The rest stay NaN; the best score is exact (NaN when nothing
-    was found)."""
+    """The first ``limit`` found frames in result order (best first, or nearest first to
+    ``(near_x, near_z)`` with ties best first; both stable: then in the order found), scoring
+    exactly the frames whose score (NaN: not computed) that order or the best score needs:
+    ``(t, pose, scores, best score of every found frame, rows scored here)``. Best first
+    needs every score; nearest first only the scores of frames at the same distance as
+    another and of those that may be the best (:func:`_score_best`), and it sorts only the
+    frames no farther than the ``limit``-th nearest (:func:`_nearest_rows`). The rest stay
+    NaN; the best score is exact (NaN when nothing was found)."""
     count = slots.shape[0]
     if not by_distance:
         rescored = _score_missing(scores, np.arange(count), slots, embeddings, query)
-        ordered_t, ordered_pose, ordered_scores = order_frames(t, pose, scores, 0.0, 0.0, False)
+        ordered_t, ordered_pose, ordered_scores = _in_order(best_first(scores)[:limit], t, pose,
+                                                            scores)
         return ordered_t, ordered_pose, ordered_scores, _best(scores), rescored
     rescored = _score_best(scores, lower, upper, slots, embeddings, query)
     distance = _ground_distances(pose, np.arange(count), near_x, near_z)
-    order = nearest_first(distance)  # runs of equal distance are ordered below
+    rows = _nearest_rows(distance, limit)
+    order = rows[nearest_first(distance[rows])]  # runs of equal distance are ordered below
+    count = order.shape[0]
     start = 0
     while start < count:
         stop = start + 1
@@ -459,8 +472,20 @@ def settle_read(
             rescored += _score_missing(scores, run, slots, embeddings, query)
             _sort_best_first(run, scores)
         start = stop
-    ordered_t, ordered_pose, ordered_scores = _in_order(order, t, pose, scores)
+    ordered_t, ordered_pose, ordered_scores = _in_order(order[:limit], t, pose, scores)
     return ordered_t, ordered_pose, ordered_scores, _best(scores), rescored
+
+
+@numba.njit(cache=True, nogil=True)
+def _nearest_rows(distance: np.ndarray, limit: int) -> np.ndarray:
+    """The indices, in order, of the ``distance`` values no larger than the ``limit``-th
+    smallest (every index when there are no more than ``limit``): the frames whose order the
+    first ``limit`` of a nearest-first read depends on, ties at the cut included."""
+    count = distance.shape[0]
+    if limit >= count:
+        return np.arange(count)
+    cut = -_kth_largest(-distance, limit)
+    return np.flatnonzero(distance <= cut)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -1324,24 +1349,6 @@ def _sift_down(values: np.ndarray, heap: np.ndarray, node: int) -> None:
             return
         heap[node], heap[child] = heap[child], heap[node]
         node = child
-
-
-@numba.njit(cache=True, nogil=True)
-def order_frames(
-    t: np.ndarray,
-    pose: np.ndarray,
-    scores: np.ndarray,
-    near_x: float,
-    near_z: float,
-    by_distance: bool,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The found frames ``(t, pose, score)`` in result order: best score first, or, with
-    ``by_distance``, nearest first to ``(near_x, near_z)`` on the ground, ties best score first
-    (both sorts are stable: equal keys keep the order the frames were found in)."""
-    order = best_first(scores)
-    if by_distance:
-        order = order[nearest_first(_ground_distances(pose, order, near_x, near_z))]
-    return _in_order(order, t, pose, scores)
 
 
 @numba.njit(cache=True, nogil=True)

@@ -110,8 +110,9 @@ def check_memory_variant(variant: MemoryVariant) -> None:
     :class:`~mrsteve.memory.Memory` protocol: it is built at a capacity of 64 frames of 8
     dimensions, written 120 frames, holds at most 64, answers a read with a
     :class:`~mrsteve.memory.MemoryRead` whose frames all score at least the threshold (nearest
-    first with ``near``; none inside a disc of ``outside``; a best score with ``scores="best"``),
-    and is empty after :meth:`~mrsteve.memory.Memory.clear`."""
+    first with ``near``; none inside a disc of ``outside``; a best score with ``scores="best"``;
+    the first ``limit`` of them, every match counted, with ``limit``), and is empty after
+    :meth:`~mrsteve.memory.Memory.clear`."""
     import numpy as np
 
     from mrsteve.memory.base import Memory, MemoryRead
@@ -136,6 +137,7 @@ def check_memory_variant(variant: MemoryVariant) -> None:
         found = memory.read(frames[-1], 0.5, near=(0.0, 0.0))
         spared = memory.read(frames[-1], 0.5, near=(0.0, 0.0), outside=[(0.0, 0.0, 1.0)],
                              scores="best")
+        first = memory.read(frames[-1], 0.5, near=(0.0, 0.0), limit=1)
         memory.clear()
         cleared = len(memory)
     except Exception as error:  # noqa: BLE001
@@ -156,6 +158,10 @@ def check_memory_variant(variant: MemoryVariant) -> None:
             len(spared) and not spared.best_score >= 0.5 - 1e-6):
         raise ValueError(f"{what} returns frames inside a disc of outside, or no best score "
                          "with scores='best'")
+    if not isinstance(first, MemoryRead) or len(first) > 1 or first.matched != len(found) or (
+            len(found) and not np.array_equal(first.t, found.t[:1])):
+        raise ValueError(f"{what} does not return the first frame of a read, counting every "
+                         "match (MemoryRead.matched), with limit=1")
     if cleared:
         raise ValueError(f"{what} holds {cleared} frames after clear()")
 

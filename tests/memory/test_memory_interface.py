@@ -226,6 +226,8 @@ def test_time_must_not_run_backwards(make):
         ({"within": (0.0, 0.0, -1.0)}, "radius"),
         ({"within": (0.0, 0.0)}, "within"),
         ({"since": 1.5}, "since"),
+        ({"limit": 0}, "limit must be a positive int or None"),
+        ({"limit": 2.0}, "limit must be a positive int or None"),
     ],
 )
 def test_bad_reads_raise(make, options, message):

@@ -18,6 +18,7 @@ from mrsteve.memory import cluster_table, kernels
 from mrsteve.memory.base import NO_FILTER
 from mrsteve.memory.frames import NO_CODES, FrameStore
 from mrsteve.memory.kernels import (
+    EVERY_FRAME,
     MAX_CODED_DIM,
     _byte_prune,
     _code_dot,
@@ -150,7 +151,7 @@ def test_the_kernel_breaks_ties_at_the_kth_centre_by_row():
     poses = np.zeros((4, 5), np.float32)
     query = np.ones(1, np.float32)
     index = (codes, scales, residuals, live, 4)
-    unfiltered = (NO_FILTER.compiled, 0.0, 0.0, False)
+    unfiltered = (NO_FILTER.compiled, 0.0, 0.0, False, EVERY_FRAME)
     t, *_, scored, _ = search_clusters(
         *index, np.zeros(0, bool), 2, base, head, tail, arena, embeddings, steps, poses,
         live, query, np.float32(0.0), False, cluster_table._NO_PIVOTS, *NO_CODES, True,

@@ -324,6 +324,35 @@ def test_reads_decided_from_codes_are_the_float32_reads(
         np.testing.assert_array_equal(got.score[computed], expected.score[computed])
 
 
+@settings(max_examples=80, deadline=None)
+@given(name=names, stream=streams, pick=st.integers(0, 159), threshold=st.floats(-0.2, 1.0),
+       limit=st.integers(1, 20), near=st.booleans(), grid=st.booleans(), coded=st.booleans(),
+       scores=st.sampled_from(["all", "best"]))
+def test_a_limited_read_is_the_first_frames_of_the_whole_read(
+    name, stream, pick, threshold, limit, near, grid, coded, scores
+):
+    """``limit`` returns the first ``limit`` frames of the whole read, in its order, with the
+    same scores where computed; :attr:`MemoryRead.matched` counts every match and the best score
+    is the best of them all (what the mode selector reads: its target, the first matches it
+    records, their count and the best score). Positions on a grid make distance ties at the
+    cut, which the scores order."""
+    rng = np.random.default_rng(stream["seed"])
+    embeddings, poses = random_frames(rng, stream["count"], DIM, spread=stream["spread"])
+    if grid:
+        poses[:, [0, 2]] = np.round(poses[:, [0, 2]] / 4.0)
+    memory = variant(Coded if coded else Uncoded, name, stream)
+    write_all(memory, embeddings, poses)
+    options = {"near": (1.0, -2.0) if near else None, "scores": scores}
+    query = embeddings[pick % stream["count"]]
+    whole = memory.read(query, threshold, **options)
+    first = memory.read(query, threshold, limit=limit, **options)
+    assert len(first) == min(limit, len(whole)) and first.matched == whole.matched == len(whole)
+    np.testing.assert_array_equal(first.t, whole.t[:limit])
+    np.testing.assert_array_equal(first.pose, whole.pose[:limit])
+    np.testing.assert_array_equal(first.score, whole.score[:limit])  # NaN where not computed
+    assert first.best_score == whole.best_score
+
+
 @settings(max_examples=60, deadline=None)
 @given(name=names, stream=streams, every=st.integers(4, 40), top_k=st.integers(1, 4))
 def test_reads_decided_from_codes_between_writes_are_the_float32_reads(
