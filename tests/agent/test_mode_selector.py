@@ -17,6 +17,7 @@ import pytest
 from mrsteve.agent.mrsteve import Mode, ModeSelectorConfig, MrSteve
 from mrsteve.memory import FIFOMemory, MemoryRead, ReadFilter
 from mrsteve.perception import SemanticEncoder
+from mrsteve.protocols import QUERY_CANDIDATES_KEPT
 from mrsteve.tasks import task_prompts
 from mrsteve.world.camera import Camera
 
@@ -383,6 +384,34 @@ def test_every_memory_agent_re_reads_for_new_candidates_by_default(name):
     assert target(agent) == [2.0, 0.0], "the nearest match first, as the release picks"
     run_steps(agent, 21, 621)
     assert agent.mode is Mode.EXECUTE and target(agent) == [20.0, 0.0]
+
+
+@pytest.mark.parametrize("name", ["mrsteve", "pm", "em", "fm"])
+def test_the_selectors_record_counts_every_match_and_names_the_nearest(name):
+    """The selector reads only the first :data:`QUERY_CANDIDATES_KEPT` matches (``limit``); its
+    :class:`Query` still counts every match, names those nearest first, and targets the nearest."""
+    from mrsteve.agent.factory import agent_config, memory_part
+    from mrsteve.memory import memory_variant
+
+    tree = agent_config(name, parts="stand-in")
+    encoder = SemanticEncoder()
+    part = memory_part(tree.memory.kind, encoder="semantic")
+    memory = memory_variant(part.kind).build(dim=encoder.dim, config=part.config)
+    agent = MrSteve(memory, encoder, RecordingExplorer(), ScriptedNavigator(), RecordingPolicy(),
+                    tree.mode_selector)
+    agent.reset(observation(), np.random.default_rng(0), Camera(40, 64))
+    query = encoder.encode_text(task_prompts("log").explore)
+    distances = np.random.default_rng(1).permutation(40) + 1.0  # written in no order
+    for t, x in enumerate(distances):
+        agent.memory.write(query, np.array([x, 0.0, 0.0, 0.0, 0.0]), t)
+    agent.set_task(task_prompts("log"), 40)
+    run_steps(agent, 40, 41)
+    record = agent.last_query
+    assert record.candidates == 40
+    assert len(record.candidates_xz) == QUERY_CANDIDATES_KEPT
+    nearest = [x - START[0] for x, _ in record.candidates_xz]  # episode frame -> memory frame
+    assert nearest == list(np.arange(1.0, QUERY_CANDIDATES_KEPT + 1))
+    assert target(agent) == [1.0, 0.0]
 
 
 @pytest.mark.parametrize("radius", [-1.0, True, "6", float("nan")])
