@@ -124,9 +124,10 @@ def search_clusters(
     whose centres score best among the rows of the centre matrix where ``allowed`` is true
     (``allowed`` of length 0: every row), then the first ``limit`` of those that pass
     ``frame_filter`` in result order (nearest first to ``(near_x, near_z)`` with
-    ``by_distance``, else best first; :func:`filtered_in_order`, whose result this is). One call rather than three (search,
-    filter, order) saves ~15 us of a cold read (measured). Ties at the k-th centre score go to
-    the lower row. With ``centres_only`` the centre frames of those clusters stand for them.
+    ``by_distance``, else best first; :func:`filtered_in_order`, whose result this is). One call
+    rather than three (search, filter, order) saves ~15 us of a cold read (measured). Ties at
+    the k-th centre score go to the lower row. With ``centres_only`` the centre frames of those
+    clusters stand for them.
 
     Ranking is exact but reads a quarter of the bytes and multiplies integers: the query is
     quantised to int16 (``codes[r] * scales[r]``, int8, approximates centre ``r``), every centre
