@@ -358,24 +358,31 @@ def test_with_every_match_searched_the_agent_explores_and_a_new_task_forgets_the
     assert agent.mode is Mode.EXECUTE and target(agent) == [2.0, 0.0]
 
 
-@pytest.mark.parametrize("name", ["mrsteve", "pm", "em", "fm", "pmc-fm", "center-embed"])
-def test_every_memory_agent_re_reads_for_new_candidates_by_default(name):
-    """The paper's re-query (appendix: after L steps the agent "queries the memory to search for
-    new candidates") is the default, and the same rule for every memory; with a real memory of
-    the agent's kind, the searched target's frames are skipped and the farther match is next."""
+def agent_with_its_memory(name):
+    """``(agent, tree)``: the mode selector over a real memory of agent ``name``'s kind (its
+    stand-in tree), with scripted explorer, navigator and policy, reset at :data:`START`."""
     from mrsteve.agent.factory import agent_config, memory_part
     from mrsteve.memory import memory_variant
 
     tree = agent_config(name, parts="stand-in")
-    assert tree.mode_selector == ModeSelectorConfig()
-    assert tree.mode_selector.searched_radius == 8.0
     encoder = SemanticEncoder()
     part = memory_part(tree.memory.kind, encoder="semantic")
     memory = memory_variant(part.kind).build(dim=encoder.dim, config=part.config)
     agent = MrSteve(memory, encoder, RecordingExplorer(), ScriptedNavigator(), RecordingPolicy(),
                     tree.mode_selector)
     agent.reset(observation(), np.random.default_rng(0), Camera(40, 64))
-    query = encoder.encode_text(task_prompts("log").explore)
+    return agent, tree
+
+
+@pytest.mark.parametrize("name", ["mrsteve", "pm", "em", "fm", "pmc-fm", "center-embed"])
+def test_every_memory_agent_re_reads_for_new_candidates_by_default(name):
+    """The paper's re-query (appendix: after L steps the agent "queries the memory to search for
+    new candidates") is the default, and the same rule for every memory; with a real memory of
+    the agent's kind, the searched target's frames are skipped and the farther match is next."""
+    agent, tree = agent_with_its_memory(name)
+    assert tree.mode_selector == ModeSelectorConfig()
+    assert tree.mode_selector.searched_radius == 8.0
+    query = agent.encoder.encode_text(task_prompts("log").explore)
     for t, place in enumerate([WRONG, RIGHT] * 10):
         agent.memory.write(query, np.asarray(place), t)
     agent.set_task(task_prompts("log"), 20)
@@ -390,17 +397,8 @@ def test_every_memory_agent_re_reads_for_new_candidates_by_default(name):
 def test_the_selectors_record_counts_every_match_and_names_the_nearest(name):
     """The selector reads only the first :data:`QUERY_CANDIDATES_KEPT` matches (``limit``); its
     :class:`Query` still counts every match, names those nearest first, and targets the nearest."""
-    from mrsteve.agent.factory import agent_config, memory_part
-    from mrsteve.memory import memory_variant
-
-    tree = agent_config(name, parts="stand-in")
-    encoder = SemanticEncoder()
-    part = memory_part(tree.memory.kind, encoder="semantic")
-    memory = memory_variant(part.kind).build(dim=encoder.dim, config=part.config)
-    agent = MrSteve(memory, encoder, RecordingExplorer(), ScriptedNavigator(), RecordingPolicy(),
-                    tree.mode_selector)
-    agent.reset(observation(), np.random.default_rng(0), Camera(40, 64))
-    query = encoder.encode_text(task_prompts("log").explore)
+    agent, _ = agent_with_its_memory(name)
+    query = agent.encoder.encode_text(task_prompts("log").explore)
     distances = np.random.default_rng(1).permutation(40) + 1.0  # written in no order
     for t, x in enumerate(distances):
         agent.memory.write(query, np.array([x, 0.0, 0.0, 0.0, 0.0]), t)
