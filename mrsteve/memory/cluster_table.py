@@ -47,7 +47,15 @@ cluster's centre (kept at every append and centre change), from which the centre
 the frame's on the sphere: it decided 41 % of a read's 1,244 frames without their codes, but the
 extra pass and the bounds the best score then needs cost what the codes saved (the scan 64 us
 before, 66 after, 78 when the frames that may be the best are narrowed by their codes; one
-process, alternating, on a loaded machine).
+process, alternating, on a loaded machine). Nor are 4-bit codes of the centres (two columns a
+byte, scaled to 2.5 times the row's RMS, exact residual bounds; ``vpmaddubsw`` on AVX2), bounding
+every centre before the int8 codes of the ~170 that may make the top-30, the floor from the int8
+bounds of the 38 rows of best 4-bit score: every read identical, a read's bytes 2.11 -> 1.55 MB
+and the centre pass 56 -> 42 us alone, but the whole read as before in `mrsteve bench memory`
+(codes over faiss IVF 0.627 and 0.628 against 0.622 and 0.630, alternating runs): the int8 pass
+over 2,701 rows was not what a read waits on. 4-bit frame codes were not tried: on the same
+reads 218 of a read's 1,273 frames straddle the threshold and 270 may be the best under their
+bounds (int8: 16 and 12), so most would need their int8 codes as well.
 """
 
 from __future__ import annotations
