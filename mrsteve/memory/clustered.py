@@ -41,6 +41,7 @@ from mrsteve.memory.kernels import (
     EVERY_FRAME,
     FLOAT32_MAX,
     NO_ROOM,
+    REFUSED_QUERY,
     STORED,
     score_rows,
     search_clusters,
@@ -327,11 +328,17 @@ class ClusteredMemory(ABC):
         (:attr:`MemoryRead.matched` counts them all); a nearest-first read then sorts only the
         frames no farther than the ``limit``-th nearest.
         """
-        vector = check_embedding(query, self._dim, name="query")
+        # A float32 vector of the memory's size goes to the compiled read as it is: its values
+        # are checked there, in the read's own call (a refused one raises this check's error).
+        unchecked = (type(query) is np.ndarray and query.dtype is _FLOAT32 and query.ndim == 1
+                     and query.shape[0] == self._dim)
+        vector = query if unchecked else check_embedding(query, self._dim, name="query")
         threshold, top_k, near_xz, window = check_read_options(
             threshold, top_k, self._default_top_k(), near, since, until, within, outside, scores,
             limit,
         )
+        if unchecked and (self._size == 0 or self._missed is not None):
+            vector, unchecked = check_embedding(query, self._dim, name="query"), False
         if self._size == 0:
             return MemoryRead.empty()
         # compared in float32, like the scores (a threshold past float32 is +-inf)
@@ -345,8 +352,11 @@ class ClusteredMemory(ABC):
                 return MemoryRead.empty(frames_scored=missed.frames_scored)
         t, pose, score, best, matched, found, frames_scored, bytes_read = self._search(
             vector, top_k, window, bar, scores == "all", near_xz,
-            EVERY_FRAME if limit is None else int(limit),
+            EVERY_FRAME if limit is None else int(limit), unchecked,
         )
+        if frames_scored == REFUSED_QUERY:
+            check_embedding(query, self._dim, name="query")
+            raise AssertionError("the Python check passed a query the compiled read refused")
         if not found and whole:
             self._missed = MissedRead(vector.copy(), bar, top_k, self._clusters.changes,
                                       clear=MissedRead.known_unclear(missed, vector, bar, top_k))
@@ -358,15 +368,17 @@ class ClusteredMemory(ABC):
 
     def _search(
         self, query: np.ndarray, top_k: int, window: ReadFilter, threshold: np.float32,
-        exact_scores: bool, near: tuple[float, float] | None, limit: int,
+        exact_scores: bool, near: tuple[float, float] | None, limit: int, check_query: bool,
     ) -> tuple:
         """The read after its checks, in one compiled call
         (:func:`~mrsteve.memory.kernels.search_clusters`): rank the clusters by centre, decide the
         frames of the top-k (or take their centres' scores), filter them and put the first
         ``limit`` in result order (nearest first to ``near``, else best first); with
-        ``exact_scores``, every found frame's score. Returns ``(t, poses, scores, best score
-        (NaN: none), frames that passed the filters, frames found before them, dot products,
-        bytes read)``."""
+        ``exact_scores``, every found frame's score. With ``check_query`` the float32 query's
+        values are not checked yet: a query the check refuses finds nothing and counts
+        :data:`~mrsteve.memory.kernels.REFUSED_QUERY` dot products. Returns ``(t, poses, scores,
+        best score (NaN: none), frames that passed the filters, frames found before them, dot
+        products, bytes read)``."""
         table = self._clusters
         frames = self._frames
         allowed = table.searchable(window) if window.limits_clusters else _EVERY_CLUSTER
@@ -398,6 +410,7 @@ class ClusteredMemory(ABC):
             near_z,
             near is not None,
             limit,
+            check_query,
         )
 
     def _frames_coded(self) -> bool:
@@ -699,6 +712,7 @@ _LAST_STEP = STEP_RANGE[1]
 
 _EVERY_CLUSTER = np.zeros(0, bool)
 """``allowed`` for an unfiltered read: every cluster may be searched."""
+_FLOAT32 = np.dtype(np.float32)
 
 
 def _section(arrays: dict[str, np.ndarray], prefix: str) -> dict[str, np.ndarray]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mrsteve.memory.base import ReadFilter
+from mrsteve.memory.base import ReadFilter, check_embedding
 from mrsteve.memory.clustered import ClusteredMemory
 from mrsteve.memory.kernels import filtered_in_order
 
@@ -37,10 +37,13 @@ class FIFOMemory(ClusteredMemory):
 
     def _search(
         self, query: np.ndarray, top_k: int, window: ReadFilter, threshold: np.float32,
-        exact_scores: bool, near: tuple[float, float] | None, limit: int,
+        exact_scores: bool, near: tuple[float, float] | None, limit: int, check_query: bool,
     ) -> tuple:
         """Every frame scored exactly, in one matrix product, then filtered and put in result
-        order (:meth:`ClusteredMemory._search`'s result)."""
+        order (:meth:`ClusteredMemory._search`'s result); the query checked first where
+        ``check_query`` asks."""
+        if check_query:
+            check_embedding(query, self._dim, name="query")
         frames = self._frames
         slots = self._clusters.slots(_ALL)
         scores = frames.scores(query, slots)

@@ -118,6 +118,7 @@ def search_clusters(
     near_z: float,
     by_distance: bool,
     limit: int,
+    check_query: bool,
 ) -> tuple:
     """The paper's Algorithm "Read" over a :class:`~mrsteve.memory.cluster_table.ClusterTable`,
     in one compiled call: the frames scoring at least ``threshold`` in the ``top_k`` clusters
@@ -151,7 +152,19 @@ def search_clusters(
     each row's cache lines are asked for :data:`PREFETCH_AHEAD` rows before it is scored (10-15 %
     off a 100K-frame read), with the lines of its step and pose, which a found frame copies as it
     is scored; the centre rows scored exactly are asked for the same way. (Reassociation lets the
-    sums vectorise; their rounding differs from BLAS in the last bits.)"""
+    sums vectorise; their rounding differs from BLAS in the last bits.)
+
+    With ``check_query`` the query's values are checked first, as
+    :func:`~mrsteve.memory.base.check_embedding` checks them (:func:`_is_unit`); a refused
+    query finds nothing and counts :data:`REFUSED_QUERY` dot products (the caller raises the
+    Python check's error), so a read of a checked float32 vector needs no call before this one
+    (about 10 us of a read that waits on memory, measured beside faiss)."""
+    if check_query and not _is_unit(query):
+        nothing = np.empty(0, np.int64)
+        no_scores = np.empty(0, np.float32)
+        return filtered_in_order(nothing, nothing, np.empty((0, 5), np.float32), no_scores,
+                                 np.empty(0), np.empty(0), REFUSED_QUERY, 0, embeddings, query,
+                                 frame_filter, near_x, near_z, by_distance, limit)
     dim = query.shape[0]
     row_bytes = dim * embeddings.itemsize
     coded_bytes = dim + 8  # a code row, its scale and its residual bound
@@ -607,6 +620,8 @@ NORM_TOLERANCE = 1e-3
 """Embeddings and queries must have an L2 norm within ``1 +- NORM_TOLERANCE`` (scores are cosines
 only for unit vectors)."""
 STORED, BAD_POSE, BAD_EMBEDDING, BAD_PLACE, NO_ROOM = 0, 1, 2, 3, 4
+REFUSED_QUERY = -1
+"""The dot products :func:`search_clusters` reports for a query its check refused."""
 """What :func:`write_frame` did (:data:`NO_ROOM`: the frame passed the checks, but its slot is
 past the arrays)."""
 BASE, BLOCK, HEAD, TAIL = 0, 1, 2, 3

@@ -155,14 +155,14 @@ def test_the_kernel_breaks_ties_at_the_kth_centre_by_row():
     t, *_, scored, _ = search_clusters(
         *index, np.zeros(0, bool), 2, base, head, tail, arena, embeddings, steps, poses,
         live, query, np.float32(0.0), False, cluster_table._NO_PIVOTS, *NO_CODES, True,
-        *unfiltered,
+        *unfiltered, False,
     )
     assert sorted(t.tolist()) == [0, 10] and scored == 4 + 2  # the frames of slots 0 and 1
     allowed = np.array([False, True, True, True])
     t, *_ = search_clusters(
         *index, allowed, 2, base, head, tail, arena, embeddings, steps, poses,
         live, query, np.float32(0.0), False, cluster_table._NO_PIVOTS, *NO_CODES, True,
-        *unfiltered,
+        *unfiltered, False,
     )
     assert sorted(t.tolist()) == [10, 20]
 

@@ -163,3 +163,26 @@ def test_the_compiled_norm_check_agrees_with_check_embedding_at_the_bounds():
             except ValueError:
                 accepted = False
             assert _is_unit(vector) == accepted
+
+
+def test_a_read_checks_a_float32_query_as_check_embedding_does(memory):
+    """A float32 query of the memory's size is checked inside the compiled read (any other query
+    before it): a read accepts exactly the queries check_embedding accepts, at the bounds too."""
+    rng = np.random.default_rng(1)
+    verdicts = set()
+    for _ in range(60):
+        vector = unit(rng.normal(size=DIM)).astype(np.float64)
+        norm = 1 + rng.choice([-1, 1]) * (NORM_TOLERANCE + rng.normal() * 1e-7)
+        query = (vector * norm).astype(np.float32)
+        try:
+            check_embedding(query, DIM)
+            accepted = True
+        except ValueError:
+            accepted = False
+        verdicts.add(accepted)
+        if accepted:
+            assert len(memory.read(query, -1.0)) > 0  # a read finding frames keeps no missed read
+        else:
+            with pytest.raises(ValueError, match="query must be L2-normalised"):
+                memory.read(query, -1.0)
+    assert verdicts == {True, False}
