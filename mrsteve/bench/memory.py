@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import math
 import os
-import platform
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -26,6 +25,7 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
+from mrsteve.bench.machine import describe_machine, machine_info
 from mrsteve.memory import MEMORY_VARIANTS, Memory, MemoryVariant
 from mrsteve.protocols import QUERY_CANDIDATES_KEPT
 from mrsteve.workers import blas_threads
@@ -391,10 +391,7 @@ def run_memory_benchmark(config: MemoryBenchConfig, progress: bool = True) -> di
         "trajectory": asdict(TrajectoryConfig()),
         "threshold": TASK_THRESHOLD,
         "machine": {
-            "processor": platform.processor() or platform.machine(),
-            "cpus": os.cpu_count(),
-            "python": platform.python_version(),
-            "numpy": np.__version__,
+            **machine_info(),
             "blas_threads": blas_threads(),
             "load_average_1_5_15_min": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
         },
@@ -522,7 +519,8 @@ def format_report(report: dict[str, Any]) -> str:
     machine = report["machine"]
     title = (
         f"Memory query benchmark: {config['frames']:,} frames, {config['queries']:,} queries, "
-        f"{config['dim']} dims, threshold {report['threshold']}, BLAS threads "
+        f"{config['dim']} dims, threshold {report['threshold']}, on {describe_machine(machine)}, "
+        "BLAS threads "
         f"{machine['blas_threads']}, seed {config['seed']}, load average (1, 5, 15 min) "
         f"{machine['load_average_1_5_15_min']} at the end"
     )

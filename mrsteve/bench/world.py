@@ -27,7 +27,6 @@ import itertools
 import json
 import math
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -37,9 +36,9 @@ from dataclasses import asdict, dataclass
 from typing import NamedTuple
 
 import gymnasium as gym
-import numba
 import numpy as np
 
+from mrsteve.bench.machine import describe_machine, machine_info
 from mrsteve.env import make_env
 from mrsteve.env.voxel_env import DEFAULT_OBS_SIZE
 from mrsteve.naming import check_name, choose
@@ -521,30 +520,6 @@ def crafter_peer(config: WorldBenchConfig) -> dict:
     }
 
 
-def machine_info() -> dict:
-    return {
-        "platform": platform.platform(),
-        "processor": _cpu_name(),
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "numba": numba.__version__,
-        "cpus": os.cpu_count(),
-        "numba_threads": numba.config.NUMBA_NUM_THREADS,
-        "omp_threads": os.environ.get("OMP_NUM_THREADS"),
-    }
-
-
-def _cpu_name() -> str:
-    try:
-        with open("/proc/cpuinfo") as info:
-            for line in info:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor()
-
-
 def summarise(report: dict, config: WorldBenchConfig) -> dict:
     """The slowest world per measurement and whether each target is met (``None``: not measured),
     by the wall clock (``targets_met``) and per CPU second (``targets_met_cpu``: the single core's
@@ -609,7 +584,7 @@ def format_report(report: dict) -> str:
     keys = [size_key(tuple(size)) for size in config["sizes"]]
     renderer_only = config["renderer_only"]
     machine = report["machine"]
-    header = (f"mrsteve bench world: one core of {machine['processor']} (python "
+    header = (f"mrsteve bench world: one core of {describe_machine(machine)} (python "
               f"{machine['python']}, numba {machine['numba']}), {config['steps']} timed steps per "
               "world and size")
     lines = [header, ""]

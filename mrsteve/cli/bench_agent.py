@@ -40,6 +40,7 @@ def bench(
     """Steps per second of the whole agent (world, renderer, encoder, memory, control) on one
     core, and the time per step of each part."""
     from mrsteve.bench.agent import bench_agent
+    from mrsteve.bench.machine import describe_machine, machine_info
     from mrsteve.eval.results import format_table
 
     check_outputs([json_path])
@@ -58,10 +59,12 @@ def bench(
             result["speed_vs_reference"] = result["steps_per_second"] / reference["steps_per_second"]
     except ValueError as error:
         raise fail(str(error)) from None
+    result["machine"] = machine_info()
     rows = [[part, f"{us:.0f}"] for part, us in result["microseconds_per_step"].items()]
     typer.echo(format_table(["part", "µs / step"], rows))
     typer.echo(
-        f"\n{result['agent']} ({chosen['encoder']} encoder, {chosen['navigator']} navigator, {chosen['instruction_policy']} instruction policy) on {result['world']} at {result['obs_size'][0]}x{result['obs_size'][1]}: "
+        f"\n{result['agent']} ({chosen['encoder']} encoder, {chosen['navigator']} navigator, {chosen['instruction_policy']} instruction policy) on {result['world']} at {result['obs_size'][0]}x{result['obs_size'][1]}, "
+        f"one core of {describe_machine(result['machine'])}: "
         f"{result['steps_per_second']:.0f} steps/s over {result['steps']} steps "
         f"({result['tasks_completed']} tasks done); the paper: about "
         f"{result['paper_steps_per_second']:.0f} steps/s on a GPU; warm-up "

@@ -59,6 +59,7 @@ def test_peers_answer_the_same_queries_with_recalls():
         assert rows[name]["recall_searched"] >= 0.95  # frames may fall below the threshold
     assert set(bench.PEER_TARGETS) <= set(report["targets"])
     text = bench.format_report(report)
+    assert report["machine"]["processor"] in text.splitlines()[0]  # the ratios depend on it
     assert "faiss IndexIVFFlat" in text and "Place Event Memory, float16 / faiss IVF" in text
     assert "Place Event Memory / faiss IndexHNSWFlat" in text and "in batches" in text
     lines = text.splitlines()
