@@ -320,6 +320,10 @@ class MemoryBenchConfig:
     """Top-k of Place Event Memory's read and nprobe of faiss IVF in the peer table."""
     recall_queries: int = 100
     """Queries (the first ones) on which peer recalls are computed."""
+    cold_caches_mib: int = 0
+    """MiB read before each timed read of the peer table, so that each starts from main memory
+    rather than cache (0: none, the set-up the peer bars are judged at; ``--cold-caches``: twice
+    the last-level cache, :func:`cold_caches_mib`)."""
 
 
 def run_memory_benchmark(config: MemoryBenchConfig, progress: bool = True) -> dict[str, Any]:
@@ -382,7 +386,8 @@ def run_memory_benchmark(config: MemoryBenchConfig, progress: bool = True) -> di
                 memory = for_peers[name] = benched.build()
                 memory.build_s = _write_all(memory, trajectory, benched.title, progress)
         peers = measure_peers(
-            trajectory, queries, for_peers, config.peer_top_k, config.recall_queries, progress
+            trajectory, queries, for_peers, config.peer_top_k, config.recall_queries, progress,
+            config.cold_caches_mib,
         )
         for_peers.clear()
     return {
@@ -491,7 +496,7 @@ def _targets(
               pem["bytes_per_frame"])
     for name, (memory, peer) in PEER_RATIOS.items():
         ratio = _peer_ratio(peers, memory, peer)
-        if ratio is not None:
+        if ratio is not None and not config.cold_caches_mib:  # the bars are meant for warm caches
             judge(name, PEER_TARGETS[name], ratio)
     return targets
 
@@ -555,7 +560,8 @@ def format_report(report: dict[str, Any]) -> str:
             f"{r['write_us_per_frame']:>10.1f}{r['bytes_per_frame']:>9.0f}"
         )
     if report.get("peers"):
-        lines.append(format_peers(report["peers"], config["frames"]))
+        lines.append(format_peers(report["peers"], config["frames"],
+                                  config.get("cold_caches_mib", 0)))
     if report["targets"]:
         lines += ["", "targets (one core):"]
         for name, target in report["targets"].items():
@@ -622,6 +628,7 @@ def measure_peers(
     top_k: int,
     recall_queries: int,
     progress: bool,
+    cold_caches_mib: int = 0,
 ) -> list[dict[str, Any]]:
     """On the frames of ``memories`` (Place Event Memories by :data:`MEMORIES` name, each holding
     the whole trajectory, frame i written at step i; by :data:`PEER_READS` name): a numpy full
@@ -730,12 +737,13 @@ def measure_peers(
     for name in ("faiss-ivf", "faiss-ivf-fp16"):
         many[name] = partial(indexes[name].range_search, thresh=threshold)
     label = f"faiss IVF nprobe {top_k}, HNSW and Place Event top-{top_k}"
+    sweep = _cache_sweep(cold_caches_mib)
     timings = dict(zip(names, _time_queries_interleaved(
-        tuple(one[name] for name in names), queries, label, progress)))
+        tuple(one[name] for name in names), queries, label, progress, sweep)))
     batches = [queries[begin : begin + BATCH] for begin in range(0, len(queries), BATCH)]
     sizes = np.asarray([len(batch) for batch in batches])
     batch_timings = dict(zip(names, (times / sizes for times in _time_queries_interleaved(
-        tuple(many[name] for name in names), batches, f"{label}, batches", progress))))
+        tuple(many[name] for name in names), batches, f"{label}, batches", progress, sweep))))
     lists = quantizer.search(embeddings, 1)[1][:, 0]
     list_sizes = np.bincount(lists, minlength=nlist)
     probed = quantizer.search(recall_set, top_k)[1]
@@ -843,10 +851,11 @@ def _recall(answers: list[set[int]], truths: list[set[int]]) -> float:
 
 
 def _time_queries_interleaved(
-    reads: tuple[Callable[[np.ndarray], Any], ...], queries, label: str, progress: bool
+    reads: tuple[Callable[[np.ndarray], Any], ...], queries, label: str, progress: bool,
+    sweep: Callable[[], Any] | None = None,
 ) -> list[np.ndarray]:
     """ms per query of each of ``reads``, every query answered by all of them in turn, the
-    order rotating from query to query."""
+    order rotating from query to query; ``sweep`` (untimed) before each read."""
     for read in reads:
         read(queries[0])  # untimed warm-up
     timings: list[list[float]] = [[] for _ in reads]
@@ -855,6 +864,8 @@ def _time_queries_interleaved(
     ):
         for turn in range(len(reads)):
             which = (number + turn) % len(reads)
+            if sweep is not None:
+                sweep()
             started = time.perf_counter()
             reads[which](query)
             timings[which].append((time.perf_counter() - started) * 1e3)
@@ -873,7 +884,20 @@ def _time_queries(read: Callable[[np.ndarray], Any], queries, label: str, progre
     return np.asarray(timings)
 
 
-def format_peers(rows: list[dict[str, Any]], frames: int) -> str:
+def cold_caches_mib(caches: dict[str, int]) -> int:
+    """MiB to read before a timed read so that it starts from main memory: twice the largest of
+    ``caches`` (:func:`~mrsteve.bench.machine.cpu_caches`), 1 GiB where they are not known."""
+    return 2 * max(caches.values()) // 2**20 if caches else 1024
+
+
+def _cache_sweep(mib: int) -> Callable[[], Any] | None:
+    """A call reading ``mib`` MiB (``None`` for 0), which leaves little else in the caches."""
+    if not mib:
+        return None
+    return np.ones(mib * 2**20 // 4, np.float32).sum
+
+
+def format_peers(rows: list[dict[str, Any]], frames: int, cold_caches_mib: int = 0) -> str:
     """The peer table, then each memory's median time over each faiss index's, one query at a
     time and in batches (verdicts: the targets section)."""
     width = max(48, *(len(r["label"]) + 2 for r in rows))
@@ -884,6 +908,9 @@ def format_peers(rows: list[dict[str, Any]], frames: int) -> str:
          "each method searches and vs a full scan; batch: ms per query answering "
          f"{BATCH} at a time (faiss IVF in one call; a memory, and faiss HNSW, whose batched "
          "range search can abort in faiss 1.15, answer them in turn)"),
+        *([(f"Cold caches: {cold_caches_mib:,} MiB read before each timed read, so every read "
+            "starts from main memory, its code's own misses included; the peer bars are judged "
+            "only with warm caches")] if cold_caches_mib else []),
         ("KB/read: bytes of vectors (float rows, int8 codes), ids and slot lists a read "
          "touches; 'as the selector reads': nearest first to where the agent stands, every "
          f"frame above the threshold decided and counted, the {QUERY_CANDIDATES_KEPT} nearest "

@@ -58,6 +58,17 @@ def command(
             "Needs pip install 'mrsteve[bench]'.",
         ),
     ] = None,
+    cold_caches: Annotated[
+        bool,
+        typer.Option(
+            "--cold-caches",
+            help="With --peers: before each timed read of the peer table, read twice the "
+            "processor's last-level cache (1 GiB where the system does not say), so every read "
+            "starts from main memory, as on a machine whose caches hold little of the frames "
+            "(the times then include the code's own cache misses; the peer bars are judged "
+            "only without it). Each read then costs a sweep: use with --queries 200.",
+        ),
+    ] = False,
     long_run: Annotated[
         bool,
         typer.Option(
@@ -102,6 +113,7 @@ def command(
             raise fail(f"{name} must be >= {least}, got {value}")
 
     from mrsteve.bench import memory as bench
+    from mrsteve.bench.machine import cpu_caches
 
     one_blas_thread()
 
@@ -112,6 +124,9 @@ def command(
             check_name(name, bench.PEERS, "--peers")
     except ValueError as error:
         raise fail(str(error)) from None
+    if cold_caches and (long_run or not peers):
+        raise fail("--cold-caches times the peer table's reads: give --peers faiss (and no "
+                   "--long-run)")
     check_outputs([json_path])
     selected = tuple(name for name in bench.MEMORIES if not memory or name in memory)
     copies = 2 + (2 if long_run else len(selected) + 2 * len(peers or ()))
@@ -134,6 +149,7 @@ def command(
             seed=seed,
             memories=selected,
             peers=tuple(peers or ()),
+            cold_caches_mib=bench.cold_caches_mib(cpu_caches()) if cold_caches else 0,
         )
         try:
             report = bench.run_memory_benchmark(config, progress=progress)

@@ -70,6 +70,33 @@ def test_peers_answer_the_same_queries_with_recalls():
         assert line[:end].rstrip().endswith(f"{row['ms_median']:.3f}"), line
 
 
+def test_cold_caches_sweep_before_every_timed_read_and_leave_the_peer_bars_unjudged(
+    monkeypatch,
+):
+    pytest.importorskip("faiss")
+    sweeps, timed_reads = [], []
+    interleaved = bench._time_queries_interleaved
+
+    def counted(reads, queries, label, progress, sweep=None):
+        timed_reads.append(len(reads) * len(queries))
+        return interleaved(reads, queries, label, progress,
+                           None if sweep is None else lambda: sweeps.append(sweep()))
+
+    monkeypatch.setattr(bench, "_time_queries_interleaved", counted)
+    config = bench.MemoryBenchConfig(
+        frames=1500, queries=4, dim=16, memories=("place-event-codes",), peers=("faiss",),
+        top_ks=(30,), recall_queries=4, cold_caches_mib=1,
+    )
+    report = bench.run_memory_benchmark(config, progress=False)
+    assert len(timed_reads) == 2  # one query at a time, then in batches
+    assert len(sweeps) == sum(timed_reads)  # one sweep before every timed read
+    assert sweeps[0] == 2**20 // 4  # the sum of 1 MiB of float32 ones: every value read
+    assert not set(bench.PEER_TARGETS) & set(report["targets"])
+    assert "Cold caches: 1 MiB read before each timed read" in bench.format_report(report)
+    assert bench.cold_caches_mib({"L1d": 48 * 2**10, "L2": 2 * 2**20, "L3": 480 * 2**20}) == 960
+    assert bench.cold_caches_mib({}) == 1024
+
+
 def test_the_ef_search_chosen_is_the_smallest_tried_that_reaches_the_recall():
     class Index:  # recall 1 from efSearch 100 on, else 0
         class hnsw:

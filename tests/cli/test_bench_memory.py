@@ -109,6 +109,8 @@ def test_bad_options_fail_with_a_message():
         (["--frames", "0"], "--frames must be >= 1"),
         (["--memory", "lstm"], ("unknown --memory 'lstm'; known: fifo, place, event, "
                                 "place-event, center-embed, place-event-fp16")),
+        (["--cold-caches"], "--cold-caches times the peer table's reads: give --peers faiss"),
+        (["--cold-caches", "--peers", "faiss", "--long-run"], "(and no --long-run)"),
     ):
         result = runner.invoke(app, ["bench", "memory", *arguments])
         assert result.exit_code == 2
