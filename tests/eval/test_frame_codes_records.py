@@ -26,10 +26,10 @@ def test_an_agent_reading_frame_codes_does_what_it_does_reading_float32_rows(
     assert not plain.agent.memory.config.frame_codes, "the paper's memory keeps no codes"
     coded = replace(plain, agent=with_memory(plain.agent, frame_codes=True))
     unscored = []  # per read: the returned frames whose score was not computed
-    read = ClusteredMemory.read
+    plain_read = ClusteredMemory.read
 
     def counted_read(memory, *args, **kwargs):
-        found = read(memory, *args, **kwargs)
+        found = plain_read(memory, *args, **kwargs)
         unscored.append(int(np.isnan(found.score).sum()))
         return found
 
