@@ -130,7 +130,8 @@ def command(
     check_outputs([json_path])
     selected = tuple(name for name in bench.MEMORIES if not memory or name in memory)
     copies = 2 + (2 if long_run else len(selected) + 2 * len(peers or ()))
-    check_memory_needed(frames, dim, copies)
+    cold_mib = bench.cold_caches_mib(cpu_caches()) if cold_caches else 0
+    check_memory_needed(frames, dim, copies, sweep_bytes=cold_mib * 2**20)
 
     if long_run:
         config = bench.LongRunConfig(
@@ -149,7 +150,7 @@ def command(
             seed=seed,
             memories=selected,
             peers=tuple(peers or ()),
-            cold_caches_mib=bench.cold_caches_mib(cpu_caches()) if cold_caches else 0,
+            cold_caches_mib=cold_mib,
         )
         try:
             report = bench.run_memory_benchmark(config, progress=progress)
@@ -162,17 +163,19 @@ def command(
             write_json(json_path, report)
 
 
-def check_memory_needed(frames: int, dim: int, copies: int) -> None:
+def check_memory_needed(frames: int, dim: int, copies: int, sweep_bytes: int = 0) -> None:
     """Exit with one line, before any work, when ``copies`` float32 arrays of ``frames`` x
     ``dim`` (the trajectory, the memories and the peers' indexes: a lower bound of what the
-    benchmark holds) exceed the memory this machine has available."""
-    needed = frames * dim * 4 * copies
+    benchmark holds) and ``sweep_bytes`` (the buffer of ``--cold-caches``) exceed the memory
+    this machine has available."""
+    needed = frames * dim * 4 * copies + sweep_bytes
     available = available_memory()
     if available is not None and needed > available:
+        sweep = " and the --cold-caches sweep" if sweep_bytes else ""
         raise fail(f"--frames {frames:,} x --dim {dim:,} needs at least {needed / 2**30:,.1f} GiB "
                    f"of memory ({copies} float32 copies: the trajectory, the memories and the "
-                   f"peers' indexes); this machine has {available / 2**30:,.1f} GiB available: "
-                   "give fewer frames, a smaller --dim or fewer --memory/--peers")
+                   f"peers' indexes{sweep}); this machine has {available / 2**30:,.1f} GiB "
+                   "available: give fewer frames, a smaller --dim or fewer --memory/--peers")
 
 
 def available_memory() -> int | None:

@@ -125,3 +125,18 @@ def test_sizes_beyond_the_machines_memory_are_refused_before_any_work(arguments)
     (line,) = [line for line in result.output.splitlines() if line.startswith("error:")]
     assert "GiB of memory" in line and "available" in line
     assert "Traceback" not in result.output
+
+
+def test_the_cold_caches_sweep_counts_in_the_memory_needed(monkeypatch):
+    import mrsteve.bench.machine
+    import mrsteve.cli.bench_memory
+
+    monkeypatch.setattr(mrsteve.bench.machine, "cpu_caches", lambda: {"L3": 480 * 2**20})
+    monkeypatch.setattr(mrsteve.cli.bench_memory, "available_memory", lambda: 512 * 2**20)
+    monkeypatch.setattr(bench, "run_memory_benchmark", lambda *a, **k: pytest.fail("ran"))
+    arguments = ["bench", "memory", "--frames", "100", "--dim", "4", "--peers", "faiss",
+                 "--no-progress"]
+    result = runner.invoke(app, [*arguments, "--cold-caches"])
+    assert result.exit_code == 2, result.output
+    (line,) = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert "the --cold-caches sweep" in line and "0.5 GiB available" in line
