@@ -97,10 +97,10 @@ def command(
     is meant for (the read's and the peers' at 100,000 frames of 512 dims); other runs print
     the figure without a verdict. With --long-run, a capacity-limited Place Event Memory is
     followed over a long episode. numpy's BLAS (and faiss) are pinned to one thread, so the
-    numbers are one core's. The report names
-    the processor and its caches, since the ratios to faiss depend on the machine (the same read
-    as the selector reads, with frame codes, has measured 0.48-0.50x faiss IVF on a processor
-    with a 480 MiB last-level cache and 0.59-0.62x on another)."""
+    numbers are one core's. The report names the processor and its caches, since the ratios to
+    faiss depend on the machine (the same read as the selector reads, with frame codes, has
+    measured 0.48-0.50x faiss IVF on a processor with a 480 MiB last-level cache and
+    0.59-0.62x on another; --cold-caches shows the read from main memory)."""
     if frames is None:
         frames = 1_000_000 if long_run else 100_000
     for name, value, least in (

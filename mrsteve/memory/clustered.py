@@ -713,6 +713,7 @@ _LAST_STEP = STEP_RANGE[1]
 _EVERY_CLUSTER = np.zeros(0, bool)
 """``allowed`` for an unfiltered read: every cluster may be searched."""
 _FLOAT32 = np.dtype(np.float32)
+"""The dtype of a query the compiled read checks itself (:meth:`ClusteredMemory.read`)."""
 
 
 def _section(arrays: dict[str, np.ndarray], prefix: str) -> dict[str, np.ndarray]:
